@@ -1,0 +1,4 @@
+// The registry of benchmark sections, in the order they print. Each lives beside its code.
+import type { BenchSection } from './benchTable';
+
+export const benchSections: Record<string, BenchSection> = {};
