@@ -1,0 +1,55 @@
+// `npm test`: typecheck, lint, unit tests, then the browser tests on the built page.
+// Ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const swiftShader = '/usr/lib/chromium/vk_swiftshader_icd.json';
+const env = { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp' };
+// WebGPU in Node (Dawn) needs a Vulkan driver; on GPU-less machines Chromium ships SwiftShader.
+if (!env.VK_ICD_FILENAMES && existsSync(swiftShader)) env.VK_ICD_FILENAMES = swiftShader;
+
+const reports = mkdtempSync(join(tmpdir(), 'core-code-tests-'));
+const totals = { passed: 0, failed: 0, skipped: 0 };
+
+function step(title, command, args) {
+  console.log(`\n=== ${title}: ${command} ${args.join(' ')}`);
+  const result = spawnSync(command, args, { stdio: 'inherit', env });
+  return result.status === 0;
+}
+
+function check(title, command, args) {
+  if (step(title, command, args)) totals.passed += 1;
+  else totals.failed += 1;
+}
+
+function vitestSuite(title, config) {
+  const report = join(reports, `${title}.json`);
+  const ok = step(title, 'npx', [
+    'vitest', 'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile=${report}`,
+  ]);
+  if (!existsSync(report)) {
+    totals.failed += 1; // the runner died before reporting: count the suite as one failure
+    return;
+  }
+  const json = JSON.parse(readFileSync(report, 'utf8'));
+  totals.passed += json.numPassedTests;
+  totals.failed += json.numFailedTests;
+  totals.skipped += json.numPendingTests + json.numTodoTests;
+  // A file that failed to load has no tests to count; still a failure.
+  if (!ok && json.numFailedTests === 0) totals.failed += Math.max(1, json.numFailedTestSuites);
+}
+
+check('typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']);
+check('lint', 'npx', ['biome', 'check', '.']);
+vitestSuite('unit', 'vitest.config.ts');
+if (step('build', 'npx', ['vite', 'build', '--logLevel', 'warn'])) {
+  vitestSuite('browser', 'vitest.browser.config.ts');
+} else {
+  totals.failed += 1;
+}
+
+const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';
+console.log(`\n${totals.passed} passed, ${totals.failed} failed${skipped}`);
+process.exit(totals.failed === 0 ? 0 : 1);

@@ -1,0 +1,44 @@
+import { create } from 'zustand';
+import type { RunResult } from '../../sandbox/types';
+import { pageSandbox } from '../sandboxClient';
+import { exampleCode, exampleTests } from './example';
+import { detectEntryPoint, parseTests } from './parseTests';
+
+interface PlaygroundState {
+  code: string;
+  testsText: string;
+  result: RunResult | null;
+  error: string | null;
+  running: boolean;
+  setCode: (code: string) => void;
+  setTestsText: (text: string) => void;
+  run: () => Promise<void>;
+}
+
+export const usePlaygroundStore = create<PlaygroundState>((set, get) => ({
+  code: exampleCode,
+  testsText: exampleTests,
+  result: null,
+  error: null,
+  running: false,
+  setCode: (code) => set({ code }),
+  setTestsText: (testsText) => set({ testsText }),
+  run: async () => {
+    const { code, testsText } = get();
+    set({ running: true, error: null });
+    try {
+      const tests = parseTests(testsText);
+      const entryPoint = detectEntryPoint(code);
+      if (!entryPoint) throw new Error('No function found: declare one with `function name(...) {…}`.');
+      const sandbox = await pageSandbox();
+      const [result] = await sandbox.run([
+        { kind: 'cases', id: 'playground', code, entryPoint, tests },
+      ]);
+      set({ result: result ?? null });
+    } catch (error) {
+      set({ error: error instanceof Error ? error.message : String(error), result: null });
+    } finally {
+      set({ running: false });
+    }
+  },
+}));
