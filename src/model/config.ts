@@ -1,0 +1,52 @@
+// Model configuration as plain data, with the three presets the lab ships.
+
+export type PresetName = 'tiny' | 'small' | 'base';
+export type Role = 'planner' | 'coder' | 'shared';
+
+export interface ModelConfig {
+  preset: PresetName;
+  /** Which role the weights serve; 'shared' = one model for both, prompted with a role token. */
+  role: Role;
+  vocabSize: number;
+  /** Context length (GPT-2's n_positions). */
+  nCtx: number;
+  nEmbd: number;
+  nLayer: number;
+  nHead: number;
+  /** MLP width (GPT-2's n_inner), 4 × nEmbd. */
+  nInner: number;
+  layerNormEps: number;
+}
+
+type Shape = Pick<ModelConfig, 'nCtx' | 'nEmbd' | 'nLayer' | 'nHead'>;
+
+// tiny learns in minutes on wasm on 2 CPU cores; small and base are for real GPUs.
+export const PRESETS: Record<PresetName, Shape> = {
+  tiny: { nEmbd: 64, nLayer: 2, nHead: 4, nCtx: 320 }, // ≈0.13M parameters
+  small: { nEmbd: 128, nLayer: 4, nHead: 4, nCtx: 384 }, // ≈0.85M
+  base: { nEmbd: 256, nLayer: 6, nHead: 8, nCtx: 512 }, // ≈4.9M
+};
+
+export function isPresetName(name: string): name is PresetName {
+  return Object.hasOwn(PRESETS, name);
+}
+
+export function makeConfig(
+  preset: string,
+  vocabSize: number,
+  role: Role = 'shared',
+  overrides: Partial<Shape> = {},
+): ModelConfig {
+  if (!isPresetName(preset)) {
+    throw new Error(`unknown preset "${preset}" (known: ${Object.keys(PRESETS).join(', ')})`);
+  }
+  const shape = { ...PRESETS[preset], ...overrides };
+  if (shape.nEmbd % shape.nHead !== 0) throw new Error('nEmbd must be divisible by nHead');
+  return { preset, role, vocabSize, ...shape, nInner: 4 * shape.nEmbd, layerNormEps: 1e-5 };
+}
+
+export function parameterCount(config: ModelConfig): number {
+  const { vocabSize: V, nCtx: T, nEmbd: d, nLayer: L, nInner: f } = config;
+  const perLayer = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * f + f) + (f * d + d);
+  return V * d + T * d + L * perLayer + 2 * d;
+}

@@ -1,0 +1,107 @@
+// Building blocks with hand-written gradients where tfjs is slow (TESTING.md, pitfalls
+// 4–6): matMul's own gradient uses transposeA/B (slow on wasm), batched matMul is slow
+// at every size, and slicing is slow, so attention loops 2D matMuls over batch×heads,
+// taking rows with gather.
+import * as tf from '@tensorflow/tfjs-core';
+
+/** x [n,k] @ w [k,m] with a gradient built from explicit transposes. */
+export const matMul2d = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [x, w, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
+  save([x, w]);
+  return {
+    value: tf.matMul(x, w) as tf.Tensor,
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
+      return [
+        tf.matMul(dy as tf.Tensor2D, tf.transpose(ws)),
+        tf.matMul(tf.transpose(xs), dy as tf.Tensor2D),
+      ];
+    },
+  };
+}) as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+
+/** x [n,k] @ w [k,m] + b [m]. */
+export function linear(x: tf.Tensor2D, w: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
+  return tf.add(matMul2d(x, w as tf.Tensor2D), b);
+}
+
+/** LayerNorm over the last axis. */
+export function layerNorm(
+  x: tf.Tensor2D,
+  gain: tf.Tensor,
+  bias: tf.Tensor,
+  eps: number,
+): tf.Tensor2D {
+  const { mean, variance } = tf.moments(x, -1, true);
+  const normed = tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, eps)));
+  return tf.add(tf.mul(normed, gain), bias);
+}
+
+/** GPT-2's "gelu_new": the tanh approximation. */
+export function geluTanh(x: tf.Tensor): tf.Tensor {
+  const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.pow(x, 3))));
+  return tf.mul(tf.mul(0.5, x), tf.add(1, tf.tanh(inner)));
+}
+
+/** Splits [n, a, b] into n tensors [a, b] by gathering rows (much cheaper than slice). */
+export function rows(x: tf.Tensor): tf.Tensor2D[] {
+  const [n, a, b] = x.shape as [number, number, number];
+  const flat = tf.reshape(x, [n, a * b]);
+  const out: tf.Tensor2D[] = [];
+  for (let i = 0; i < n; i++) out.push(tf.reshape(tf.gather(flat, i), [a, b]));
+  return out;
+}
+
+/** A [T,T] additive causal mask: 0 on and below the diagonal, −1e9 above. */
+export function causalMask(T: number): tf.Tensor2D {
+  return tf.tidy(() => {
+    const ones = tf.ones([T, T]);
+    const lower = tf.linalg.bandPart(ones, -1, 0);
+    return tf.mul(tf.sub(1, lower), -1e9) as tf.Tensor2D;
+  });
+}
+
+/**
+ * Causal self-attention on q, k, v [BH, T, hd] → [BH, T, hd], with a hand-written
+ * backward: dS = P ⊙ (dP − rowsum(dP ⊙ P)), everything else 2D matMuls.
+ */
+export const causalAttention = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [q, k, v, save] = args as [tf.Tensor3D, tf.Tensor3D, tf.Tensor3D, tf.GradSaveFunc];
+  const [, T, hd] = q.shape as [number, number, number];
+  const scale = 1 / Math.sqrt(hd);
+  const qs = rows(q);
+  const kTs = rows(tf.transpose(k, [0, 2, 1]));
+  const scores = tf.stack(qs.map((qi, i) => tf.matMul(qi, kTs[i]!)));
+  const probs = tf.softmax(tf.add(tf.mul(scores, scale), causalMask(T)));
+  const ps = rows(probs);
+  const vs = rows(v);
+  const y: tf.Tensor = tf.stack(ps.map((pi, i) => tf.matMul(pi, vs[i]!)));
+  save([q, k, v, probs]);
+  return {
+    value: y,
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [qS, kS, vS, pS] = saved as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
+      const dys = rows(dy);
+      const vTs = rows(tf.transpose(vS, [0, 2, 1]));
+      const pTs = rows(tf.transpose(pS, [0, 2, 1]));
+      const dP = tf.stack(dys.map((d, i) => tf.matMul(d, vTs[i]!)));
+      const dV = tf.stack(pTs.map((pT, i) => tf.matMul(pT, dys[i]!)));
+      const dS = tf.mul(tf.mul(pS, tf.sub(dP, tf.sum(tf.mul(dP, pS), -1, true))), scale);
+      const dSs = rows(dS);
+      const dSTs = rows(tf.transpose(dS, [0, 2, 1]));
+      const ks = rows(kS);
+      const qsB = rows(qS);
+      const dQ = tf.stack(dSs.map((d, i) => tf.matMul(d, ks[i]!)));
+      const dK = tf.stack(dSTs.map((dT, i) => tf.matMul(dT, qsB[i]!)));
+      return [dQ, dK, dV];
+    },
+  };
+}) as (q: tf.Tensor3D, k: tf.Tensor3D, v: tf.Tensor3D) => tf.Tensor3D;
+
+/** Embedding lookup as a one-hot matMul: tf.gather's gradient is missing on wasm. */
+export function embed(ids: tf.Tensor1D, table: tf.Tensor2D): tf.Tensor2D {
+  const vocab = table.shape[0];
+  // int32 one-hot then cast: a float32 one-hot returns integer bit patterns on wasm.
+  const oneHot = tf.cast(tf.oneHot(ids, vocab, 1, 0, 'int32'), 'float32') as tf.Tensor2D;
+  return matMul2d(oneHot, table);
+}

@@ -1,0 +1,88 @@
+// Parameters under GPT-2's names and layouts (Conv1D weights are [in, out]), created from
+// a seed with GPT-2's initialisation: N(0, 0.02), residual projections scaled by
+// 1/√(2·n_layer), biases 0, LayerNorm gains 1.
+import * as tf from '@tensorflow/tfjs-core';
+import type { ModelConfig } from './config';
+import { Prng } from './prng';
+
+export type ParamInit = 'normal' | 'residual' | 'zeros' | 'ones';
+
+export interface ParamSpec {
+  name: string;
+  shape: number[];
+  init: ParamInit;
+}
+
+export function parameterSpecs(config: ModelConfig): ParamSpec[] {
+  const { vocabSize: V, nCtx: T, nEmbd: d, nInner: f } = config;
+  const specs: ParamSpec[] = [
+    { name: 'transformer.wte.weight', shape: [V, d], init: 'normal' },
+    { name: 'transformer.wpe.weight', shape: [T, d], init: 'normal' },
+  ];
+  for (let i = 0; i < config.nLayer; i++) {
+    const h = `transformer.h.${i}`;
+    specs.push(
+      { name: `${h}.ln_1.weight`, shape: [d], init: 'ones' },
+      { name: `${h}.ln_1.bias`, shape: [d], init: 'zeros' },
+      { name: `${h}.attn.c_attn.weight`, shape: [d, 3 * d], init: 'normal' },
+      { name: `${h}.attn.c_attn.bias`, shape: [3 * d], init: 'zeros' },
+      { name: `${h}.attn.c_proj.weight`, shape: [d, d], init: 'residual' },
+      { name: `${h}.attn.c_proj.bias`, shape: [d], init: 'zeros' },
+      { name: `${h}.ln_2.weight`, shape: [d], init: 'ones' },
+      { name: `${h}.ln_2.bias`, shape: [d], init: 'zeros' },
+      { name: `${h}.mlp.c_fc.weight`, shape: [d, f], init: 'normal' },
+      { name: `${h}.mlp.c_fc.bias`, shape: [f], init: 'zeros' },
+      { name: `${h}.mlp.c_proj.weight`, shape: [f, d], init: 'residual' },
+      { name: `${h}.mlp.c_proj.bias`, shape: [d], init: 'zeros' },
+    );
+  }
+  specs.push(
+    { name: 'transformer.ln_f.weight', shape: [d], init: 'ones' },
+    { name: 'transformer.ln_f.bias', shape: [d], init: 'zeros' },
+  );
+  return specs;
+}
+
+/** Seeded initial values, computed in JavaScript so every backend starts from the same numbers. */
+export function initialValues(config: ModelConfig, seed: number): Map<string, Float32Array> {
+  const prng = new Prng(seed);
+  const residualStd = 0.02 / Math.sqrt(2 * config.nLayer);
+  const values = new Map<string, Float32Array>();
+  for (const spec of parameterSpecs(config)) {
+    const data = new Float32Array(spec.shape.reduce((a, b) => a * b, 1));
+    if (spec.init === 'ones') data.fill(1);
+    else if (spec.init !== 'zeros') {
+      const std = spec.init === 'residual' ? residualStd : 0.02;
+      for (let i = 0; i < data.length; i++) data[i] = prng.normal() * std;
+    }
+    values.set(spec.name, data);
+  }
+  return values;
+}
+
+export type Params = Map<string, tf.Variable>;
+
+export function makeVariables(
+  config: ModelConfig,
+  values: Map<string, Float32Array>,
+  trainable = true,
+): Params {
+  const params: Params = new Map();
+  for (const spec of parameterSpecs(config)) {
+    const data = values.get(spec.name);
+    if (!data) throw new Error(`missing parameter ${spec.name}`);
+    const expected = spec.shape.reduce((a, b) => a * b, 1);
+    if (data.length !== expected) {
+      throw new Error(`parameter ${spec.name}: ${data.length} values, expected ${expected}`);
+    }
+    params.set(spec.name, tf.variable(tf.tensor(data, spec.shape, 'float32'), trainable));
+  }
+  return params;
+}
+
+/** Reads every parameter back to JavaScript (await: webgpu cannot read synchronously). */
+export async function readValues(params: Params): Promise<Map<string, Float32Array>> {
+  const out = new Map<string, Float32Array>();
+  for (const [name, v] of params) out.set(name, (await v.data()) as Float32Array);
+  return out;
+}
