@@ -1,0 +1,142 @@
+// Metric names (TRL GRPOTrainer's, prefixed by role) and the builder of one step's record,
+// the plain object the engine sends to the UI's store.
+
+import type { GroupAdvantages } from './advantages';
+import type { Role } from './config';
+import type { GrpoLossMetrics } from './grpoLossTypes';
+import type { RewardParts } from './rewards';
+
+/** Per-role metric names without the role prefix. */
+export const ROLE_METRICS = {
+  reward: 'reward',
+  rewardStd: 'reward_std',
+  fracRewardZeroStd: 'frac_reward_zero_std',
+  passFraction: 'rewards/pass_fraction/mean',
+  efficiency: 'rewards/efficiency/mean',
+  formatPenalty: 'rewards/format_penalty/mean',
+  loss: 'loss',
+  kl: 'kl',
+  entropy: 'entropy',
+  clipRatioLow: 'clip_ratio/low_mean',
+  clipRatioHigh: 'clip_ratio/high_mean',
+  clipRatioRegion: 'clip_ratio/region_mean',
+  meanLength: 'completions/mean_length',
+  minLength: 'completions/min_length',
+  maxLength: 'completions/max_length',
+  gradNorm: 'grad_norm',
+  /** 1 when the update was skipped for a NaN/Inf, else 0. */
+  updateSkipped: 'update_skipped',
+} as const;
+
+export type RoleMetricKey = keyof typeof ROLE_METRICS;
+export type RoleMetricName = `${Role}/${(typeof ROLE_METRICS)[RoleMetricKey]}`;
+
+/** e.g. roleMetric('coder', 'clipRatioRegion') → 'coder/clip_ratio/region_mean'. */
+export function roleMetric(role: Role, key: RoleMetricKey): RoleMetricName {
+  return `${role}/${ROLE_METRICS[key]}`;
+}
+
+/** Wall time of a step and its parts, in seconds (TRL logs `step_time` in seconds). */
+export const TIMING_METRICS = {
+  step: 'step_time',
+  rollout: 'step_time/rollout',
+  sandbox: 'step_time/sandbox',
+  update: 'step_time/update',
+} as const;
+
+export const EVAL_METRICS = {
+  passAt1: 'eval/pass@1',
+  execCost: 'eval/exec_cost',
+  peakMemory: 'eval/peak_memory',
+} as const;
+
+/** Pass@1 of one tier, e.g. evalPassAt1Metric('L1') → 'eval/pass@1/L1'. */
+export function evalPassAt1Metric(tier: string): `eval/pass@1/${string}` {
+  return `eval/pass@1/${tier}`;
+}
+
+/** What one role produced in a step. */
+export interface RoleStepStats {
+  rewards: readonly RewardParts[];
+  advantages: GroupAdvantages;
+  /** Absent when the role did not train this step (e.g. a frozen Planner). */
+  loss?: GrpoLossMetrics;
+  gradNorm?: number;
+  updateSkipped?: boolean;
+}
+
+export interface StepTimings {
+  stepSeconds: number;
+  rolloutSeconds?: number;
+  sandboxSeconds?: number;
+  updateSeconds?: number;
+}
+
+export interface StepMetricsInput {
+  step: number;
+  planner?: RoleStepStats;
+  coder?: RoleStepStats;
+  timings?: StepTimings;
+  /** Already-named evaluation metrics (EVAL_METRICS, evalPassAt1Metric). */
+  evaluation?: Readonly<Record<string, number>>;
+}
+
+export type StepMetrics = { step: number } & Record<string, number>;
+
+/** One role's metrics, prefixed; values that do not exist (no KL, no entropy) are left out. */
+export function roleMetrics(role: Role, stats: RoleStepStats): Record<string, number> {
+  const record: Record<string, number> = {};
+  const put = (key: RoleMetricKey, value: number | null | undefined) => {
+    if (value !== null && value !== undefined) record[roleMetric(role, key)] = value;
+  };
+  const meanOf = (pick: (parts: RewardParts) => number) =>
+    stats.rewards.length === 0
+      ? undefined
+      : stats.rewards.reduce((sum, parts) => sum + pick(parts), 0) / stats.rewards.length;
+  put('reward', stats.advantages.rewardMean);
+  put('rewardStd', stats.advantages.rewardStd);
+  put('fracRewardZeroStd', stats.advantages.fracZeroStd);
+  put(
+    'passFraction',
+    meanOf((parts) => parts.passFraction),
+  );
+  put(
+    'efficiency',
+    meanOf((parts) => parts.efficiency),
+  );
+  put(
+    'formatPenalty',
+    meanOf((parts) => parts.formatPenalty),
+  );
+  if (stats.loss) {
+    put('loss', stats.loss.loss);
+    put('kl', stats.loss.kl);
+    put('entropy', stats.loss.entropy);
+    put('clipRatioLow', stats.loss.clipRatioLow);
+    put('clipRatioHigh', stats.loss.clipRatioHigh);
+    put('clipRatioRegion', stats.loss.clipRatioRegion);
+    put('meanLength', stats.loss.meanLength);
+    put('minLength', stats.loss.minLength);
+    put('maxLength', stats.loss.maxLength);
+  }
+  put('gradNorm', stats.gradNorm);
+  if (stats.updateSkipped !== undefined) put('updateSkipped', stats.updateSkipped ? 1 : 0);
+  return record;
+}
+
+export function buildStepMetrics(input: StepMetricsInput): StepMetrics {
+  const record: StepMetrics = { step: input.step };
+  if (input.planner) Object.assign(record, roleMetrics('planner', input.planner));
+  if (input.coder) Object.assign(record, roleMetrics('coder', input.coder));
+  const timings = input.timings;
+  if (timings) {
+    record[TIMING_METRICS.step] = timings.stepSeconds;
+    if (timings.rolloutSeconds !== undefined)
+      record[TIMING_METRICS.rollout] = timings.rolloutSeconds;
+    if (timings.sandboxSeconds !== undefined)
+      record[TIMING_METRICS.sandbox] = timings.sandboxSeconds;
+    if (timings.updateSeconds !== undefined) record[TIMING_METRICS.update] = timings.updateSeconds;
+  }
+  if (input.evaluation) Object.assign(record, input.evaluation);
+  return record;
+}
