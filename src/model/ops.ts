@@ -39,7 +39,9 @@ export function layerNorm(
 
 /** GPT-2's "gelu_new": the tanh approximation. */
 export function geluTanh(x: tf.Tensor): tf.Tensor {
-  const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.pow(x, 3))));
+  // x·x·x, not pow: pow is ~7× slower on wasm.
+  const cube = tf.mul(tf.mul(x, x), x);
+  const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, cube)));
   return tf.mul(tf.mul(0.5, x), tf.add(1, tf.tanh(inner)));
 }
 
@@ -63,37 +65,49 @@ export function causalMask(T: number): tf.Tensor2D {
 
 /**
  * Causal self-attention on q, k, v [BH, T, hd] → [BH, T, hd], with a hand-written
- * backward: dS = P ⊙ (dP − rowsum(dP ⊙ P)), everything else 2D matMuls.
+ * backward: dS = P ⊙ (dP − D) with D = rowsum(dP ⊙ P) = rowsum(dy ⊙ y) (FlashAttention's
+ * identity, one batched op instead of a reduction per slice), everything else 2D matMuls. The [T,T]
+ * matrices stay per-slice 2D tensors from start to end: gathering or transposing them
+ * costs more than the matMuls (wasm), so products that would need Pᵀ or dSᵀ are
+ * computed transposed instead (dVᵀ = dyᵀ·P, dKᵀ = qᵀ·dS) and turned back once, batched.
  */
 export const causalAttention = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const [q, k, v, save] = args as [tf.Tensor3D, tf.Tensor3D, tf.Tensor3D, tf.GradSaveFunc];
-  const [, T, hd] = q.shape as [number, number, number];
+  const [n, T, hd] = q.shape;
   const scale = 1 / Math.sqrt(hd);
-  const qs = rows(q);
+  const mask = causalMask(T);
+  const qs = rows(tf.mul(q, scale));
   const kTs = rows(tf.transpose(k, [0, 2, 1]));
-  const scores = tf.stack(qs.map((qi, i) => tf.matMul(qi, kTs[i]!)));
-  const probs = tf.softmax(tf.add(tf.mul(scores, scale), causalMask(T)));
-  const ps = rows(probs);
   const vs = rows(v);
-  const y: tf.Tensor = tf.stack(ps.map((pi, i) => tf.matMul(pi, vs[i]!)));
-  save([q, k, v, probs]);
+  const probs = qs.map((qi, i) => tf.softmax(tf.add(tf.matMul(qi, kTs[i]!), mask)) as tf.Tensor2D);
+  const y: tf.Tensor = tf.stack(probs.map((pi, i) => tf.matMul(pi, vs[i]!)));
+  save([q, k, v, y, ...probs]);
   return {
     value: y,
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [qS, kS, vS, pS] = saved as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
+      const [qS, kS, vS, yS, ...ps] = saved as tf.Tensor2D[];
       const dys = rows(dy);
-      const vTs = rows(tf.transpose(vS, [0, 2, 1]));
-      const pTs = rows(tf.transpose(pS, [0, 2, 1]));
-      const dP = tf.stack(dys.map((d, i) => tf.matMul(d, vTs[i]!)));
-      const dV = tf.stack(pTs.map((pT, i) => tf.matMul(pT, dys[i]!)));
-      const dS = tf.mul(tf.mul(pS, tf.sub(dP, tf.sum(tf.mul(dP, pS), -1, true))), scale);
-      const dSs = rows(dS);
-      const dSTs = rows(tf.transpose(dS, [0, 2, 1]));
-      const ks = rows(kS);
-      const qsB = rows(qS);
-      const dQ = tf.stack(dSs.map((d, i) => tf.matMul(d, ks[i]!)));
-      const dK = tf.stack(dSTs.map((dT, i) => tf.matMul(dT, qsB[i]!)));
-      return [dQ, dK, dV];
+      const ds = rows(tf.sum(tf.mul(dy, yS!), -1, true));
+      const dyTs = rows(tf.transpose(dy, [0, 2, 1]));
+      const vTs = rows(tf.transpose(vS!, [0, 2, 1]));
+      const ks = rows(kS!);
+      const qTs = rows(tf.mul(tf.transpose(qS!, [0, 2, 1]), scale));
+      const dQ: tf.Tensor2D[] = [];
+      const dKT: tf.Tensor2D[] = [];
+      const dVT: tf.Tensor2D[] = [];
+      for (let i = 0; i < n; i++) {
+        const p = ps[i]!;
+        const dP = tf.matMul(dys[i]!, vTs[i]!);
+        const dS = tf.mul(p, tf.sub(dP, ds[i]!));
+        dQ.push(tf.matMul(dS, ks[i]!));
+        dKT.push(tf.matMul(qTs[i]!, dS));
+        dVT.push(tf.matMul(dyTs[i]!, p));
+      }
+      return [
+        tf.mul(tf.stack(dQ), scale),
+        tf.transpose(tf.stack(dKT), [0, 2, 1]),
+        tf.transpose(tf.stack(dVT), [0, 2, 1]),
+      ];
     },
   };
 }) as (q: tf.Tensor3D, k: tf.Tensor3D, v: tf.Tensor3D) => tf.Tensor3D;
