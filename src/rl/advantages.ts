@@ -3,7 +3,7 @@
 //
 // std is the UNBIASED sample std (divides by G − 1), as TRL computes it with torch's `.std()`;
 // a group of one has no spread and gets std 0. A group counts as zero-variance when its std
-// is within 1e-8 of 0 (torch.isclose's default atol, as TRL tests it).
+// is within 1e-8 of 0 (torch.isclose's default atol, as TRL tests it); its advantages are 0.
 
 import type { ScaleRewards } from './config';
 
@@ -64,7 +64,8 @@ export function groupAdvantages(
     const groupStd = sampleStd(groupRewards);
     groupMeans.push(groupMean);
     groupStds.push(groupStd);
-    if (groupStd <= ZERO_STD_TOLERANCE) zeroStdGroups++;
+    const zeroStd = groupStd <= ZERO_STD_TOLERANCE;
+    if (zeroStd) zeroStdGroups++;
     stdSampleSum += groupStd * group.length;
     const divisor =
       scale === 'group'
@@ -76,7 +77,8 @@ export function groupAdvantages(
       if (!Number.isNaN(advantages[index] ?? Number.NaN)) {
         throw new Error(`groupAdvantages: reward ${index} is in more than one group`);
       }
-      advantages[index] = (rewardAt(rewards, index) - groupMean) / divisor;
+      // Exactly 0 for a flat group (float round-off in the mean would otherwise leave ~1e-12).
+      advantages[index] = zeroStd ? 0 : (rewardAt(rewards, index) - groupMean) / divisor;
     }
   }
   const missing = advantages.findIndex((value) => Number.isNaN(value));
