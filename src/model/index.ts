@@ -1,3 +1,15 @@
+export { AdamW, type AdamWOptions, DEFAULT_ADAMW, learningRate } from './adamw';
+export {
+  CHECKPOINT_FILES,
+  type CheckpointFiles,
+  fetchCheckpoint,
+  fromGpt2Config,
+  type Gpt2ConfigJson,
+  type LoadedCheckpoint,
+  loadCheckpoint,
+  saveCheckpoint,
+  toGpt2Config,
+} from './checkpoint';
 export {
   isPresetName,
   type ModelConfig,
@@ -19,3 +31,5 @@ export {
 export { causalAttention, matMul2d } from './ops';
 export { initialValues, makeVariables, type Params, parameterSpecs, readValues } from './params';
 export { Prng } from './prng';
+export { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';
+export { optimizerStep, type StepResult } from './train';
