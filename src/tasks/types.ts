@@ -1,0 +1,44 @@
+// The task schema shared by generators, suites, user files and the trainers.
+
+export type Tier = 'L1' | 'L2' | 'L3' | 'L4';
+export const TIERS: readonly Tier[] = ['L1', 'L2', 'L3', 'L4'];
+
+export type Split = 'train' | 'validation' | 'heldout';
+export const SPLITS: readonly Split[] = ['train', 'validation', 'heldout'];
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** 'direct' for one-way tasks; L4 tasks carry both 'naive' and 'efficient'. */
+export type StrategyName = 'direct' | 'naive' | 'efficient';
+export const STRATEGY_NAMES: readonly StrategyName[] = ['direct', 'naive', 'efficient'];
+
+export interface Strategy {
+  name: StrategyName;
+  /** Numbered steps, one per line: "1. keep the even numbers\n2. add them up". */
+  plan: string;
+  /** JavaScript defining the task's entry point. */
+  code: string;
+}
+
+export interface TaskTest {
+  args: JsonValue[];
+  expected: JsonValue;
+}
+
+export interface Task {
+  id: string;
+  family: string;
+  tier: Tier;
+  statement: string;
+  entryPoint: string;
+  arity: number;
+  tests: TaskTest[];
+  strategies: Strategy[];
+  /** Indices into `tests` of the large inputs where the algorithm's cost shows. */
+  efficiencyTests: number[];
+  /** Step signature: the step kinds the task composes, in order (family name for atomic ones). */
+  steps: string[];
+}
+
+/** What a family generator produces; the generator adds id, family and tier. */
+export type TaskDraft = Omit<Task, 'id' | 'family' | 'tier'>;
