@@ -124,6 +124,7 @@ describe('extractFunction', () => {
   });
 
   it('handles template literals with substitutions', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the string is JavaScript source.
     const code = 'function f(a) { return `{${a + `}`}`; }';
     expect(extractFunction(`${code} junk {`).code).toBe(code);
   });
