@@ -14,7 +14,7 @@ export function createModel(config: ModelConfig, seed: number): GPT {
   return { config, params: makeVariables(config, initialValues(config, seed)) };
 }
 
-function p(model: GPT, name: string): tf.Tensor {
+export function param(model: GPT, name: string): tf.Tensor {
   const v = model.params.get(name);
   if (!v) throw new Error(`model has no parameter ${name}`);
   return v;
@@ -26,16 +26,20 @@ export function forward(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
   const [B, T] = ids.shape;
   if (T > nCtx) throw new Error(`sequence of ${T} tokens exceeds the context of ${nCtx}`);
   const hd = d / H;
-  const wte = p(model, 'transformer.wte.weight') as tf.Tensor2D;
-  const wpe = tf.slice(p(model, 'transformer.wpe.weight'), [0, 0], [T, d]);
+  const wte = param(model, 'transformer.wte.weight') as tf.Tensor2D;
+  const wpe = tf.slice(param(model, 'transformer.wpe.weight'), [0, 0], [T, d]);
   // Residual stream as [B·T, d] so every projection is one 2D matMul.
   let x = embed(tf.reshape(ids, [B * T]), wte);
   x = tf.reshape(tf.add(tf.reshape(x, [B, T, d]), wpe), [B * T, d]);
 
   for (let i = 0; i < nLayer; i++) {
     const h = `transformer.h.${i}`;
-    const a = layerNorm(x, p(model, `${h}.ln_1.weight`), p(model, `${h}.ln_1.bias`), eps);
-    const qkv = linear(a, p(model, `${h}.attn.c_attn.weight`), p(model, `${h}.attn.c_attn.bias`));
+    const a = layerNorm(x, param(model, `${h}.ln_1.weight`), param(model, `${h}.ln_1.bias`), eps);
+    const qkv = linear(
+      a,
+      param(model, `${h}.attn.c_attn.weight`),
+      param(model, `${h}.attn.c_attn.bias`),
+    );
     // [B·T, 3d] → three [B·H, T, hd] tensors.
     const heads = tf.transpose(tf.reshape(qkv, [B, T, 3, H, hd]), [2, 0, 3, 1, 4]);
     const [q, k, v] = tf.unstack(tf.reshape(heads, [3, B * H, T, hd])) as tf.Tensor3D[];
@@ -46,24 +50,33 @@ export function forward(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
     ]) as tf.Tensor2D;
     x = tf.add(
       x,
-      linear(merged, p(model, `${h}.attn.c_proj.weight`), p(model, `${h}.attn.c_proj.bias`)),
+      linear(
+        merged,
+        param(model, `${h}.attn.c_proj.weight`),
+        param(model, `${h}.attn.c_proj.bias`),
+      ),
     );
 
-    const m = layerNorm(x, p(model, `${h}.ln_2.weight`), p(model, `${h}.ln_2.bias`), eps);
+    const m = layerNorm(x, param(model, `${h}.ln_2.weight`), param(model, `${h}.ln_2.bias`), eps);
     const up = geluTanh(
-      linear(m, p(model, `${h}.mlp.c_fc.weight`), p(model, `${h}.mlp.c_fc.bias`)),
+      linear(m, param(model, `${h}.mlp.c_fc.weight`), param(model, `${h}.mlp.c_fc.bias`)),
     );
     x = tf.add(
       x,
       linear(
         up as tf.Tensor2D,
-        p(model, `${h}.mlp.c_proj.weight`),
-        p(model, `${h}.mlp.c_proj.bias`),
+        param(model, `${h}.mlp.c_proj.weight`),
+        param(model, `${h}.mlp.c_proj.bias`),
       ),
     );
   }
 
-  x = layerNorm(x, p(model, 'transformer.ln_f.weight'), p(model, 'transformer.ln_f.bias'), eps);
+  x = layerNorm(
+    x,
+    param(model, 'transformer.ln_f.weight'),
+    param(model, 'transformer.ln_f.bias'),
+    eps,
+  );
   const logits = matMul2d(x, tf.transpose(wte) as tf.Tensor2D); // tied embeddings
   return tf.reshape(logits, [B, T, V]);
 }

@@ -26,9 +26,10 @@ export {
   forward,
   type GPT,
   maskedLoss,
+  param,
   tokenLogProbs,
 } from './gpt';
-export { causalAttention, matMul2d } from './ops';
+export { causalAttention, geluTanh, layerNorm, linear, matMul2d } from './ops';
 export { initialValues, makeVariables, type Params, parameterSpecs, readValues } from './params';
 export { Prng } from './prng';
 export { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';

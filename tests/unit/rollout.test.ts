@@ -1,0 +1,81 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../src/gpu/backend';
+import { createModel, makeConfig, tokenLogProbs } from '../../src/model';
+import { FullRecomputeSampler, KvCacheSampler, type SampleOptions } from '../../src/rollout';
+
+const V = 17;
+const STOP = 1;
+const model = () =>
+  createModel(makeConfig('tiny', V, 'coder', { nEmbd: 16, nLayer: 2, nHead: 2, nCtx: 24 }), 5);
+const prompts = [
+  [3, 4, 5, 6, 7],
+  [8, 9],
+  [10, 11, 12],
+  [2, 3, 4, 5, 6, 7, 8, 9, 10],
+];
+
+describe('sampling', () => {
+  beforeAll(async () => {
+    await initBackend('cpu');
+  });
+
+  for (const [name, options] of [
+    ['temperature 1', { maxNewTokens: 12, temperature: 1, topK: 0, seed: 3, stopId: STOP }],
+    [
+      'temperature 0.7, top-k 5',
+      { maxNewTokens: 12, temperature: 0.7, topK: 5, seed: 9, stopId: STOP },
+    ],
+    ['greedy', { maxNewTokens: 20, temperature: 0, topK: 0, seed: 1, stopId: STOP }],
+  ] as [string, SampleOptions][]) {
+    it(`KV cache gives the tokens and log-probs of full recomputation (${name})`, async () => {
+      const m = model();
+      const fast = await new KvCacheSampler(m).sample(prompts, options);
+      const slow = await new FullRecomputeSampler(m).sample(prompts, options);
+      expect(fast.tokens).toEqual(slow.tokens);
+      expect(fast.finished).toEqual(slow.finished);
+      fast.logProbs.forEach((row, r) => {
+        row.forEach((lp, t) => expect(lp).toBeCloseTo(slow.logProbs[r]![t]!, 5));
+      });
+      // Lengths respect the cap and the context.
+      fast.tokens.forEach((row, r) => {
+        expect(row.length).toBeLessThanOrEqual(
+          Math.min(options.maxNewTokens, 24 - prompts[r]!.length),
+        );
+      });
+    });
+  }
+
+  it('is seeded: same seed same samples, a row does not depend on its batch', async () => {
+    const m = model();
+    const options: SampleOptions = {
+      maxNewTokens: 10,
+      temperature: 1,
+      topK: 0,
+      seed: 42,
+      stopId: STOP,
+    };
+    const a = await new KvCacheSampler(m).sample(prompts, options);
+    const b = await new KvCacheSampler(m).sample(prompts, options);
+    expect(a).toEqual(b);
+    const c = await new KvCacheSampler(m).sample(prompts, { ...options, seed: 43 });
+    expect(c.tokens).not.toEqual(a.tokens);
+  });
+
+  it('returned log-probs equal tokenLogProbs of the completed sequence (the GRPO path)', async () => {
+    const m = model();
+    const options: SampleOptions = {
+      maxNewTokens: 8,
+      temperature: 0.8,
+      topK: 0,
+      seed: 7,
+      stopId: STOP,
+    };
+    const out = await new KvCacheSampler(m).sample([prompts[0]!], options);
+    const seq = [...prompts[0]!, ...out.tokens[0]!];
+    const lp = tokenLogProbs(m, tf.tensor2d([seq], [1, seq.length], 'int32'), 0.8);
+    const all = Array.from(await lp.data());
+    const completion = all.slice(prompts[0]!.length - 1);
+    completion.forEach((v, t) => expect(v).toBeCloseTo(out.logProbs[0]![t]!, 5));
+  });
+});
