@@ -1,0 +1,295 @@
+// Pure QuickJS execution: one fresh runtime + context per job, limits, work and memory
+// accounting, raw outcomes. No Node or DOM imports, so the same code runs in a Web Worker,
+// a worker_thread, or directly on a host thread.
+import {
+  newQuickJSWASMModule,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+  RELEASE_SYNC,
+} from 'quickjs-emscripten';
+import { NotSerializable, OutputTooLarge, toJsonText } from './marshal';
+import { CORE_PRELUDE_SOURCE, LIBRARY_SOURCE, wrapTestScript } from './prelude';
+import type { RawOutcome, RawRunResult, WireCasesJob, WireJob, WireScriptJob } from './protocol';
+import type { ErrorKind, RunLimits } from './types';
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const MESSAGE_CHARS = 500;
+/** Sample the heap every this many interrupt polls (a poll is ~10k QuickJS operations). */
+const MEMORY_SAMPLE_EVERY = 4;
+
+export interface Executor {
+  execute(job: WireJob): RawRunResult;
+}
+
+export async function loadQuickJS(): Promise<QuickJSWASMModule> {
+  return newQuickJSWASMModule(RELEASE_SYNC);
+}
+
+export function createExecutor(quickjs: QuickJSWASMModule): Executor {
+  return { execute: (job) => executeJob(quickjs, job) };
+}
+
+/** Everything one job's run needs; disposed as a whole at the end. */
+class Run {
+  readonly runtime: QuickJSRuntime;
+  readonly context: QuickJSContext;
+  readonly deadline: number;
+  work = 0;
+  peakBytes = 0;
+  timedOut = false;
+  private prelude: QuickJSHandle | undefined;
+  /** The tests' JSON (from the library prelude), when the library was installed. */
+  safeJSON: QuickJSHandle | undefined;
+  private readonly owned: QuickJSHandle[] = [];
+
+  constructor(
+    quickjs: QuickJSWASMModule,
+    readonly limits: RunLimits,
+  ) {
+    this.deadline = Date.now() + limits.deadlineMs;
+    this.runtime = quickjs.newRuntime();
+    this.runtime.setMemoryLimit(limits.memoryBytes);
+    this.runtime.setMaxStackSize(limits.stackBytes);
+    this.runtime.setInterruptHandler(() => {
+      this.work++;
+      if (this.work % MEMORY_SAMPLE_EVERY === 0) this.sampleMemory();
+      if (Date.now() > this.deadline) this.timedOut = true;
+      return this.timedOut;
+    });
+    this.context = this.runtime.newContext();
+  }
+
+  /** Pristine intrinsics, captured before user code runs. */
+  intrinsics: { jsonParse: QuickJSHandle; apply: QuickJSHandle; isArray: QuickJSHandle } | undefined;
+
+  /** Evaluates the prelude; its functions are reachable only through the host's handles. */
+  installPrelude(withLibrary: boolean): void {
+    const { context } = this;
+    const pick = (object: string, name: string) => {
+      const holder = context.getProp(context.global, object);
+      const fn = this.own(context.getProp(holder, name));
+      holder.dispose();
+      return fn;
+    };
+    this.intrinsics = {
+      jsonParse: pick('JSON', 'parse'),
+      apply: pick('Reflect', 'apply'),
+      isArray: pick('Array', 'isArray'),
+    };
+    this.prelude = this.own(context.unwrapResult(context.evalCode(CORE_PRELUDE_SOURCE, 'prelude.js')));
+    if (!withLibrary) return;
+    const library = this.own(context.unwrapResult(context.evalCode(LIBRARY_SOURCE, 'library.js')));
+    const setModules = this.helper('setModules');
+    this.safeJSON = this.own(context.unwrapResult(context.callFunction(library, context.undefined, setModules)));
+  }
+
+  helper(name: string): QuickJSHandle {
+    if (!this.prelude) throw new Error('prelude not installed');
+    return this.own(this.context.getProp(this.prelude, name));
+  }
+
+  own(handle: QuickJSHandle): QuickJSHandle {
+    this.owned.push(handle);
+    return handle;
+  }
+
+  sampleMemory(): void {
+    try {
+      const usage = this.runtime.computeMemoryUsage();
+      const used = this.context.getProp(usage, 'memory_used_size');
+      const bytes = this.context.getNumber(used);
+      used.dispose();
+      usage.dispose();
+      if (bytes > this.peakBytes) this.peakBytes = bytes;
+    } catch {
+      // Sampling can fail when the heap is at its limit; the OOM verdict records that instead.
+    }
+  }
+
+  /** Runs queued promise jobs; returns the exception handle that stopped them, if any. */
+  drainJobs(): QuickJSHandle | undefined {
+    const result = this.runtime.executePendingJobs();
+    return result.error ? this.own(result.error) : undefined;
+  }
+
+  dispose(): void {
+    for (const handle of this.owned) if (handle.alive) handle.dispose();
+    this.context.dispose();
+    this.runtime.dispose();
+  }
+}
+
+function executeJob(quickjs: QuickJSWASMModule, job: WireJob): RawRunResult {
+  const started = performance.now();
+  const run = new Run(quickjs, job.limits);
+  let result: Omit<RawRunResult, 'cost'>;
+  try {
+    // The modules cost a compile; only jobs that can reach them get them.
+    run.installPrelude(job.kind === 'script' || /\brequire\b/.test(job.code));
+    result = job.kind === 'cases' ? runCases(run, job) : runScript(run, job);
+    run.sampleMemory();
+  } finally {
+    run.dispose();
+  }
+  return {
+    ...result,
+    cost: { wallMs: performance.now() - started, work: run.work, peakBytes: run.peakBytes },
+  };
+}
+
+type Phase = 'compile' | 'call';
+
+/** Evaluates the program as a global script, then settles its promise jobs. */
+function evalProgram(run: Run, code: string): RawOutcome | null {
+  const evaluated = run.context.evalCode(code, 'program.js');
+  if (evaluated.error) return failure(run, run.own(evaluated.error), 'compile');
+  evaluated.value.dispose();
+  const jobError = run.drainJobs();
+  return jobError ? failure(run, jobError, 'call') : null;
+}
+
+function runCases(run: Run, job: WireCasesJob): Omit<RawRunResult, 'cost'> {
+  const fail = (outcome: RawOutcome & { ok: false }) => ({
+    id: job.id,
+    programError: { errorKind: outcome.errorKind, message: outcome.message },
+    outcomes: job.argsJson.map(() => outcome),
+  });
+  if (!IDENTIFIER.test(job.entryPoint)) {
+    return fail({ ok: false, errorKind: 'runtime', message: `bad entry point name ${job.entryPoint}` });
+  }
+  const programFailure = evalProgram(run, job.code);
+  if (programFailure && !programFailure.ok) return fail(programFailure);
+  // Looked up once, before any call: redefining the name later changes nothing.
+  const lookup = run.context.evalCode(job.entryPoint, 'entry.js');
+  if (lookup.error) return fail(failure(run, run.own(lookup.error), 'call'));
+  const entry = run.own(lookup.value);
+  if (run.context.typeof(entry) !== 'function') {
+    return fail({ ok: false, errorKind: 'runtime', message: `${job.entryPoint} is not a function` });
+  }
+  const { jsonParse, apply, isArray } = run.intrinsics!;
+  const outcomes = job.argsJson.map((argsJson): RawOutcome => {
+    if (run.timedOut || Date.now() > run.deadline) return timeoutOutcome();
+    // Arguments are built by the context's pristine JSON.parse; the call goes through its
+    // pristine Reflect.apply, so nothing the program redefined sits between host and function.
+    const argsText = run.own(run.context.newString(argsJson));
+    const args = run.context.callFunction(jsonParse, run.context.undefined, argsText);
+    if (args.error) return failure(run, run.own(args.error), 'call');
+    const argsArray = run.own(args.value);
+    const called = run.context.callFunction(apply, run.context.undefined, entry, run.context.undefined, argsArray);
+    if (called.error) return failure(run, run.own(called.error), 'call');
+    const jobError = run.drainJobs();
+    if (jobError) return failure(run, jobError, 'call');
+    const settled = settlePromise(run, run.own(called.value));
+    if ('error' in settled) return failure(run, settled.error, 'call');
+    const outcome = readResult(run, settled.value, isArray, job.limits.outputBytes);
+    run.sampleMemory();
+    return outcome;
+  });
+  return { id: job.id, programError: null, outcomes };
+}
+
+/** An async entry point's promise, once its jobs ran: its value or its rejection. */
+function settlePromise(run: Run, value: QuickJSHandle): { value: QuickJSHandle } | { error: QuickJSHandle } {
+  if (run.context.typeof(value) !== 'object') return { value };
+  const state = run.context.getPromiseState(value);
+  if (state.type === 'fulfilled') return state.notAPromise ? { value } : { value: run.own(state.value) };
+  if (state.type === 'rejected') return { error: run.own(state.error) };
+  return { error: run.own(run.context.newError('the returned promise never settled')) };
+}
+
+function readResult(run: Run, value: QuickJSHandle, isArray: QuickJSHandle, limit: number): RawOutcome {
+  try {
+    return { ok: true, json: toJsonText(run.context, value, { limit, isArray, deadline: run.deadline }) };
+  } catch (error) {
+    if (run.timedOut) return timeoutOutcome();
+    if (error instanceof OutputTooLarge) return { ok: false, errorKind: 'output_too_large', message: error.message };
+    if (error instanceof NotSerializable) {
+      if (error.message === 'timeout') return timeoutOutcome();
+      return { ok: false, errorKind: 'runtime', message: error.message };
+    }
+    // A getter or proxy trap threw while the result was read.
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, errorKind: 'runtime', message: `reading the result failed: ${message}`.slice(0, MESSAGE_CHARS) };
+  }
+}
+
+function runScript(run: Run, job: WireScriptJob): Omit<RawRunResult, 'cost'> {
+  const done = (outcome: RawOutcome) => ({
+    id: job.id,
+    programError: outcome.ok ? null : { errorKind: outcome.errorKind, message: outcome.message },
+    outcomes: [outcome],
+  });
+  // Separate units: the program cannot comment out, wrap or swallow the test text.
+  const programFailure = evalProgram(run, job.code);
+  if (programFailure) return done(programFailure);
+  const compiled = run.context.evalCode(wrapTestScript(job.testScript), 'test.js');
+  if (compiled.error) return done(failure(run, run.own(compiled.error), 'compile'));
+  const testFn = run.own(compiled.value);
+  const [require, console, module] = ['require', 'console', 'module'].map((name) => run.helper(name));
+  const exportsHandle = run.own(run.context.getProp(module as QuickJSHandle, 'exports'));
+  const params = [require, console, run.safeJSON, module, exportsHandle] as QuickJSHandle[];
+  const called = run.context.callFunction(testFn, run.context.undefined, ...params);
+  if (called.error) return { ...done(failure(run, run.own(called.error), 'call')), programError: null };
+  run.own(called.value);
+  const jobError = run.drainJobs();
+  if (jobError) return { ...done(failure(run, jobError, 'call')), programError: null };
+  // Only the host knows the test function returned normally: that is the completion token.
+  return done({ ok: true, json: undefined });
+}
+
+function timeoutOutcome(): RawOutcome {
+  return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
+}
+
+/** Classifies an exception from QuickJS into an error kind, reading it through the prelude. */
+function failure(run: Run, error: QuickJSHandle, phase: Phase): RawOutcome & { ok: false } {
+  if (run.timedOut) return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
+  const { name, message } = describeError(run, error);
+  const text = `${name}${name && message ? ': ' : ''}${message}`.slice(0, MESSAGE_CHARS);
+  let errorKind: ErrorKind = 'runtime';
+  if (/out of memory/i.test(message) || (name === '' && message === '' && nearMemoryLimit(run))) {
+    errorKind = 'out_of_memory';
+  } else if (/stack overflow|call stack size/i.test(message)) errorKind = 'stack_overflow';
+  else if (name === 'SyntaxError' && phase === 'compile') errorKind = 'syntax';
+  else if (refusedModule(run) !== null && /Cannot find module/.test(message)) errorKind = 'module_refused';
+  if (errorKind === 'out_of_memory') run.peakBytes = Math.max(run.peakBytes, run.limits.memoryBytes);
+  return { ok: false, errorKind, message: text || 'uncaught exception' };
+}
+
+/** Name and message of a thrown value, read from the host (getters run inside the VM's limits). */
+function describeError(run: Run, error: QuickJSHandle): { name: string; message: string } {
+  const { context } = run;
+  try {
+    const type = context.typeof(error);
+    if (type === 'string') return { name: 'thrown value', message: context.getString(error) };
+    if (type === 'number') return { name: 'thrown value', message: String(context.getNumber(error)) };
+    if (type !== 'object' || context.sameValue(error, context.null)) return { name: 'thrown value', message: type };
+    const read = (key: string) => {
+      const handle = context.getProp(error, key);
+      const text = context.typeof(handle) === 'string' ? context.getString(handle) : '';
+      handle.dispose();
+      return text;
+    };
+    return { name: read('name'), message: read('message') };
+  } catch {
+    return { name: '', message: '' };
+  }
+}
+
+function refusedModule(run: Run): string | null {
+  const result = run.context.callFunction(run.helper('refused'), run.context.undefined);
+  if (result.error) {
+    result.error.dispose();
+    return null;
+  }
+  const name = run.context.typeof(result.value) === 'string' ? run.context.getString(result.value) : null;
+  result.value.dispose();
+  return name;
+}
+
+function nearMemoryLimit(run: Run): boolean {
+  run.sampleMemory();
+  return run.peakBytes > run.limits.memoryBytes * 0.8;
+}

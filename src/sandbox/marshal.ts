@@ -1,0 +1,111 @@
+// Reads a value out of QuickJS as JSON text by walking handles from the host. No JavaScript
+// inside the VM decides the text: JSON.stringify, toJSON and prototypes a program redefined are
+// never consulted (getters and proxies still run, inside the VM's limits, as a read would).
+import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
+
+export class OutputTooLarge extends Error {}
+export class NotSerializable extends Error {}
+
+const MAX_DEPTH = 1000;
+
+export interface MarshalOptions {
+  /** Largest JSON text allowed, in characters. */
+  limit: number;
+  /** The context's own Array.isArray, captured before user code ran. */
+  isArray: QuickJSHandle;
+  /** Host time (Date.now) past which reading stops. */
+  deadline: number;
+}
+
+/** JSON text of the value, or undefined when it has none (undefined, a function, a symbol). */
+export function toJsonText(
+  context: QuickJSContext,
+  value: QuickJSHandle,
+  options: MarshalOptions,
+): string | undefined {
+  const parts: string[] = [];
+  let size = 0;
+  let visited = 0;
+  const emit = (text: string) => {
+    size += text.length;
+    if (size > options.limit) throw new OutputTooLarge(`result over ${options.limit} bytes`);
+    parts.push(text);
+  };
+
+  const write = (handle: QuickJSHandle, depth: number): boolean => {
+    if (++visited % 1024 === 0 && Date.now() > options.deadline) throw new NotSerializable('timeout');
+    switch (context.typeof(handle)) {
+      case 'number': {
+        const n = context.getNumber(handle);
+        emit(Number.isFinite(n) ? String(n) : 'null');
+        return true;
+      }
+      case 'string': {
+        const s = context.getString(handle);
+        if (s.length > options.limit) throw new OutputTooLarge(`result over ${options.limit} bytes`);
+        emit(JSON.stringify(s));
+        return true;
+      }
+      case 'boolean':
+        emit(context.sameValue(handle, context.true) ? 'true' : 'false');
+        return true;
+      case 'bigint':
+        throw new NotSerializable('a BigInt has no JSON form');
+      case 'object':
+        if (context.sameValue(handle, context.null)) {
+          emit('null');
+          return true;
+        }
+        if (depth >= MAX_DEPTH) throw new NotSerializable('result nested too deeply (or circular)');
+        writeObject(handle, depth);
+        return true;
+      default:
+        return false;
+    }
+  };
+
+  const writeObject = (handle: QuickJSHandle, depth: number) => {
+    const isArray = context.callFunction(options.isArray, context.undefined, handle);
+    const array = !isArray.error && context.sameValue(isArray.value, context.true);
+    (isArray.error ?? isArray.value).dispose();
+    if (array) {
+      const length = context.getLength(handle) ?? 0;
+      emit('[');
+      for (let i = 0; i < length; i++) {
+        if (i > 0) emit(',');
+        const item = context.getProp(handle, i);
+        try {
+          if (!write(item, depth + 1)) emit('null');
+        } finally {
+          item.dispose();
+        }
+      }
+      emit(']');
+      return;
+    }
+    const names = context.unwrapResult(
+      context.getOwnPropertyNames(handle, { strings: true, numbersAsStrings: true, onlyEnumerable: true }),
+    );
+    try {
+      emit('{');
+      let first = true;
+      for (const name of names) {
+        const key = context.getString(name);
+        const item = context.getProp(handle, name);
+        try {
+          const mark = parts.length;
+          emit(`${first ? '' : ','}${JSON.stringify(key)}:`);
+          if (write(item, depth + 1)) first = false;
+          else size -= parts.splice(mark).join('').length;
+        } finally {
+          item.dispose();
+        }
+      }
+      emit('}');
+    } finally {
+      names.dispose();
+    }
+  };
+
+  return write(value, 0) ? parts.join('') : undefined;
+}
