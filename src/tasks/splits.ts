@@ -3,10 +3,13 @@
 // - held-out: a composition whose steps include a held-out PAIR (two step kinds, unordered,
 //   anywhere in the chain). Train and validation never contain such a pair, so every held-out
 //   task combines steps that were never seen together in training.
-// - validation: of the rest, the statements whose hash falls in VALIDATION_PERCENT; a
-//   statement (phrasing + parameters) is therefore never in both train and validation.
+// - validation: of the rest, a hashed VALIDATION_PERCENT. Compositions hash their statement
+//   (phrasing + parameters), so a composed statement is never in both train and validation.
+//   Hand-written families have only a few statements, so they hash statement + test inputs:
+//   validation has the same functions on inputs never used in train.
 import { FAMILIES } from './families';
 import { hashString, Rng } from './random';
+import { isStepKind } from './steps';
 import type { Split, Task, Tier } from './types';
 
 export const SPLIT_SEED = 20240611;
@@ -52,10 +55,12 @@ export function heldOutPairs(splitSeed = SPLIT_SEED): ReadonlySet<string> {
   return pairs;
 }
 
-export function splitOf(task: Pick<Task, 'steps' | 'statement'>, splitSeed = SPLIT_SEED): Split {
+export function splitOf(task: Pick<Task, 'steps' | 'statement' | 'tests'>, splitSeed = SPLIT_SEED): Split {
   const held = heldOutPairs(splitSeed);
   if (stepPairs(task.steps).some((pair) => held.has(pair))) return 'heldout';
-  const bucket = hashString(`${splitSeed}|${task.statement}`) % 100;
+  const composed = task.steps.length > 0 && task.steps.every(isStepKind);
+  const inputs = composed ? '' : JSON.stringify(task.tests.map((t) => t.args));
+  const bucket = hashString(`${splitSeed}|${task.statement}|${inputs}`) % 100;
   return bucket < VALIDATION_PERCENT ? 'validation' : 'train';
 }
 

@@ -56,7 +56,7 @@ export const algorithmicNumberFamilies = [
     },
     oracle: ([n]) => fibonacci(asNumber(n)),
     inputs: (rng) => [[0], [1], [2], [rng.int(3, 8)], [rng.int(9, 12)], [rng.int(13, 16)]],
-    largeInputs: (rng) => [[rng.int(22, 24)]],
+    largeInputs: (rng) => [[rng.int(24, 26)]],
   }),
   defineAlgorithmic({
     name: 'algo-is-prime',

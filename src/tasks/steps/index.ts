@@ -8,6 +8,10 @@ export const STEPS: readonly StepDef[] = [...listSteps, ...stringSteps, ...numbe
 
 const byKind = new Map(STEPS.map((step) => [step.kind, step]));
 
+export function isStepKind(kind: string): boolean {
+  return byKind.has(kind);
+}
+
 export function stepByKind(kind: string): StepDef {
   const step = byKind.get(kind);
   if (!step) throw new Error(`unknown step kind "${kind}"`);
