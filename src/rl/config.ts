@@ -2,6 +2,7 @@
 // Defaults follow DESIGN.md ("GRPO, as the lab computes it") and, where it is silent, TRL's
 // GRPOConfig.
 
+import type { GrpoLossOptions } from './grpoLossTypes';
 import { DEFAULT_REWARD_WEIGHTS, type RewardWeights } from './rewards';
 
 /**
@@ -182,4 +183,21 @@ export function trainedRoles(mode: TrainingMode): Role[] {
 /** Whether the mode samples plans at all (single-agent GRPO does not). */
 export function usesPlanner(mode: TrainingMode): boolean {
   return mode !== 'single';
+}
+
+/**
+ * The loss options for one role. dr_grpo divides by the role's max tokens, as TRL divides by
+ * `max_completion_length`; pass `normalizer.tokens` / `outputs` yourself when accumulating
+ * gradients over micro-batches.
+ */
+export function grpoLossOptions(config: GrpoConfig, role: Role): GrpoLossOptions {
+  return {
+    lossType: config.lossType,
+    epsilonLow: config.epsilonLow,
+    epsilonHigh: config.epsilonHigh,
+    beta: config.beta,
+    normalizer: {
+      maxLength: role === 'planner' ? config.maxPlanTokens : config.maxProgramTokens,
+    },
+  };
 }

@@ -139,3 +139,18 @@ export function plannerRewards(
   }
   return plans;
 }
+
+/**
+ * Both roles' rewards for one task, from its N·M program outcomes laid out plan-major:
+ * Coder rewards (efficiency compared across all of the task's programs) and Planner rewards
+ * (the mean over each plan's M programs).
+ */
+export function taskRewards(
+  outcomes: readonly ProgramOutcome[],
+  programsPerPlan: number,
+  weights: RewardWeights = DEFAULT_REWARD_WEIGHTS,
+  referenceCost?: number,
+): { coder: RewardParts[]; planner: RewardParts[] } {
+  const coder = coderRewards(outcomes, weights, referenceCost);
+  return { coder, planner: plannerRewards(coder, programsPerPlan) };
+}

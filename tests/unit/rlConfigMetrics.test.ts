@@ -3,6 +3,7 @@ import { groupAdvantages, plannerGroups } from '../../src/rl/advantages';
 import {
   DEFAULT_GRPO_CONFIG,
   GrpoConfigError,
+  grpoLossOptions,
   resolveGrpoConfig,
   trainedRoles,
   usesPlanner,
@@ -67,6 +68,18 @@ describe('GRPO config', () => {
     expect(trainedRoles('frozen-planner')).toEqual(['coder']);
     expect(usesPlanner('single')).toBe(false);
     expect(usesPlanner('frozen-planner')).toBe(true);
+  });
+
+  it('gives each role its loss options, dr_grpo length from the role’s max tokens', () => {
+    const config = resolveGrpoConfig({ lossType: 'dr_grpo', epsilonHigh: 0.28 });
+    expect(grpoLossOptions(config, 'planner')).toEqual({
+      lossType: 'dr_grpo',
+      epsilonLow: 0.2,
+      epsilonHigh: 0.28,
+      beta: 0.04,
+      normalizer: { maxLength: config.maxPlanTokens },
+    });
+    expect(grpoLossOptions(config, 'coder').normalizer?.maxLength).toBe(config.maxProgramTokens);
   });
 });
 

@@ -8,6 +8,7 @@ import {
   plannerReward,
   plannerRewards,
   programOutcome,
+  taskRewards,
 } from '../../src/rl/rewards';
 import { seededRandom } from '../../src/rl/seededRandom';
 import type { RunResult } from '../../src/sandbox/types';
@@ -106,6 +107,17 @@ describe('planner rewards', () => {
     const plans = plannerRewards(coder, 2);
     expect(plans.map((p) => p.total)).toEqual([1.25, 0]);
     expect(() => plannerRewards(coder, 3)).toThrow(/groups of 3/);
+  });
+
+  it('taskRewards compares efficiency across plans and averages per plan', () => {
+    // Plan 0's programs are slow, plan 1's fast: the fast plan earns more.
+    const { coder, planner } = taskRewards(
+      [outcome(2, 2, 399), outcome(2, 2, 399), outcome(2, 2, 99), outcome(1, 2, 99)],
+      2,
+      weights,
+    );
+    expect(coder.map((c) => c.efficiency)).toEqual([0.25, 0.25, 1, 0]);
+    expect(planner.map((p) => p.total)).toEqual([1 + 0.25 * 0.25, (1.25 + 0.5) / 2]);
   });
 });
 
