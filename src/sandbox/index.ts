@@ -1,0 +1,28 @@
+// The sandbox for Node hosts (CLI, tests, trainer): a pool of worker_threads running QuickJS.
+// Browser hosts use createBrowserSandbox from './browser'; both share the pool and worker code.
+import { availableParallelism } from 'node:os';
+import { spawnNodeWorker, nodeWorkerScript } from './nodeWorker';
+import { createPool } from './pool';
+import type { RunLimits, Sandbox } from './types';
+
+export type { LocalRunner } from './runJob';
+export { createLocalRunner, runJob } from './runJob';
+export type * from './types';
+export { DEFAULT_LIMITS } from './limits';
+
+export interface SandboxOptions {
+  /** Number of workers (default: cores − 1, at least 1). */
+  size?: number;
+  /** Defaults for every job; a job's own limits override them. */
+  limits?: Partial<RunLimits>;
+}
+
+export async function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const script = await nodeWorkerScript();
+  return createPool({
+    size: Math.max(1, options.size ?? availableParallelism() - 1),
+    limits: options.limits,
+    spawn: () => spawnNodeWorker(script),
+    sharedProgress: true,
+  });
+}
