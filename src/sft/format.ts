@@ -1,0 +1,62 @@
+// How a task becomes token sequences for each role. The Planner reads the statement and
+// writes a plan; the Coder reads statement + plan and writes code. With one shared model,
+// a role token in front tells it which role to play.
+import type { CharTokenizer } from '../tokenizer';
+
+export type AgentRole = 'planner' | 'coder';
+
+export interface RoleExample {
+  /** Tokens the model reads (no loss on them). */
+  prompt: number[];
+  /** Tokens the model must write, ending with <|endoftext|> (the loss is on these). */
+  answer: number[];
+}
+
+export function plannerPrompt(tok: CharTokenizer, statement: string, shared = false): number[] {
+  return [
+    ...(shared ? [tok.special('<|planner|>')] : []),
+    tok.special('<|statement|>'),
+    ...tok.encode(statement),
+    tok.special('<|plan|>'),
+  ];
+}
+
+export function coderPrompt(
+  tok: CharTokenizer,
+  statement: string,
+  plan: string,
+  shared = false,
+): number[] {
+  return [
+    ...(shared ? [tok.special('<|coder|>')] : []),
+    tok.special('<|statement|>'),
+    ...tok.encode(statement),
+    tok.special('<|plan|>'),
+    ...tok.encode(plan),
+    tok.special('<|code|>'),
+  ];
+}
+
+/** The text a role wrote, without the end token (and anything after it). */
+export function completionText(tok: CharTokenizer, tokens: number[]): string {
+  const end = tokens.indexOf(tok.eosId);
+  return tok.decode(end < 0 ? tokens : tokens.slice(0, end), { skipSpecial: true });
+}
+
+export function roleExample(
+  tok: CharTokenizer,
+  role: AgentRole,
+  task: { statement: string; plan: string; code: string },
+  shared = false,
+): RoleExample {
+  if (role === 'planner') {
+    return {
+      prompt: plannerPrompt(tok, task.statement, shared),
+      answer: [...tok.encode(task.plan), tok.eosId],
+    };
+  }
+  return {
+    prompt: coderPrompt(tok, task.statement, task.plan, shared),
+    answer: [...tok.encode(task.code), tok.eosId],
+  };
+}

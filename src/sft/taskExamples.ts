@@ -1,0 +1,27 @@
+// Task stream → role examples. Tasks with several strategies (L4: naive and efficient)
+// contribute one of them at random, so the warm start sees both and RL has a choice.
+import { Prng } from '../model/prng';
+import type { Task } from '../tasks';
+import type { CharTokenizer } from '../tokenizer';
+import { type AgentRole, type RoleExample, roleExample } from './format';
+
+export function taskExampleSource(
+  nextTasks: (n: number) => Task[],
+  tok: CharTokenizer,
+  roles: AgentRole[],
+  seed: number,
+  shared = false,
+): (n: number) => RoleExample[] {
+  const prng = new Prng(seed);
+  return (n) =>
+    nextTasks(n).map((task) => {
+      const strategy = task.strategies[prng.int(task.strategies.length)]!;
+      const role = roles[prng.int(roles.length)]!;
+      return roleExample(
+        tok,
+        role,
+        { statement: task.statement, plan: strategy.plan, code: strategy.code },
+        shared,
+      );
+    });
+}

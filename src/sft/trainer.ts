@@ -1,0 +1,136 @@
+// The supervised warm start: next-token cross-entropy on answer tokens only, AdamW,
+// warm-up + cosine decay, gradient clipping, progress events. Engine code: no Node or DOM
+// imports, so it runs in Node and in a Worker alike.
+import {
+  AdamW,
+  type AdamWOptions,
+  type GPT,
+  learningRate,
+  maskedLoss,
+  optimizerStep,
+} from '../model';
+import { makeBatch } from './batches';
+import type { RoleExample } from './format';
+
+export interface SftOptions {
+  /** Stop after this many steps … */
+  steps?: number;
+  /** … or after this much wall time (the schedule then follows elapsed time). */
+  minutes?: number;
+  peakLr: number;
+  minLr: number;
+  warmupSteps: number;
+  adamw?: Partial<AdamWOptions>;
+  /** Emit a progress event every this many steps. */
+  logEvery: number;
+  padId: number;
+  /** Checked between steps; return true to stop early. */
+  shouldStop?: () => boolean;
+}
+
+export const DEFAULT_SFT: Omit<SftOptions, 'padId'> = {
+  peakLr: 3e-3,
+  minLr: 1e-4,
+  warmupSteps: 50,
+  logEvery: 10,
+  adamw: { weightDecay: 0.01, clipNorm: 1 },
+};
+
+export interface SftProgress {
+  step: number;
+  /** Mean loss per answer token over the last logEvery steps. */
+  loss: number;
+  lr: number;
+  gradNorm: number;
+  /** Real (non-pad) tokens processed per second, over the last logEvery steps. */
+  tokensPerSec: number;
+  etaSec: number;
+  elapsedSec: number;
+  examples: number;
+}
+
+export interface SftResult {
+  steps: number;
+  examples: number;
+  finalLoss: number;
+  elapsedSec: number;
+}
+
+export async function runSft(
+  model: GPT,
+  nextBatch: () => RoleExample[],
+  options: SftOptions,
+  onProgress: (p: SftProgress) => void = () => {},
+): Promise<SftResult> {
+  if (options.steps === undefined && options.minutes === undefined)
+    throw new Error('sft: give steps or minutes');
+  const optimizer = new AdamW(model, options.adamw);
+  const budgetSec = options.minutes !== undefined ? options.minutes * 60 : Number.POSITIVE_INFINITY;
+  const maxSteps = options.steps ?? Number.POSITIVE_INFINITY;
+  const start = now();
+  let step = 0;
+  let examples = 0;
+  let windowLoss = 0;
+  let windowSteps = 0;
+  let windowTokens = 0;
+  let windowStart = start;
+  let finalLoss = Number.NaN;
+  try {
+    while (step < maxSteps && (now() - start) / 1000 < budgetSec && !options.shouldStop?.()) {
+      const elapsed = (now() - start) / 1000;
+      // Time-budgeted runs follow the clock: progress = elapsed / budget.
+      const totalSteps = Number.isFinite(maxSteps)
+        ? maxSteps
+        : Math.max(step + 1, Math.round((step / Math.max(elapsed, 1e-9)) * budgetSec));
+      const lr = learningRate(step, {
+        ...options,
+        totalSteps: step < 5 ? Number.MAX_SAFE_INTEGER : totalSteps,
+      });
+      const examplesNow = nextBatch();
+      const batch = makeBatch(examplesNow, options.padId);
+      const { loss, gradNorm } = await optimizerStep(
+        model,
+        optimizer,
+        () => maskedLoss(model, batch.ids, batch.mask),
+        lr,
+      );
+      batch.ids.dispose();
+      batch.mask.dispose();
+      step++;
+      examples += examplesNow.length;
+      windowLoss += loss;
+      windowSteps++;
+      windowTokens += batch.tokens;
+      finalLoss = loss;
+      if (step % options.logEvery === 0 || step === maxSteps) {
+        const t = now();
+        const elapsedSec = (t - start) / 1000;
+        const perStep = elapsedSec / step;
+        const etaSec = Number.isFinite(maxSteps)
+          ? perStep * (maxSteps - step)
+          : Math.max(0, budgetSec - elapsedSec);
+        onProgress({
+          step,
+          loss: windowLoss / windowSteps,
+          lr,
+          gradNorm,
+          tokensPerSec: windowTokens / ((t - windowStart) / 1000),
+          etaSec,
+          elapsedSec,
+          examples,
+        });
+        windowLoss = 0;
+        windowSteps = 0;
+        windowTokens = 0;
+        windowStart = t;
+      }
+    }
+  } finally {
+    optimizer.dispose();
+  }
+  return { steps: step, examples, finalLoss, elapsedSec: (now() - start) / 1000 };
+}
+
+function now(): number {
+  return performance.now();
+}
