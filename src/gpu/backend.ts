@@ -19,7 +19,9 @@ const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 export async function initBackend(prefer: BackendName | 'auto' = 'auto'): Promise<BackendReport> {
   if (prefer === 'cpu') return startCpu('asked for cpu');
   if (prefer === 'webgpu' || prefer === 'auto') {
-    const gpu = await webgpuReport();
+    // 'auto' passes over software adapters (SwiftShader, lavapipe): on a CPU, tfjs wasm
+    // is several times faster than tfjs webgpu on them (TESTING.md's speed table).
+    const gpu = await webgpuReport(prefer === 'auto');
     if (gpu.ok) return gpu.report;
     if (prefer === 'webgpu') throw new Error(`webgpu unavailable: ${gpu.why}`);
     const wasm = await tryWasm(`no WebGPU adapter (${gpu.why}); wasm SIMD is the CPU fallback`);
@@ -62,7 +64,9 @@ async function tryWasm(reason: string): Promise<BackendReport | null> {
 
 type GpuAttempt = { ok: true; report: BackendReport } | { ok: false; why: string };
 
-async function webgpuReport(): Promise<GpuAttempt> {
+const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|software/i;
+
+async function webgpuReport(refuseSoftware: boolean): Promise<GpuAttempt> {
   let gpu: GPU | null | undefined =
     typeof navigator !== 'undefined' ? (navigator as Navigator).gpu : undefined;
   if (!gpu && isNode) {
@@ -78,6 +82,9 @@ async function webgpuReport(): Promise<GpuAttempt> {
   }
   if (!adapter) return { ok: false, why: 'requestAdapter returned null' };
   const description = describeAdapter(adapter);
+  const software = adapter.isFallbackAdapter || SOFTWARE_ADAPTER.test(description);
+  if (software && refuseSoftware)
+    return { ok: false, why: `only a software adapter (${description})` };
   try {
     await import('@tensorflow/tfjs-backend-webgpu');
     if (!(await tf.setBackend('webgpu'))) return { ok: false, why: 'tfjs webgpu refused to start' };
@@ -85,7 +92,7 @@ async function webgpuReport(): Promise<GpuAttempt> {
   } catch (err) {
     return { ok: false, why: `tfjs webgpu failed: ${String(err)}` };
   }
-  const fallback = adapter.isFallbackAdapter ? ' (software fallback adapter)' : '';
+  const fallback = software ? ' (software adapter: correct but slow)' : '';
   return {
     ok: true,
     report: { backend: 'webgpu', adapter: description, reason: `WebGPU adapter found${fallback}` },
