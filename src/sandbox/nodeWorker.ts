@@ -3,7 +3,7 @@
 // (keyed by a hash of this folder's sources, so edits rebuild it); quickjs-emscripten stays
 // external and resolves from the repo's node_modules.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -49,6 +49,7 @@ async function bundleWorker(): Promise<string> {
   });
   // Rename is atomic, so a concurrent process never loads a half-written bundle.
   renameSync(join(tmpDir, fileName), target);
+  rmSync(tmpDir, { recursive: true, force: true });
   return target;
 }
 
