@@ -1,4 +1,7 @@
 // The registry of benchmark sections, in the order they print. Each lives beside its code.
+import { tasksBench } from '../tasks/bench';
 import type { BenchSection } from './benchTable';
 
-export const benchSections: Record<string, BenchSection> = {};
+export const benchSections: Record<string, BenchSection> = {
+  tasks: tasksBench,
+};

@@ -5,6 +5,7 @@
 //   check   --tier L1,L2 [--split S] [--count N] [--seed S] [--sandbox]   run every reference
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createSandbox } from '../sandbox';
 import {
   buildSuite,
   checkInNode,
@@ -18,7 +19,6 @@ import {
   type Tier,
   toJsonl,
 } from '../tasks';
-import { loadSandboxFactory } from '../tasks/loadSandbox';
 
 const SUITE_DIR = fileURLToPath(new URL('../../public/tasks/', import.meta.url));
 
@@ -110,8 +110,6 @@ async function check(args: string[]): Promise<void> {
   }
   console.log(`node: ${tasks.length} tasks, ${failures} failing strategies`);
   if (args.includes('--sandbox')) {
-    const createSandbox = await loadSandboxFactory();
-    if (!createSandbox) fail('src/sandbox/index.ts is not in this tree');
     const sandbox = await createSandbox();
     try {
       const bad = await checkInSandbox(sandbox, tasks);

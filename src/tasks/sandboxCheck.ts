@@ -10,7 +10,7 @@ export interface StrategyFailure {
 }
 
 /** Generous limits: references on efficiency tests run naive algorithms on purpose. */
-export const REFERENCE_LIMITS = { deadlineMs: 20_000, memoryBytes: 256 * 1024 * 1024, stackBytes: 256 * 1024 };
+export const REFERENCE_LIMITS = { deadlineMs: 20_000, memoryBytes: 256 * 1024 * 1024 };
 
 function jobsFor(task: Task, testIndices?: readonly number[]): SandboxJob[] {
   const tests = testIndices ? testIndices.map((i) => task.tests[i]) : task.tests;
