@@ -27,7 +27,13 @@ function check(title, command, args) {
 function vitestSuite(title, config) {
   const report = join(reports, `${title}.json`);
   const ok = step(title, 'npx', [
-    'vitest', 'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile=${report}`,
+    'vitest',
+    'run',
+    '--config',
+    config,
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile=${report}`,
   ]);
   if (!existsSync(report)) {
     totals.failed += 1; // the runner died before reporting: count the suite as one failure

@@ -8,7 +8,6 @@ import 'monaco-editor/editor/contrib/folding/browser/folding';
 import 'monaco-editor/editor/contrib/hover/browser/hoverContribution';
 import 'monaco-editor/features/find/register';
 import 'monaco-editor/languages/definitions/javascript/register';
-import 'monaco-editor/base/browser/ui/codicons/codicon/codicon.css';
 
 self.MonacoEnvironment = { getWorker: () => new EditorWorker() };
 

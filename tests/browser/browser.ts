@@ -20,7 +20,10 @@ export function launchBrowser(): Promise<Browser> {
 }
 
 /** Opens the lab and collects page errors, so a test can assert there were none. */
-export async function openLab(browser: Browser, path = ''): Promise<{ page: Page; errors: string[] }> {
+export async function openLab(
+  browser: Browser,
+  path = '',
+): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));

@@ -24,7 +24,10 @@ export function Playground() {
         </label>
         <MonacoEditor label="code" language="javascript" value={code} onChange={setCode} />
         <label className="pane-title" htmlFor="tests">
-          Tests <span className="hint">[{'{'} "args": [...], "expected": ... {'}'}]</span>
+          Tests{' '}
+          <span className="hint">
+            [{'{'} "args": [...], "expected": ... {'}'}]
+          </span>
         </label>
         <MonacoEditor label="tests" language="json" value={testsText} onChange={setTestsText} />
       </div>

@@ -29,7 +29,8 @@ export const usePlaygroundStore = create<PlaygroundState>((set, get) => ({
     try {
       const tests = parseTests(testsText);
       const entryPoint = detectEntryPoint(code);
-      if (!entryPoint) throw new Error('No function found: declare one with `function name(...) {…}`.');
+      if (!entryPoint)
+        throw new Error('No function found: declare one with `function name(...) {…}`.');
       const sandbox = await pageSandbox();
       const [result] = await sandbox.run([
         { kind: 'cases', id: 'playground', code, entryPoint, tests },
