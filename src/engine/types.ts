@@ -1,0 +1,91 @@
+// The training engine's data contract: what one run is (RunConfig), what one GRPO step
+// reports (StepReport, with its sample groups), and what a saved run holds (RunSnapshot).
+// The Node CLI and the page's engine Worker both speak these types; nothing here knows
+// React, the DOM or Node.
+import type { PresetName } from '../model';
+import type { GrpoConfig } from '../rl/config';
+import type { RewardParts } from '../rl/rewards';
+import type { Tier } from '../tasks';
+
+/** Everything that determines a run; same config (with its seed) on one backend → same curves. */
+export interface RunConfig {
+  preset: PresetName;
+  grpo: GrpoConfig;
+  /** Relative weight of each tier in the training task stream. */
+  tierMix: Partial<Record<Tier, number>>;
+  /** Evaluate on the fixed suites every `evalEvery` steps (0: never). */
+  evalEvery: number;
+  /** Tasks per tier taken from each fixed suite for those evaluations. */
+  evalTasksPerTier: number;
+  /** Top-k for sampling (0 = all tokens). */
+  topK: number;
+}
+
+/** One program the Coder wrote for one plan, judged by the sandbox. */
+export interface ProgramSample {
+  /** The Coder's raw completion (decoded). */
+  completion: string;
+  /** The function extracted from it, or '' when there was none. */
+  code: string;
+  reward: RewardParts;
+  advantage: number;
+  passCount: number;
+  total: number;
+  errorKind: string | null;
+  /** Sandbox work count (null when the program did not run). */
+  work: number | null;
+  peakBytes: number | null;
+  tokens: number;
+}
+
+/** One plan (absent text in `single` mode) and the M programs written from it. */
+export interface PlanSample {
+  plan: string;
+  reward: RewardParts;
+  advantage: number;
+  tokens: number;
+  programs: ProgramSample[];
+}
+
+/** A task's group for one step: N plans × M programs. */
+export interface SampleGroup {
+  step: number;
+  taskId: string;
+  tier: Tier;
+  family: string;
+  statement: string;
+  entryPoint: string;
+  tests: { args: unknown[]; expected: unknown }[];
+  reference: { strategy: string; plan: string; code: string }[];
+  plans: PlanSample[];
+}
+
+/** Metric name → value, TRL names prefixed by role (see src/rl/metrics.ts). */
+export type MetricRecord = Record<string, number>;
+
+export interface StepReport {
+  step: number;
+  metrics: MetricRecord;
+  groups: SampleGroup[];
+  /** Updates skipped by the NaN/Inf guard this step, with the reason. */
+  skippedUpdates: { role: 'planner' | 'coder'; reason: string }[];
+}
+
+export interface EvalReport {
+  step: number;
+  /** `eval/pass@1/L1`…, `eval/exec_cost`, `eval/peak_memory`. */
+  metrics: MetricRecord;
+}
+
+/** Named raw bytes, so a snapshot can go to disk, IndexedDB or a download unchanged. */
+export type FileMap = Record<string, Uint8Array>;
+
+/**
+ * A run saved whole: config, the step reached, both roles' weights, optimizer state and
+ * random-stream positions. Restoring it continues the run exactly (`--resume`).
+ */
+export interface RunSnapshot {
+  config: RunConfig;
+  step: number;
+  files: FileMap;
+}
