@@ -34,7 +34,8 @@ function fail(message: string): never {
 
 function parseTiers(text: string | undefined): Tier[] {
   const tiers = (text ?? TIERS.join(',')).split(',').map((t) => t.trim().toUpperCase());
-  for (const t of tiers) if (!TIERS.includes(t as Tier)) fail(`unknown tier "${t}" (use ${TIERS.join(', ')})`);
+  for (const t of tiers)
+    if (!TIERS.includes(t as Tier)) fail(`unknown tier "${t}" (use ${TIERS.join(', ')})`);
   return tiers as Tier[];
 }
 
@@ -92,7 +93,9 @@ function show(args: string[]): void {
   for (const task of generateTasks(request(args, 3))) {
     console.log(`# ${task.id} (${task.tier})\n${task.statement}`);
     for (const s of task.strategies) console.log(`-- ${s.name}\n${s.plan}\n${s.code}`);
-    console.log(`tests: ${task.tests.length}, e.g. ${JSON.stringify(task.tests[2] ?? task.tests[0]).slice(0, 160)}\n`);
+    console.log(
+      `tests: ${task.tests.length}, e.g. ${JSON.stringify(task.tests[2] ?? task.tests[0]).slice(0, 160)}\n`,
+    );
   }
 }
 
@@ -113,7 +116,8 @@ async function check(args: string[]): Promise<void> {
     const sandbox = await createSandbox();
     try {
       const bad = await checkInSandbox(sandbox, tasks);
-      for (const f of bad.slice(0, 20)) console.log(`sandbox: ${f.taskId} ${f.strategy}: ${f.message}`);
+      for (const f of bad.slice(0, 20))
+        console.log(`sandbox: ${f.taskId} ${f.strategy}: ${f.message}`);
       console.log(`sandbox: ${tasks.length} tasks, ${bad.length} failing strategies`);
       failures += bad.length;
     } finally {
@@ -138,5 +142,7 @@ switch (command) {
     await check(rest);
     break;
   default:
-    fail('usage: tasks export|suites|show|check [--tier L1,L2] [--split train] [--count N] [--seed S] [--out FILE]');
+    fail(
+      'usage: tasks export|suites|show|check [--tier L1,L2] [--split train] [--count N] [--seed S] [--out FILE]',
+    );
 }

@@ -31,7 +31,8 @@ export const tasksBench: BenchSection = async () => {
     const rows: (string | number)[][] = [];
     for (const family of families) {
       const costs = await measureEfficiency(sandbox, tasksOf(family));
-      if (!costs.every((c) => c.passed)) throw new Error(`${family}: a reference failed its efficiency tests`);
+      if (!costs.every((c) => c.passed))
+        throw new Error(`${family}: a reference failed its efficiency tests`);
       const wallRatios = costs.map((c) => c.naive.wallMs / Math.max(c.efficient.wallMs, 1e-3));
       rows.push([
         family,
@@ -46,7 +47,15 @@ export const tasksBench: BenchSection = async () => {
     return {
       title: 'L4 tasks: naive vs efficient reference cost on efficiency tests',
       environment: `QuickJS sandbox (1 worker), ${TASKS_PER_FAMILY} tasks per family from seeds ${SEED}+`,
-      columns: ['family', 'naive work', 'efficient work', 'min work ratio', 'naive ms', 'efficient ms', 'min wall ratio'],
+      columns: [
+        'family',
+        'naive work',
+        'efficient work',
+        'min work ratio',
+        'naive ms',
+        'efficient ms',
+        'min wall ratio',
+      ],
       rows,
       notes: [
         'work = interrupt polls (about 10k QuickJS operations each); the efficient side counts at least 1.',

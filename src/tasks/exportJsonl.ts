@@ -22,7 +22,11 @@ export function toExportRecord(task: Task): ExportRecord {
     arity: task.arity,
     tests: task.tests.map((t) => ({ args: t.args, expected: t.expected })),
     efficiency_tests: task.efficiencyTests,
-    reference_solutions: task.strategies.map((s) => ({ strategy: s.name, plan: s.plan, code: s.code })),
+    reference_solutions: task.strategies.map((s) => ({
+      strategy: s.name,
+      plan: s.plan,
+      code: s.code,
+    })),
     tier: task.tier,
     family: task.family,
     steps: task.steps,

@@ -1,6 +1,6 @@
 // Seeded task generation. Task i of a request depends only on (seed, i, split, tiers/mix),
 // so batches can be drawn lazily (`generateTask`) or all at once (`generateTasks`).
-import { type Family, FAMILIES } from './families';
+import { FAMILIES, type Family } from './families';
 import { Rng } from './random';
 import { heldOutTiers, SPLIT_SEED, splitOf } from './splits';
 import type { Split, Task, Tier } from './types';
@@ -39,7 +39,9 @@ function tierWeights(options: Omit<GenerateOptions, 'count'>): [Tier, number][] 
 }
 
 function candidates(tier: Tier, split: Split): Family[] {
-  return FAMILIES.filter((f) => f.tier === tier && (split !== 'heldout' || (f.slots?.length ?? 0) >= 2));
+  return FAMILIES.filter(
+    (f) => f.tier === tier && (split !== 'heldout' || (f.slots?.length ?? 0) >= 2),
+  );
 }
 
 /** The index-th task of a seeded stream. */
@@ -60,7 +62,9 @@ export function generateTask(options: Omit<GenerateOptions, 'count'>, index: num
       ...draft,
     };
   }
-  throw new Error(`could not draw a ${split} task in ${MAX_ATTEMPTS} attempts (seed ${options.seed}, index ${index})`);
+  throw new Error(
+    `could not draw a ${split} task in ${MAX_ATTEMPTS} attempts (seed ${options.seed}, index ${index})`,
+  );
 }
 
 export function generateTasks(options: GenerateOptions): Task[] {

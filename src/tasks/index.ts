@@ -22,7 +22,7 @@
 // `toJsonl(tasks)` writes the export format (`npm run --silent tasks -- export ...`).
 import type { Task } from './types';
 
-export { toExportRecord, toJsonl, type ExportRecord } from './exportJsonl';
+export { type ExportRecord, toExportRecord, toJsonl } from './exportJsonl';
 export { ENTRY_POINT, FAMILIES, type Family, familiesOfTier, familyByName } from './families';
 export { createTaskSampler, type GenerateOptions, generateTask, generateTasks } from './generate';
 export { isJsonValue, jsonEqual, jsonProblem } from './json';
@@ -31,16 +31,23 @@ export { Rng } from './random';
 export { checkInSandbox, type EfficiencyCost, measureEfficiency, workRatio } from './sandboxCheck';
 export { heldOutPairs, SPLIT_SEED, splitOf, stepPairs } from './splits';
 export { STEPS } from './steps';
-export { buildSuite, loadSuite, SUITE_SEED, SUITES, type SuiteFile, serializeSuite } from './suites';
+export {
+  buildSuite,
+  loadSuite,
+  SUITE_SEED,
+  SUITES,
+  type SuiteFile,
+  serializeSuite,
+} from './suites';
 export {
   type JsonValue,
   SPLITS,
   type Split,
   type Strategy,
   type StrategyName,
-  TIERS,
   type Task,
   type TaskTest,
+  TIERS,
   type Tier,
 } from './types';
 export { parseUserTasks, type UserTasksResult } from './userTasks';
@@ -48,5 +55,8 @@ export { formatTaskError, type TaskError, validateTask } from './validate';
 
 /** Every text a tokenizer should cover: statements, plans and code of the given tasks. */
 export function tokenizerCorpus(tasks: readonly Task[]): string[] {
-  return tasks.flatMap((task) => [task.statement, ...task.strategies.flatMap((s) => [s.plan, s.code])]);
+  return tasks.flatMap((task) => [
+    task.statement,
+    ...task.strategies.flatMap((s) => [s.plan, s.code]),
+  ]);
 }

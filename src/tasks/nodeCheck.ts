@@ -10,7 +10,11 @@ export interface NodeCheckResult {
   failures: { index: number; message: string }[];
 }
 
-export function checkInNode(code: string, entryPoint: string, tests: readonly TaskTest[]): NodeCheckResult {
+export function checkInNode(
+  code: string,
+  entryPoint: string,
+  tests: readonly TaskTest[],
+): NodeCheckResult {
   let fn: (...args: unknown[]) => unknown;
   try {
     fn = new Function(`${code}\nreturn ${entryPoint};`)() as typeof fn;

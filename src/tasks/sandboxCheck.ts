@@ -24,7 +24,10 @@ function jobsFor(task: Task, testIndices?: readonly number[]): SandboxJob[] {
   }));
 }
 
-export async function checkInSandbox(sandbox: Sandbox, tasks: readonly Task[]): Promise<StrategyFailure[]> {
+export async function checkInSandbox(
+  sandbox: Sandbox,
+  tasks: readonly Task[],
+): Promise<StrategyFailure[]> {
   const jobs = tasks.flatMap((task) => jobsFor(task));
   const owners = tasks.flatMap((task) => task.strategies.map((s) => ({ task, strategy: s.name })));
   const results = await sandbox.run(jobs);
@@ -54,11 +57,17 @@ export interface EfficiencyCost {
 }
 
 /** Cost of the naive and the efficient strategy of L4 tasks, on their efficiency tests only. */
-export async function measureEfficiency(sandbox: Sandbox, tasks: readonly Task[]): Promise<EfficiencyCost[]> {
+export async function measureEfficiency(
+  sandbox: Sandbox,
+  tasks: readonly Task[],
+): Promise<EfficiencyCost[]> {
   const l4 = tasks.filter((t) => t.efficiencyTests.length > 0);
   const jobs = l4.flatMap((task) =>
     jobsFor(
-      { ...task, strategies: ['naive', 'efficient'].map((n) => task.strategies.find((s) => s.name === n)!) },
+      {
+        ...task,
+        strategies: ['naive', 'efficient'].map((n) => task.strategies.find((s) => s.name === n)!),
+      },
       task.efficiencyTests,
     ),
   );

@@ -48,14 +48,19 @@ export function heldOutPairs(splitSeed = SPLIT_SEED): ReadonlySet<string> {
   let pairs = heldOutCache.get(splitSeed);
   if (!pairs) {
     const all = possiblePairs();
-    const chosen = new Rng(splitSeed).shuffle(all).slice(0, Math.round(all.length * HELDOUT_PAIR_FRACTION));
+    const chosen = new Rng(splitSeed)
+      .shuffle(all)
+      .slice(0, Math.round(all.length * HELDOUT_PAIR_FRACTION));
     pairs = new Set(chosen);
     heldOutCache.set(splitSeed, pairs);
   }
   return pairs;
 }
 
-export function splitOf(task: Pick<Task, 'steps' | 'statement' | 'tests'>, splitSeed = SPLIT_SEED): Split {
+export function splitOf(
+  task: Pick<Task, 'steps' | 'statement' | 'tests'>,
+  splitSeed = SPLIT_SEED,
+): Split {
   const held = heldOutPairs(splitSeed);
   if (stepPairs(task.steps).some((pair) => held.has(pair))) return 'heldout';
   const composed = task.steps.length > 0 && task.steps.every(isStepKind);

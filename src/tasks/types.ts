@@ -6,7 +6,13 @@ export const TIERS: readonly Tier[] = ['L1', 'L2', 'L3', 'L4'];
 export type Split = 'train' | 'validation' | 'heldout';
 export const SPLITS: readonly Split[] = ['train', 'validation', 'heldout'];
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 
 /** 'direct' for one-way tasks; L4 tasks carry both 'naive' and 'efficient'. */
 export type StrategyName = 'direct' | 'naive' | 'efficient';

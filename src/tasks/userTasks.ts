@@ -57,13 +57,22 @@ export function parseUserTasks(text: string): UserTasksResult {
     data = JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return { tasks: [], errors: [{ taskId: '(file)', field: '(file)', message: `not valid JSON: ${message}` }] };
+    return {
+      tasks: [],
+      errors: [{ taskId: '(file)', field: '(file)', message: `not valid JSON: ${message}` }],
+    };
   }
   const list = Array.isArray(data) ? data : isRecord(data) ? data.tasks : undefined;
   if (!Array.isArray(list)) {
     return {
       tasks: [],
-      errors: [{ taskId: '(file)', field: 'tasks', message: 'expected an array of tasks or {"tasks": [...]}' }],
+      errors: [
+        {
+          taskId: '(file)',
+          field: 'tasks',
+          message: 'expected an array of tasks or {"tasks": [...]}',
+        },
+      ],
     };
   }
   const tasks: Task[] = [];
@@ -71,7 +80,11 @@ export function parseUserTasks(text: string): UserTasksResult {
   const seen = new Set<string>();
   list.forEach((raw, position) => {
     if (!isRecord(raw)) {
-      errors.push({ taskId: `#${position + 1}`, field: '(task)', message: 'a task must be a JSON object' });
+      errors.push({
+        taskId: `#${position + 1}`,
+        field: '(task)',
+        message: 'a task must be a JSON object',
+      });
       return;
     }
     const result = validateTask(completeUserTask(raw, position), position);
@@ -80,7 +93,11 @@ export function parseUserTasks(text: string): UserTasksResult {
       return;
     }
     if (seen.has(result.task.id)) {
-      errors.push({ taskId: result.task.id, field: 'id', message: 'duplicate id: an earlier task already uses it' });
+      errors.push({
+        taskId: result.task.id,
+        field: 'id',
+        message: 'duplicate id: an earlier task already uses it',
+      });
       return;
     }
     seen.add(result.task.id);

@@ -54,23 +54,27 @@ export function validateTask(raw: unknown, position = 0): ValidationResult {
   const family = text('family');
   const statement = text('statement');
   const entryPoint = text('entryPoint');
-  if (entryPoint && !IDENTIFIER.test(entryPoint)) fail('entryPoint', `"${entryPoint}" is not a JavaScript identifier`);
+  if (entryPoint && !IDENTIFIER.test(entryPoint))
+    fail('entryPoint', `"${entryPoint}" is not a JavaScript identifier`);
   const tier = rec.tier as Tier;
   if (!TIERS.includes(tier)) fail('tier', `must be one of ${TIERS.join(', ')}`);
   const arity = rec.arity;
-  if (typeof arity !== 'number' || !Number.isInteger(arity) || arity < 0) fail('arity', 'must be a whole number ≥ 0');
+  if (typeof arity !== 'number' || !Number.isInteger(arity) || arity < 0)
+    fail('arity', 'must be a whole number ≥ 0');
 
   const tests = validateTests(rec.tests, typeof arity === 'number' ? arity : -1, fail);
   const strategies = validateStrategies(rec.strategies, entryPoint, fail);
   const efficiencyTests = validateEfficiency(rec.efficiencyTests, tests.length, fail);
   const steps = rec.steps;
-  if (!Array.isArray(steps) || !steps.every((s) => typeof s === 'string')) fail('steps', 'must be an array of strings');
+  if (!Array.isArray(steps) || !steps.every((s) => typeof s === 'string'))
+    fail('steps', 'must be an array of strings');
   if (tier === 'L4') {
     const names = strategies.map((s) => s.name);
     if (!names.includes('naive') || !names.includes('efficient')) {
       fail('strategies', 'an L4 task needs a "naive" and an "efficient" strategy');
     }
-    if (efficiencyTests.length === 0) fail('efficiencyTests', 'an L4 task needs at least one efficiency test');
+    if (efficiencyTests.length === 0)
+      fail('efficiencyTests', 'an L4 task needs at least one efficiency test');
   }
   if (errors.length) return { ok: false, errors };
   return {
@@ -98,12 +102,18 @@ function validateTests(raw: unknown, arity: number, fail: Fail): TaskTest[] {
     return [];
   }
   if (raw.length === 0) fail('tests', 'needs at least one test');
-  raw.forEach((test, i) => {
-    if (!isRecord(test)) return fail(`tests[${i}]`, 'must be an object {args, expected}');
+  for (const [i, test] of raw.entries()) {
+    if (!isRecord(test)) {
+      fail(`tests[${i}]`, 'must be an object {args, expected}');
+      continue;
+    }
     if (!Array.isArray(test.args)) fail(`tests[${i}].args`, 'must be an array of arguments');
     else {
       if (arity >= 0 && test.args.length !== arity) {
-        fail(`tests[${i}].args`, `has ${test.args.length} arguments, the entry point takes ${arity}`);
+        fail(
+          `tests[${i}].args`,
+          `has ${test.args.length} arguments, the entry point takes ${arity}`,
+        );
       }
       const problem = jsonProblem(test.args);
       if (problem) fail(`tests[${i}].args`, `not JSON-representable: ${problem}`);
@@ -113,7 +123,7 @@ function validateTests(raw: unknown, arity: number, fail: Fail): TaskTest[] {
       const problem = jsonProblem(test.expected);
       if (problem) fail(`tests[${i}].expected`, `not JSON-representable: ${problem}`);
     }
-  });
+  }
   return raw as TaskTest[];
 }
 
@@ -122,8 +132,11 @@ function validateStrategies(raw: unknown, entryPoint: string, fail: Fail): Strat
     fail('strategies', 'must be an array of {name, plan, code}');
     return [];
   }
-  raw.forEach((s, i) => {
-    if (!isRecord(s)) return fail(`strategies[${i}]`, 'must be an object {name, plan, code}');
+  for (const [i, s] of raw.entries()) {
+    if (!isRecord(s)) {
+      fail(`strategies[${i}]`, 'must be an object {name, plan, code}');
+      continue;
+    }
     if (!STRATEGY_NAMES.includes(s.name as Strategy['name'])) {
       fail(`strategies[${i}].name`, `must be one of ${STRATEGY_NAMES.join(', ')}`);
     }
@@ -132,11 +145,12 @@ function validateStrategies(raw: unknown, entryPoint: string, fail: Fail): Strat
       const problem = planProblem(s.plan);
       if (problem) fail(`strategies[${i}].plan`, problem);
     }
-    if (typeof s.code !== 'string' || s.code.trim() === '') fail(`strategies[${i}].code`, 'must be non-empty code');
+    if (typeof s.code !== 'string' || s.code.trim() === '')
+      fail(`strategies[${i}].code`, 'must be non-empty code');
     else if (entryPoint && !s.code.includes(entryPoint)) {
       fail(`strategies[${i}].code`, `does not mention the entry point "${entryPoint}"`);
     }
-  });
+  }
   return raw as Strategy[];
 }
 

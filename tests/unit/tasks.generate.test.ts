@@ -14,10 +14,10 @@ import {
   generateTasks,
   heldOutPairs,
   loadSuite,
+  STEPS,
   SUITES,
   serializeSuite,
   splitOf,
-  STEPS,
   stepPairs,
   TIERS,
   toJsonl,
@@ -29,7 +29,8 @@ describe('families', () => {
   it('has at least 30 families, every tier covered, names unique', () => {
     expect(FAMILIES.length).toBeGreaterThanOrEqual(30);
     expect(new Set(FAMILIES.map((f) => f.name)).size).toBe(FAMILIES.length);
-    for (const tier of TIERS) expect(FAMILIES.filter((f) => f.tier === tier).length).toBeGreaterThanOrEqual(8);
+    for (const tier of TIERS)
+      expect(FAMILIES.filter((f) => f.tier === tier).length).toBeGreaterThanOrEqual(8);
   });
 
   it('chains step types: each slot takes what the previous slot gives', () => {
@@ -39,7 +40,9 @@ describe('families', () => {
       for (let i = 1; i < slots.length; i++) {
         for (const before of slots[i - 1] ?? []) {
           for (const after of slots[i] ?? []) {
-            expect(`${family.name}: ${byKind.get(before)?.to}`).toBe(`${family.name}: ${byKind.get(after)?.from}`);
+            expect(`${family.name}: ${byKind.get(before)?.to}`).toBe(
+              `${family.name}: ${byKind.get(after)?.from}`,
+            );
           }
         }
       }
@@ -66,7 +69,8 @@ describe.each(TIERS)('tier %s', (tier) => {
     for (const task of tasks) {
       for (const strategy of task.strategies) {
         const result = checkInNode(strategy.code, task.entryPoint, task.tests);
-        if (!result.passed) failures.push(`${task.id} ${strategy.name}: ${result.failures[0]?.message}`);
+        if (!result.passed)
+          failures.push(`${task.id} ${strategy.name}: ${result.failures[0]?.message}`);
       }
     }
     expect(failures.slice(0, 5)).toEqual([]);
@@ -74,7 +78,11 @@ describe.each(TIERS)('tier %s', (tier) => {
 
   it('draws from every family of the tier', () => {
     const families = new Set(tasks.map((t) => t.family));
-    expect([...families].sort()).toEqual(FAMILIES.filter((f) => f.tier === tier).map((f) => f.name).sort());
+    expect([...families].sort()).toEqual(
+      FAMILIES.filter((f) => f.tier === tier)
+        .map((f) => f.name)
+        .sort(),
+    );
   });
 
   it('keeps sequences short and plans as long as the tier says', () => {
@@ -117,16 +125,32 @@ describe('determinism', () => {
 
   it('never calls Math.random in src/tasks', () => {
     const root = new URL('../../src/tasks/', import.meta.url);
-    const files = readdirSync(root, { recursive: true }).map(String).filter((f) => f.endsWith('.ts'));
-    for (const file of files) expect(readFileSync(new URL(file, root), 'utf8'), file).not.toMatch(/Math\.random\(/);
+    const files = readdirSync(root, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.ts'));
+    for (const file of files)
+      expect(readFileSync(new URL(file, root), 'utf8'), file).not.toMatch(/Math\.random\(/);
   });
 
   it('the CLI export writes byte-identical files for the same seed and different ones otherwise', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tasks-export-'));
     const run = (seed: number, name: string) => {
       const out = join(dir, name);
-      const args = ['--tier', 'L1,L2,L3,L4', '--split', 'train', '--count', '40', '--seed', String(seed), '--out', out];
-      execFileSync('npx', ['vite-node', 'src/cli/tasks.ts', '--', 'export', ...args], { stdio: 'pipe' });
+      const args = [
+        '--tier',
+        'L1,L2,L3,L4',
+        '--split',
+        'train',
+        '--count',
+        '40',
+        '--seed',
+        String(seed),
+        '--out',
+        out,
+      ];
+      execFileSync('npx', ['vite-node', 'src/cli/tasks.ts', '--', 'export', ...args], {
+        stdio: 'pipe',
+      });
       return readFileSync(out, 'utf8');
     };
     const first = run(3, 'a.jsonl');
@@ -136,7 +160,15 @@ describe('determinism', () => {
     expect(lines).toHaveLength(40);
     const record = JSON.parse(lines[0] ?? '{}');
     expect(Object.keys(record)).toEqual(
-      expect.arrayContaining(['task_id', 'prompt', 'entry_point', 'tests', 'reference_solutions', 'tier', 'family']),
+      expect.arrayContaining([
+        'task_id',
+        'prompt',
+        'entry_point',
+        'tests',
+        'reference_solutions',
+        'tier',
+        'family',
+      ]),
     );
     expect(record.prompt[0].role).toBe('user');
   }, 60_000);
@@ -144,14 +176,22 @@ describe('determinism', () => {
 
 describe('splits', () => {
   const train = generateTasks({ tiers: ['L2', 'L3'], split: 'train', count: 6000, seed: 21 });
-  const validation = generateTasks({ tiers: ['L2', 'L3'], split: 'validation', count: 1000, seed: 22 });
+  const validation = generateTasks({
+    tiers: ['L2', 'L3'],
+    split: 'validation',
+    count: 1000,
+    seed: 22,
+  });
   const heldout = generateTasks({ tiers: ['L2', 'L3'], split: 'heldout', count: 1000, seed: 23 });
 
   it('held-out tasks combine a pair of steps never seen together in train or validation', () => {
     const seenPairs = new Set([...train, ...validation].flatMap((t) => stepPairs(t.steps)));
     const seenSignatures = new Set(train.map((t) => t.steps.join('>')));
     for (const task of heldout) {
-      expect(stepPairs(task.steps).some((pair) => !seenPairs.has(pair)), task.id).toBe(true);
+      expect(
+        stepPairs(task.steps).some((pair) => !seenPairs.has(pair)),
+        task.id,
+      ).toBe(true);
       expect(seenSignatures.has(task.steps.join('>'))).toBe(false);
     }
     expect(heldOutPairs().size).toBeGreaterThan(20);
@@ -167,19 +207,28 @@ describe('splits', () => {
   });
 
   it('refuses held-out requests for tiers without compositions', () => {
-    expect(() => generateTasks({ tiers: ['L4'], split: 'heldout', count: 1, seed: 1 })).toThrow(/held-out/);
+    expect(() => generateTasks({ tiers: ['L4'], split: 'heldout', count: 1, seed: 1 })).toThrow(
+      /held-out/,
+    );
   });
 });
 
 describe('suites', () => {
-  it.each(SUITES.map((s) => [s.file, s] as const))('%s regenerates byte-identical and loads', (file, spec) => {
-    const committed = readFileSync(new URL(`../../public/tasks/${file}`, import.meta.url), 'utf8');
-    expect(serializeSuite(buildSuite(spec))).toBe(committed);
-    const suite = loadSuite(committed);
-    expect(suite.tasks).toHaveLength(50);
-    for (const task of suite.tasks) {
-      expect(spec.tiers).toContain(task.tier);
-      for (const s of task.strategies) expect(checkInNode(s.code, task.entryPoint, task.tests).passed).toBe(true);
-    }
-  });
+  it.each(SUITES.map((s) => [s.file, s] as const))(
+    '%s regenerates byte-identical and loads',
+    (file, spec) => {
+      const committed = readFileSync(
+        new URL(`../../public/tasks/${file}`, import.meta.url),
+        'utf8',
+      );
+      expect(serializeSuite(buildSuite(spec))).toBe(committed);
+      const suite = loadSuite(committed);
+      expect(suite.tasks).toHaveLength(50);
+      for (const task of suite.tasks) {
+        expect(spec.tiers).toContain(task.tier);
+        for (const s of task.strategies)
+          expect(checkInNode(s.code, task.entryPoint, task.tests).passed).toBe(true);
+      }
+    },
+  );
 });

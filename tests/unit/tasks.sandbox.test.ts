@@ -29,7 +29,11 @@ afterAll(async () => {
 
 describe('reference solutions in the sandbox', () => {
   it.each(TIERS)('tier %s: every strategy passes every test', async (tier) => {
-    const tasks = generateTasks({ tiers: [tier], count: SANDBOX_TASKS_PER_TIER[tier] ?? 0, seed: 31 });
+    const tasks = generateTasks({
+      tiers: [tier],
+      count: SANDBOX_TASKS_PER_TIER[tier] ?? 0,
+      seed: 31,
+    });
     const failures = await checkInSandbox(sandbox, tasks);
     expect(failures.slice(0, 5)).toEqual([]);
   });
@@ -51,7 +55,10 @@ describe('L4 cost gap', () => {
     }
     for (const cost of await measureEfficiency(sandbox, tasks)) {
       expect(cost.passed).toBe(true);
-      expect(workRatio(cost), `${cost.taskId}: ${cost.naive.work} vs ${cost.efficient.work}`).toBeGreaterThanOrEqual(10);
+      expect(
+        workRatio(cost),
+        `${cost.taskId}: ${cost.naive.work} vs ${cost.efficient.work}`,
+      ).toBeGreaterThanOrEqual(10);
     }
   });
 });

@@ -1,7 +1,13 @@
 // The task schema: the validator's messages, user task files, JSON representability.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatTaskError, generateTasks, jsonProblem, parseUserTasks, validateTask } from '../../src/tasks';
+import {
+  formatTaskError,
+  generateTasks,
+  jsonProblem,
+  parseUserTasks,
+  validateTask,
+} from '../../src/tasks';
 
 const good = {
   statement: 'Return twice the number.',
@@ -36,8 +42,15 @@ describe('validateTask', () => {
 
   it('requires both strategies and an efficiency test on L4', () => {
     const [task] = generateTasks({ tiers: ['L4'], count: 1, seed: 2 });
-    const result = validateTask({ ...task, strategies: task?.strategies.slice(0, 1), efficiencyTests: [] });
-    expect(result.ok ? [] : result.errors.map((e) => e.field)).toEqual(['strategies', 'efficiencyTests']);
+    const result = validateTask({
+      ...task,
+      strategies: task?.strategies.slice(0, 1),
+      efficiencyTests: [],
+    });
+    expect(result.ok ? [] : result.errors.map((e) => e.field)).toEqual([
+      'strategies',
+      'efficiencyTests',
+    ]);
   });
 });
 
@@ -54,11 +67,16 @@ describe('jsonProblem', () => {
 
 describe('parseUserTasks', () => {
   it('loads the example file shipped in public/tasks', () => {
-    const text = readFileSync(new URL('../../public/tasks/example-user-tasks.json', import.meta.url), 'utf8');
+    const text = readFileSync(
+      new URL('../../public/tasks/example-user-tasks.json', import.meta.url),
+      'utf8',
+    );
     const { tasks, errors } = parseUserTasks(text);
     expect(errors).toEqual([]);
     expect(tasks.map((t) => t.id)).toEqual(['double-it', 'count-long-words', 'user-3']);
-    expect(tasks[1]?.strategies[0]?.plan).toBe('1. split it into words\n2. keep words longer than 3\n3. count them');
+    expect(tasks[1]?.strategies[0]?.plan).toBe(
+      '1. split it into words\n2. keep words longer than 3\n3. count them',
+    );
     expect(tasks[1]?.tier).toBe('L3');
     expect(tasks[2]?.strategies).toEqual([]);
   });
@@ -106,6 +124,10 @@ describe('parseUserTasks', () => {
   it('accepts a bare array and numbered plan text', () => {
     const { tasks, errors } = parseUserTasks(JSON.stringify([{ ...good, plan: '1. double it' }]));
     expect(errors).toEqual([]);
-    expect(tasks[0]?.strategies[0]).toEqual({ name: 'direct', plan: '1. double it', code: good.code });
+    expect(tasks[0]?.strategies[0]).toEqual({
+      name: 'direct',
+      plan: '1. double it',
+      code: good.code,
+    });
   });
 });

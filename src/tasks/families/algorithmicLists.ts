@@ -63,7 +63,11 @@ export const algorithmicListFamilies = [
       'Does any value occur twice in the array? Return true or false.',
     ],
     naive: {
-      plan: ['compare every pair of numbers', 'return true if two are equal', 'otherwise return false'],
+      plan: [
+        'compare every pair of numbers',
+        'return true if two are equal',
+        'otherwise return false',
+      ],
       code: 'function solve(a){for(let i=0;i<a.length;i++)for(let j=i+1;j<a.length;j++)if(a[i]===a[j])return true;return false}',
     },
     efficient: {
@@ -82,11 +86,20 @@ export const algorithmicListFamilies = [
       'Given a list and a target, check whether any pair of entries sums to the target.',
     ],
     naive: {
-      plan: ['try every pair of positions', 'return true if the pair adds up to the target', 'otherwise return false'],
+      plan: [
+        'try every pair of positions',
+        'return true if the pair adds up to the target',
+        'otherwise return false',
+      ],
       code: 'function solve(a,t){for(let i=0;i<a.length;i++)for(let j=i+1;j<a.length;j++)if(a[i]+a[j]===t)return true;return false}',
     },
     efficient: {
-      plan: ['keep a set of numbers seen so far', 'for each number, return true if target minus it is in the set', 'add the number to the set', 'return false at the end'],
+      plan: [
+        'keep a set of numbers seen so far',
+        'for each number, return true if target minus it is in the set',
+        'add the number to the set',
+        'return false at the end',
+      ],
       code: 'function solve(a,t){const s=new Set();for(const x of a){if(s.has(t-x))return true;s.add(x)}return false}',
     },
     oracle: ([value, target]) => {
@@ -119,7 +132,11 @@ export const algorithmicListFamilies = [
       'Count the distinct numbers in a list.',
     ],
     naive: {
-      plan: ['for each number, look back for an earlier equal number', 'count the numbers with none', 'return the count'],
+      plan: [
+        'for each number, look back for an earlier equal number',
+        'count the numbers with none',
+        'return the count',
+      ],
       code: 'function solve(a){let c=0;for(let i=0;i<a.length;i++){let j=0;while(j<i&&a[j]!==a[i])j++;if(j===i)c++}return c}',
     },
     efficient: {
@@ -138,11 +155,20 @@ export const algorithmicListFamilies = [
       'Find the maximum total of any non-empty contiguous stretch of the array; return 0 if it is empty.',
     ],
     naive: {
-      plan: ['for each start, add up the numbers from there to every end', 'keep the largest sum seen', 'return it (0 if empty)'],
+      plan: [
+        'for each start, add up the numbers from there to every end',
+        'keep the largest sum seen',
+        'return it (0 if empty)',
+      ],
       code: 'function solve(a){if(!a.length)return 0;let b=a[0];for(let i=0;i<a.length;i++){let s=0;for(let j=i;j<a.length;j++){s+=a[j];if(s>b)b=s}}return b}',
     },
     efficient: {
-      plan: ['walk once, keeping the best sum ending here', 'extend it or restart at the current number', 'keep the largest sum seen', 'return it (0 if empty)'],
+      plan: [
+        'walk once, keeping the best sum ending here',
+        'extend it or restart at the current number',
+        'keep the largest sum seen',
+        'return it (0 if empty)',
+      ],
       code: 'function solve(a){if(!a.length)return 0;let b=a[0],c=0;for(const x of a){c=Math.max(x,c+x);b=Math.max(b,c)}return b}',
     },
     oracle: ([a]) => maxRunSum(asNumbers(a)),
@@ -157,11 +183,19 @@ export const algorithmicListFamilies = [
       'Find the most common value in a list (smallest on ties, null when empty).',
     ],
     naive: {
-      plan: ['for each number, count its copies by scanning the whole list', 'keep the number with the most copies, smaller on ties', 'return it (null if empty)'],
+      plan: [
+        'for each number, count its copies by scanning the whole list',
+        'keep the number with the most copies, smaller on ties',
+        'return it (null if empty)',
+      ],
       code: 'function solve(a){let b=null,m=0;for(let i=0;i<a.length;i++){let c=0;for(let j=0;j<a.length;j++)if(a[j]===a[i])c++;if(c>m||(c===m&&a[i]<b)){b=a[i];m=c}}return b}',
     },
     efficient: {
-      plan: ['count each number in a map', 'keep the number with the most copies, smaller on ties', 'return it (null if empty)'],
+      plan: [
+        'count each number in a map',
+        'keep the number with the most copies, smaller on ties',
+        'return it (null if empty)',
+      ],
       code: 'function solve(a){const m=new Map();for(const x of a)m.set(x,(m.get(x)||0)+1);let b=null,n=0;for(const [x,c] of m)if(c>n||(c===n&&x<b)){b=x;n=c}return b}',
     },
     oracle: ([a]) => mostFrequent(asNumbers(a)),

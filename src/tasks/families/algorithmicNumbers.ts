@@ -66,15 +66,32 @@ export const algorithmicNumberFamilies = [
       'Check whether the integer n has no divisors other than 1 and itself (and is above 1).',
     ],
     naive: {
-      plan: ['return false if n is below 2', 'try every divisor from 2 to n - 1', 'return true if none divides n'],
+      plan: [
+        'return false if n is below 2',
+        'try every divisor from 2 to n - 1',
+        'return true if none divides n',
+      ],
       code: 'function solve(n){if(n<2)return false;for(let d=2;d<n;d++)if(n%d===0)return false;return true}',
     },
     efficient: {
-      plan: ['return false if n is below 2', 'try divisors d from 2 while d * d is at most n', 'return true if none divides n'],
+      plan: [
+        'return false if n is below 2',
+        'try divisors d from 2 while d * d is at most n',
+        'return true if none divides n',
+      ],
       code: 'function solve(n){if(n<2)return false;for(let d=2;d*d<=n;d++)if(n%d===0)return false;return true}',
     },
     oracle: ([n]) => isPrime(asNumber(n)),
-    inputs: (rng) => [[0], [1], [2], [-7], [9], [13], [rng.int(14, 200)], [nextPrime(rng.int(100, 1000))]],
+    inputs: (rng) => [
+      [0],
+      [1],
+      [2],
+      [-7],
+      [9],
+      [13],
+      [rng.int(14, 200)],
+      [nextPrime(rng.int(100, 1000))],
+    ],
     largeInputs: (rng) => [[nextPrime(rng.int(150000, 250000))]],
   }),
   defineAlgorithmic({
@@ -104,11 +121,20 @@ export const algorithmicNumberFamilies = [
       'Compute (b to the e-th power) mod m without overflowing.',
     ],
     naive: {
-      plan: ['start the result at 1 mod m', 'e times, multiply it by b and take mod m', 'return the result'],
+      plan: [
+        'start the result at 1 mod m',
+        'e times, multiply it by b and take mod m',
+        'return the result',
+      ],
       code: 'function solve(b,e,m){let r=1%m;for(let i=0;i<e;i++)r=r*b%m;return r}',
     },
     efficient: {
-      plan: ['start the result at 1 mod m and reduce b mod m', 'while e is above 0, if e is odd multiply the result by b mod m', 'square b mod m and halve e', 'return the result'],
+      plan: [
+        'start the result at 1 mod m and reduce b mod m',
+        'while e is above 0, if e is odd multiply the result by b mod m',
+        'square b mod m and halve e',
+        'return the result',
+      ],
       code: 'function solve(b,e,m){let r=1%m;b%=m;while(e>0){if(e%2===1)r=r*b%m;b=b*b%m;e=Math.floor(e/2)}return r}',
     },
     oracle: ([b, e, m]) => powerMod(asNumber(b), asNumber(e), asNumber(m)),
@@ -156,11 +182,19 @@ export const algorithmicNumberFamilies = [
       'Count the primes below the integer n.',
     ],
     naive: {
-      plan: ['for each k from 2 to n - 1, try every divisor below k', 'count the k with no divisor', 'return the count'],
+      plan: [
+        'for each k from 2 to n - 1, try every divisor below k',
+        'count the k with no divisor',
+        'return the count',
+      ],
       code: 'function solve(n){let c=0;for(let k=2;k<n;k++){let p=true;for(let d=2;d<k;d++)if(k%d===0){p=false;break}if(p)c++}return c}',
     },
     efficient: {
-      plan: ['mark every number below n as maybe prime', 'for each unmarked k from 2, count it and cross out its multiples from k * k', 'return the count'],
+      plan: [
+        'mark every number below n as maybe prime',
+        'for each unmarked k from 2, count it and cross out its multiples from k * k',
+        'return the count',
+      ],
       code: 'function solve(n){const s=new Array(Math.max(n,0)).fill(true);let c=0;for(let k=2;k<n;k++){if(!s[k])continue;c++;for(let j=k*k;j<n;j+=k)s[j]=false}return c}',
     },
     oracle: ([n]) => countPrimesBelow(asNumber(n)),

@@ -25,7 +25,16 @@ export const textFamilies = [
     oracle: ([s]) => reverseText(asText(s)) === s,
     inputs: (rng) => {
       const w = word(rng);
-      return [[''], ['a'], ['level'], ['abba'], ['ab'], [w], [w + reverseText(w)], [`${w}x${reverseText(w)}`]];
+      return [
+        [''],
+        ['a'],
+        ['level'],
+        ['abba'],
+        ['ab'],
+        [w],
+        [w + reverseText(w)],
+        [`${w}x${reverseText(w)}`],
+      ];
     },
   }),
   defineAtomic({

@@ -63,7 +63,9 @@ export function composeTask(uses: readonly StepUse[], rng: Rng): TaskDraft {
   const first = uses[0];
   if (!first) throw new Error('composeTask: no steps');
   // Long chains skip the wordier frames to keep statements near 25 words.
-  const frames = (FRAMES[first.step.from] ?? []).filter((f) => uses.length < 3 || !f.includes('result'));
+  const frames = (FRAMES[first.step.from] ?? []).filter(
+    (f) => uses.length < 3 || !f.includes('result'),
+  );
   const frame = rng.pick(frames);
   const clauses = uses.map(({ step, params }) => rng.pick(step.clauses)(params));
   const code = composeCode(uses);

@@ -5,7 +5,14 @@ import type { TaskDraft, Tier } from '../types';
 import { composeTask, drawSteps } from './compose';
 import type { Family } from './familyTypes';
 
-const FILTERS = ['list.even', 'list.odd', 'list.positive', 'list.above', 'list.below', 'list.multiple'];
+const FILTERS = [
+  'list.even',
+  'list.odd',
+  'list.positive',
+  'list.above',
+  'list.below',
+  'list.multiple',
+];
 const MAPS = ['list.square', 'list.double', 'list.add', 'list.sub', 'list.times', 'list.abs'];
 const ORDERS = ['list.sortUp', 'list.sortDown', 'list.reverse', 'list.unique'];
 const SLICES = ['list.take', 'list.drop'];

@@ -4,9 +4,40 @@ import type { Rng } from '../random';
 import type { ValueType } from '../steps';
 
 const WORDS = [
-  'the', 'cat', 'sat', 'on', 'a', 'mat', 'big', 'red', 'dog', 'ran', 'to', 'sea', 'blue', 'sky',
-  'apple', 'tree', 'stone', 'bird', 'code', 'data', 'sun', 'moon', 'star', 'tea', 'cup', 'book',
-  'desk', 'door', 'lamp', 'bread', 'salt', 'train', 'cloud', 'ice',
+  'the',
+  'cat',
+  'sat',
+  'on',
+  'a',
+  'mat',
+  'big',
+  'red',
+  'dog',
+  'ran',
+  'to',
+  'sea',
+  'blue',
+  'sky',
+  'apple',
+  'tree',
+  'stone',
+  'bird',
+  'code',
+  'data',
+  'sun',
+  'moon',
+  'star',
+  'tea',
+  'cup',
+  'book',
+  'desk',
+  'door',
+  'lamp',
+  'bread',
+  'salt',
+  'train',
+  'cloud',
+  'ice',
 ];
 
 export function numberList(rng: Rng, length: number, lo = -9, hi = 15): number[] {
@@ -42,7 +73,16 @@ function texts(rng: Rng): unknown[] {
 }
 
 function wholeNumbers(rng: Rng): unknown[] {
-  return [0, 1, -rng.int(2, 30), 12, rng.int(2, 99), rng.int(2, 99), rng.int(100, 999), rng.int(100, 400)];
+  return [
+    0,
+    1,
+    -rng.int(2, 30),
+    12,
+    rng.int(2, 99),
+    rng.int(2, 99),
+    rng.int(100, 999),
+    rng.int(100, 400),
+  ];
 }
 
 /** One argument per test for a task whose input is of this type. */
