@@ -1,0 +1,73 @@
+// Forward outputs of the cpu, wasm and webgpu backends agree on random weights. webgpu
+// runs on Dawn for Node; on a machine without a GPU it uses SwiftShader's Vulkan.
+import * as tf from '@tensorflow/tfjs-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type BackendName, initBackend } from '../../src/gpu/backend';
+import { forward, type GPT, initialValues, makeConfig, makeVariables } from '../../src/model';
+import { KvCacheSampler } from '../../src/rollout';
+
+const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
+process.env.VK_ICD_FILENAMES ??= SWIFTSHADER;
+
+const config = makeConfig('tiny', 29, 'coder', { nEmbd: 32, nLayer: 2, nHead: 4, nCtx: 24 });
+const values = initialValues(config, 123);
+// Larger than initialisation so the comparison is not trivially near zero.
+for (const [name, data] of values)
+  if (!name.includes('ln_')) for (let i = 0; i < data.length; i++) data[i]! *= 10;
+const ids = Array.from({ length: 3 * 20 }, (_, i) => (i * 7 + 3) % 29);
+
+async function run(backend: BackendName): Promise<{ logits: Float32Array; tokens: number[][] }> {
+  const report = await initBackend(backend);
+  expect(report.backend).toBe(backend);
+  const model: GPT = { config, params: makeVariables(config, values) };
+  const logits = forward(model, tf.tensor2d(ids, [3, 20], 'int32'));
+  const data = (await logits.data()) as Float32Array;
+  const sampled = await new KvCacheSampler(model).sample([ids.slice(0, 5), ids.slice(5, 8)], {
+    maxNewTokens: 6,
+    temperature: 0,
+    topK: 0,
+    seed: 1,
+    stopId: 1,
+  });
+  return { logits: data, tokens: sampled.tokens };
+}
+
+async function webgpuAdapter(): Promise<string | null> {
+  try {
+    await initBackend('webgpu');
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+describe('backends agree', () => {
+  afterAll(async () => {
+    await initBackend('cpu');
+  });
+
+  it('cpu and wasm forward agree within float32 tolerance', async () => {
+    const cpu = await run('cpu');
+    const wasm = await run('wasm');
+    let worst = 0;
+    for (let i = 0; i < cpu.logits.length; i++)
+      worst = Math.max(worst, Math.abs(cpu.logits[i]! - wasm.logits[i]!));
+    expect(worst).toBeLessThan(1e-3);
+    expect(wasm.tokens).toEqual(cpu.tokens);
+  });
+
+  it('webgpu (Dawn in Node) forward agrees with cpu', async (ctx) => {
+    const missing = await webgpuAdapter();
+    if (missing) {
+      ctx.skip(`no WebGPU adapter: ${missing}`);
+      return;
+    }
+    const cpu = await run('cpu');
+    const gpu = await run('webgpu');
+    let worst = 0;
+    for (let i = 0; i < cpu.logits.length; i++)
+      worst = Math.max(worst, Math.abs(cpu.logits[i]! - gpu.logits[i]!));
+    expect(worst).toBeLessThan(1e-3);
+    expect(gpu.tokens).toEqual(cpu.tokens);
+  });
+});
