@@ -1,5 +1,6 @@
 // `npm run --silent tasks -- <command>`: the task world from the command line.
 //   export  --tier L1,L2,L3,L4 --split train|validation|heldout --count N --seed S [--out FILE.jsonl]
+//           (held-out tasks exist for L2 and L3; other requested tiers are skipped there)
 //   suites  [--check]          regenerate public/tasks/suite-*.json (or check they are current)
 //   show    --tier L2 [--split S] [--count N] [--seed S]     print statements, plans, code
 //   check   --tier L1,L2 [--split S] [--count N] [--seed S] [--sandbox]   run every reference
@@ -128,21 +129,25 @@ async function check(args: string[]): Promise<void> {
 }
 
 const [command, ...rest] = process.argv.slice(2).filter((a) => a !== '--');
-switch (command) {
-  case 'export':
-    exportTasks(rest);
-    break;
-  case 'suites':
-    suites(rest);
-    break;
-  case 'show':
-    show(rest);
-    break;
-  case 'check':
-    await check(rest);
-    break;
-  default:
-    fail(
-      'usage: tasks export|suites|show|check [--tier L1,L2] [--split train] [--count N] [--seed S] [--out FILE]',
-    );
+try {
+  switch (command) {
+    case 'export':
+      exportTasks(rest);
+      break;
+    case 'suites':
+      suites(rest);
+      break;
+    case 'show':
+      show(rest);
+      break;
+    case 'check':
+      await check(rest);
+      break;
+    default:
+      fail(
+        'usage: tasks export|suites|show|check [--tier L1,L2] [--split train] [--count N] [--seed S] [--out FILE]',
+      );
+  }
+} catch (error) {
+  fail(`tasks ${command}: ${error instanceof Error ? error.message : String(error)}`);
 }
