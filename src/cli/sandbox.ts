@@ -37,7 +37,12 @@ function parseArgs(argv: string[]): CliOptions {
 
 function jsonLine(row: SuiteRow, result: RunResult | undefined): string {
   if ('skipped' in row) {
-    return JSON.stringify({ task_id: row.taskId, passed: false, skipped: true, reason: row.skipped });
+    return JSON.stringify({
+      task_id: row.taskId,
+      passed: false,
+      skipped: true,
+      reason: row.skipped,
+    });
   }
   return JSON.stringify({
     task_id: row.taskId,
@@ -78,7 +83,8 @@ if (!options.json) {
   const seconds = (performance.now() - started) / 1000;
   console.log(`${options.suite}: ${rows.length} tasks, ${runnable.length} run, ${skipped} skipped`);
   console.log(`passed ${passed}/${runnable.length} in ${seconds.toFixed(1)} s`);
-  for (const [kind, count] of [...counts].sort((a, b) => b[1] - a[1])) console.log(`  ${kind}: ${count}`);
+  for (const [kind, count] of [...counts].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${kind}: ${count}`);
   if (problems.length > 0) console.log(`${problems.length} malformed line(s), see above`);
 }
 process.exitCode = problems.length > 0 ? 1 : 0;

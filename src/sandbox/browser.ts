@@ -15,8 +15,10 @@ function spawnWebWorker(): PoolWorker {
   const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
   return {
     post: (message) => worker.postMessage(message),
-    onMessage: (listener) => worker.addEventListener('message', (event: MessageEvent<FromWorker>) => listener(event.data)),
-    onError: (listener) => worker.addEventListener('error', (event) => listener(new Error(event.message))),
+    onMessage: (listener) =>
+      worker.addEventListener('message', (event: MessageEvent<FromWorker>) => listener(event.data)),
+    onError: (listener) =>
+      worker.addEventListener('error', (event) => listener(new Error(event.message))),
     terminate: () => worker.terminate(),
   };
 }
@@ -27,6 +29,7 @@ export async function createBrowserSandbox(options: BrowserSandboxOptions = {}):
     size: Math.max(1, options.size ?? cores - 1),
     limits: options.limits,
     spawn: spawnWebWorker,
-    sharedProgress: typeof SharedArrayBuffer !== 'undefined' && globalThis.crossOriginIsolated === true,
+    sharedProgress:
+      typeof SharedArrayBuffer !== 'undefined' && globalThis.crossOriginIsolated === true,
   });
 }

@@ -9,7 +9,7 @@ import {
   type QuickJSWASMModule,
   RELEASE_SYNC,
 } from 'quickjs-emscripten';
-import { NotSerializable, OutputTooLarge, toJsonText } from './marshal';
+import { NotSerializable, OutputTooLarge, ReadFailed, toJsonText } from './marshal';
 import { CORE_PRELUDE_SOURCE, LIBRARY_SOURCE, wrapTestScript } from './prelude';
 import type { RawOutcome, RawRunResult, WireCasesJob, WireJob, WireScriptJob } from './protocol';
 import type { ErrorKind, RunLimits } from './types';
@@ -21,6 +21,8 @@ const MEMORY_SAMPLE_EVERY = 4;
 
 export interface Executor {
   execute(job: WireJob): RawRunResult;
+  /** True once QuickJS aborted (e.g. freeing a runtime failed): load a new module to go on. */
+  readonly broken: boolean;
 }
 
 export async function loadQuickJS(): Promise<QuickJSWASMModule> {
@@ -28,7 +30,19 @@ export async function loadQuickJS(): Promise<QuickJSWASMModule> {
 }
 
 export function createExecutor(quickjs: QuickJSWASMModule): Executor {
-  return { execute: (job) => executeJob(quickjs, job) };
+  let broken = false;
+  return {
+    get broken() {
+      return broken;
+    },
+    execute(job) {
+      if (broken) throw new Error('QuickJS module aborted earlier; load a new one');
+      const outcome = executeJob(quickjs, job);
+      // The verdict was complete before the abort, so it is kept; the module is not.
+      if (outcome.disposeFailed) broken = true;
+      return outcome.result;
+    },
+  };
 }
 
 /** Everything one job's run needs; disposed as a whole at the end. */
@@ -62,7 +76,9 @@ class Run {
   }
 
   /** Pristine intrinsics, captured before user code runs. */
-  intrinsics: { jsonParse: QuickJSHandle; apply: QuickJSHandle; isArray: QuickJSHandle } | undefined;
+  intrinsics:
+    | { jsonParse: QuickJSHandle; apply: QuickJSHandle; isArray: QuickJSHandle; get: QuickJSHandle }
+    | undefined;
 
   /** Evaluates the prelude; its functions are reachable only through the host's handles. */
   installPrelude(withLibrary: boolean): void {
@@ -77,12 +93,17 @@ class Run {
       jsonParse: pick('JSON', 'parse'),
       apply: pick('Reflect', 'apply'),
       isArray: pick('Array', 'isArray'),
+      get: pick('Reflect', 'get'),
     };
-    this.prelude = this.own(context.unwrapResult(context.evalCode(CORE_PRELUDE_SOURCE, 'prelude.js')));
+    this.prelude = this.own(
+      context.unwrapResult(context.evalCode(CORE_PRELUDE_SOURCE, 'prelude.js')),
+    );
     if (!withLibrary) return;
     const library = this.own(context.unwrapResult(context.evalCode(LIBRARY_SOURCE, 'library.js')));
     const setModules = this.helper('setModules');
-    this.safeJSON = this.own(context.unwrapResult(context.callFunction(library, context.undefined, setModules)));
+    this.safeJSON = this.own(
+      context.unwrapResult(context.callFunction(library, context.undefined, setModules)),
+    );
   }
 
   helper(name: string): QuickJSHandle {
@@ -121,7 +142,10 @@ class Run {
   }
 }
 
-function executeJob(quickjs: QuickJSWASMModule, job: WireJob): RawRunResult {
+function executeJob(
+  quickjs: QuickJSWASMModule,
+  job: WireJob,
+): { result: RawRunResult; disposeFailed: boolean } {
   const started = performance.now();
   const run = new Run(quickjs, job.limits);
   let result: Omit<RawRunResult, 'cost'>;
@@ -130,13 +154,18 @@ function executeJob(quickjs: QuickJSWASMModule, job: WireJob): RawRunResult {
     run.installPrelude(job.kind === 'script' || /\brequire\b/.test(job.code));
     result = job.kind === 'cases' ? runCases(run, job) : runScript(run, job);
     run.sampleMemory();
-  } finally {
+  } catch (error) {
     run.dispose();
+    throw error;
   }
-  return {
-    ...result,
-    cost: { wallMs: performance.now() - started, work: run.work, peakBytes: run.peakBytes },
-  };
+  let disposeFailed = false;
+  try {
+    run.dispose();
+  } catch {
+    disposeFailed = true;
+  }
+  const cost = { wallMs: performance.now() - started, work: run.work, peakBytes: run.peakBytes };
+  return { result: { ...result, cost }, disposeFailed };
 }
 
 type Phase = 'compile' | 'call';
@@ -147,7 +176,8 @@ function evalProgram(run: Run, code: string): RawOutcome | null {
   if (evaluated.error) return failure(run, run.own(evaluated.error), 'compile');
   evaluated.value.dispose();
   const jobError = run.drainJobs();
-  return jobError ? failure(run, jobError, 'call') : null;
+  if (jobError) return failure(run, jobError, 'call');
+  return run.timedOut ? timeoutOutcome() : null;
 }
 
 function runCases(run: Run, job: WireCasesJob): Omit<RawRunResult, 'cost'> {
@@ -157,7 +187,11 @@ function runCases(run: Run, job: WireCasesJob): Omit<RawRunResult, 'cost'> {
     outcomes: job.argsJson.map(() => outcome),
   });
   if (!IDENTIFIER.test(job.entryPoint)) {
-    return fail({ ok: false, errorKind: 'runtime', message: `bad entry point name ${job.entryPoint}` });
+    return fail({
+      ok: false,
+      errorKind: 'runtime',
+      message: `bad entry point name ${job.entryPoint}`,
+    });
   }
   const programFailure = evalProgram(run, job.code);
   if (programFailure && !programFailure.ok) return fail(programFailure);
@@ -166,9 +200,13 @@ function runCases(run: Run, job: WireCasesJob): Omit<RawRunResult, 'cost'> {
   if (lookup.error) return fail(failure(run, run.own(lookup.error), 'call'));
   const entry = run.own(lookup.value);
   if (run.context.typeof(entry) !== 'function') {
-    return fail({ ok: false, errorKind: 'runtime', message: `${job.entryPoint} is not a function` });
+    return fail({
+      ok: false,
+      errorKind: 'runtime',
+      message: `${job.entryPoint} is not a function`,
+    });
   }
-  const { jsonParse, apply, isArray } = run.intrinsics!;
+  const { jsonParse, apply } = run.intrinsics!;
   const outcomes = job.argsJson.map((argsJson): RawOutcome => {
     if (run.timedOut || Date.now() > run.deadline) return timeoutOutcome();
     // Arguments are built by the context's pristine JSON.parse; the call goes through its
@@ -177,41 +215,66 @@ function runCases(run: Run, job: WireCasesJob): Omit<RawRunResult, 'cost'> {
     const args = run.context.callFunction(jsonParse, run.context.undefined, argsText);
     if (args.error) return failure(run, run.own(args.error), 'call');
     const argsArray = run.own(args.value);
-    const called = run.context.callFunction(apply, run.context.undefined, entry, run.context.undefined, argsArray);
+    const called = run.context.callFunction(
+      apply,
+      run.context.undefined,
+      entry,
+      run.context.undefined,
+      argsArray,
+    );
     if (called.error) return failure(run, run.own(called.error), 'call');
+    const returned = run.own(called.value);
     const jobError = run.drainJobs();
     if (jobError) return failure(run, jobError, 'call');
-    const settled = settlePromise(run, run.own(called.value));
+    // A job interrupted inside a promise reaction only rejects its promise: check the clock.
+    if (run.timedOut) return timeoutOutcome();
+    const settled = settlePromise(run, returned);
     if ('error' in settled) return failure(run, settled.error, 'call');
-    const outcome = readResult(run, settled.value, isArray, job.limits.outputBytes);
+    const outcome = readResult(run, settled.value, job.limits.outputBytes);
     run.sampleMemory();
-    return outcome;
+    return run.timedOut ? timeoutOutcome() : outcome;
   });
   return { id: job.id, programError: null, outcomes };
 }
 
 /** An async entry point's promise, once its jobs ran: its value or its rejection. */
-function settlePromise(run: Run, value: QuickJSHandle): { value: QuickJSHandle } | { error: QuickJSHandle } {
+function settlePromise(
+  run: Run,
+  value: QuickJSHandle,
+): { value: QuickJSHandle } | { error: QuickJSHandle } {
   if (run.context.typeof(value) !== 'object') return { value };
   const state = run.context.getPromiseState(value);
-  if (state.type === 'fulfilled') return state.notAPromise ? { value } : { value: run.own(state.value) };
+  if (state.type === 'fulfilled')
+    return state.notAPromise ? { value } : { value: run.own(state.value) };
   if (state.type === 'rejected') return { error: run.own(state.error) };
   return { error: run.own(run.context.newError('the returned promise never settled')) };
 }
 
-function readResult(run: Run, value: QuickJSHandle, isArray: QuickJSHandle, limit: number): RawOutcome {
+function readResult(run: Run, value: QuickJSHandle, limit: number): RawOutcome {
+  const { isArray, get } = run.intrinsics!;
   try {
-    return { ok: true, json: toJsonText(run.context, value, { limit, isArray, deadline: run.deadline }) };
+    return {
+      ok: true,
+      json: toJsonText(run.context, value, { limit, isArray, get, deadline: run.deadline }),
+    };
   } catch (error) {
+    // Own the VM's exception first: a live handle at dispose time aborts the whole runtime.
+    if (error instanceof ReadFailed) run.own(error.error);
     if (run.timedOut) return timeoutOutcome();
-    if (error instanceof OutputTooLarge) return { ok: false, errorKind: 'output_too_large', message: error.message };
+    if (error instanceof ReadFailed) return failure(run, error.error, 'call');
+    if (error instanceof OutputTooLarge)
+      return { ok: false, errorKind: 'output_too_large', message: error.message };
     if (error instanceof NotSerializable) {
       if (error.message === 'timeout') return timeoutOutcome();
       return { ok: false, errorKind: 'runtime', message: error.message };
     }
     // A getter or proxy trap threw while the result was read.
     const message = error instanceof Error ? error.message : String(error);
-    return { ok: false, errorKind: 'runtime', message: `reading the result failed: ${message}`.slice(0, MESSAGE_CHARS) };
+    return {
+      ok: false,
+      errorKind: 'runtime',
+      message: `reading the result failed: ${message}`.slice(0, MESSAGE_CHARS),
+    };
   }
 }
 
@@ -227,14 +290,18 @@ function runScript(run: Run, job: WireScriptJob): Omit<RawRunResult, 'cost'> {
   const compiled = run.context.evalCode(wrapTestScript(job.testScript), 'test.js');
   if (compiled.error) return done(failure(run, run.own(compiled.error), 'compile'));
   const testFn = run.own(compiled.value);
-  const [require, console, module] = ['require', 'console', 'module'].map((name) => run.helper(name));
+  const [require, console, module] = ['require', 'console', 'module'].map((name) =>
+    run.helper(name),
+  );
   const exportsHandle = run.own(run.context.getProp(module as QuickJSHandle, 'exports'));
   const params = [require, console, run.safeJSON, module, exportsHandle] as QuickJSHandle[];
   const called = run.context.callFunction(testFn, run.context.undefined, ...params);
-  if (called.error) return { ...done(failure(run, run.own(called.error), 'call')), programError: null };
+  if (called.error)
+    return { ...done(failure(run, run.own(called.error), 'call')), programError: null };
   run.own(called.value);
   const jobError = run.drainJobs();
   if (jobError) return { ...done(failure(run, jobError, 'call')), programError: null };
+  if (run.timedOut) return { ...done(timeoutOutcome()), programError: null };
   // Only the host knows the test function returned normally: that is the completion token.
   return done({ ok: true, json: undefined });
 }
@@ -247,14 +314,20 @@ function timeoutOutcome(): RawOutcome {
 function failure(run: Run, error: QuickJSHandle, phase: Phase): RawOutcome & { ok: false } {
   if (run.timedOut) return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
   const { name, message } = describeError(run, error);
+  if (run.timedOut) return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
   const text = `${name}${name && message ? ': ' : ''}${message}`.slice(0, MESSAGE_CHARS);
   let errorKind: ErrorKind = 'runtime';
-  if (/out of memory/i.test(message) || (name === '' && message === '' && nearMemoryLimit(run))) {
+  if (
+    /out of memory|string too long|invalid string length/i.test(message) ||
+    (name === '' && message === '' && nearMemoryLimit(run))
+  ) {
     errorKind = 'out_of_memory';
   } else if (/stack overflow|call stack size/i.test(message)) errorKind = 'stack_overflow';
   else if (name === 'SyntaxError' && phase === 'compile') errorKind = 'syntax';
-  else if (refusedModule(run) !== null && /Cannot find module/.test(message)) errorKind = 'module_refused';
-  if (errorKind === 'out_of_memory') run.peakBytes = Math.max(run.peakBytes, run.limits.memoryBytes);
+  else if (refusedModule(run) !== null && /Cannot find module/.test(message))
+    errorKind = 'module_refused';
+  if (errorKind === 'out_of_memory')
+    run.peakBytes = Math.max(run.peakBytes, run.limits.memoryBytes);
   return { ok: false, errorKind, message: text || 'uncaught exception' };
 }
 
@@ -264,8 +337,10 @@ function describeError(run: Run, error: QuickJSHandle): { name: string; message:
   try {
     const type = context.typeof(error);
     if (type === 'string') return { name: 'thrown value', message: context.getString(error) };
-    if (type === 'number') return { name: 'thrown value', message: String(context.getNumber(error)) };
-    if (type !== 'object' || context.sameValue(error, context.null)) return { name: 'thrown value', message: type };
+    if (type === 'number')
+      return { name: 'thrown value', message: String(context.getNumber(error)) };
+    if (type !== 'object' || context.sameValue(error, context.null))
+      return { name: 'thrown value', message: type };
     const read = (key: string) => {
       const handle = context.getProp(error, key);
       const text = context.typeof(handle) === 'string' ? context.getString(handle) : '';
@@ -284,7 +359,8 @@ function refusedModule(run: Run): string | null {
     result.error.dispose();
     return null;
   }
-  const name = run.context.typeof(result.value) === 'string' ? run.context.getString(result.value) : null;
+  const name =
+    run.context.typeof(result.value) === 'string' ? run.context.getString(result.value) : null;
   result.value.dispose();
   return name;
 }

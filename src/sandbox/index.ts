@@ -1,14 +1,14 @@
 // The sandbox for Node hosts (CLI, tests, trainer): a pool of worker_threads running QuickJS.
 // Browser hosts use createBrowserSandbox from './browser'; both share the pool and worker code.
 import { availableParallelism } from 'node:os';
-import { spawnNodeWorker, nodeWorkerScript } from './nodeWorker';
+import { nodeWorkerScript, spawnNodeWorker } from './nodeWorker';
 import { createPool } from './pool';
 import type { RunLimits, Sandbox } from './types';
 
+export { DEFAULT_LIMITS } from './limits';
 export type { LocalRunner } from './runJob';
 export { createLocalRunner, runJob } from './runJob';
 export type * from './types';
-export { DEFAULT_LIMITS } from './limits';
 
 export interface SandboxOptions {
   /** Number of workers (default: cores − 1, at least 1). */

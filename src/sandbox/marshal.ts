@@ -5,14 +5,21 @@ import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten';
 
 export class OutputTooLarge extends Error {}
 export class NotSerializable extends Error {}
+/** A getter, proxy trap or Array.isArray threw inside the VM while the result was read. */
+export class ReadFailed extends Error {
+  constructor(readonly error: QuickJSHandle) {
+    super('reading the result threw');
+  }
+}
 
 const MAX_DEPTH = 1000;
 
 export interface MarshalOptions {
   /** Largest JSON text allowed, in characters. */
   limit: number;
-  /** The context's own Array.isArray, captured before user code ran. */
+  /** The context's own Array.isArray and Reflect.get, captured before user code ran. */
   isArray: QuickJSHandle;
+  get: QuickJSHandle;
   /** Host time (Date.now) past which reading stops. */
   deadline: number;
 }
@@ -32,8 +39,22 @@ export function toJsonText(
     parts.push(text);
   };
 
+  // context.getProp cannot report an exception (it hands back a handle of type 'unknown'), so a
+  // failed read is repeated through the pristine Reflect.get, which does report it.
+  const read = (handle: QuickJSHandle, key: string | number): QuickJSHandle => {
+    const item = context.getProp(handle, key);
+    if (context.typeof(item) !== 'unknown') return item;
+    item.dispose();
+    const keyHandle = typeof key === 'number' ? context.newNumber(key) : context.newString(key);
+    const retried = context.callFunction(options.get, context.undefined, handle, keyHandle);
+    keyHandle.dispose();
+    if (retried.error) throw new ReadFailed(retried.error);
+    return retried.value;
+  };
+
   const write = (handle: QuickJSHandle, depth: number): boolean => {
-    if (++visited % 1024 === 0 && Date.now() > options.deadline) throw new NotSerializable('timeout');
+    if (++visited % 1024 === 0 && Date.now() > options.deadline)
+      throw new NotSerializable('timeout');
     switch (context.typeof(handle)) {
       case 'number': {
         const n = context.getNumber(handle);
@@ -42,7 +63,8 @@ export function toJsonText(
       }
       case 'string': {
         const s = context.getString(handle);
-        if (s.length > options.limit) throw new OutputTooLarge(`result over ${options.limit} bytes`);
+        if (s.length > options.limit)
+          throw new OutputTooLarge(`result over ${options.limit} bytes`);
         emit(JSON.stringify(s));
         return true;
       }
@@ -66,14 +88,18 @@ export function toJsonText(
 
   const writeObject = (handle: QuickJSHandle, depth: number) => {
     const isArray = context.callFunction(options.isArray, context.undefined, handle);
-    const array = !isArray.error && context.sameValue(isArray.value, context.true);
-    (isArray.error ?? isArray.value).dispose();
+    if (isArray.error) throw new ReadFailed(isArray.error);
+    const array = context.sameValue(isArray.value, context.true);
+    isArray.value.dispose();
     if (array) {
-      const length = context.getLength(handle) ?? 0;
+      const lengthHandle = read(handle, 'length');
+      const length =
+        context.typeof(lengthHandle) === 'number' ? context.getNumber(lengthHandle) : 0;
+      lengthHandle.dispose();
       emit('[');
       for (let i = 0; i < length; i++) {
         if (i > 0) emit(',');
-        const item = context.getProp(handle, i);
+        const item = read(handle, i);
         try {
           if (!write(item, depth + 1)) emit('null');
         } finally {
@@ -83,15 +109,19 @@ export function toJsonText(
       emit(']');
       return;
     }
-    const names = context.unwrapResult(
-      context.getOwnPropertyNames(handle, { strings: true, numbersAsStrings: true, onlyEnumerable: true }),
-    );
+    const listed = context.getOwnPropertyNames(handle, {
+      strings: true,
+      numbersAsStrings: true,
+      onlyEnumerable: true,
+    });
+    if (listed.error) throw new ReadFailed(listed.error);
+    const names = listed.value;
     try {
       emit('{');
       let first = true;
       for (const name of names) {
         const key = context.getString(name);
-        const item = context.getProp(handle, name);
+        const item = read(handle, key);
         try {
           const mark = parts.length;
           emit(`${first ? '' : ','}${JSON.stringify(key)}:`);

@@ -3,7 +3,13 @@
 // deadline (+grace) or that crashes. The job that was running gets `watchdog_killed`; the other
 // unfinished jobs of that batch go back to the front of the queue.
 import { WATCHDOG_GRACE_MS } from './limits';
-import { type FromWorker, PROGRESS_BATCH, PROGRESS_INDEX, type ToWorker, type WireJob } from './protocol';
+import {
+  type FromWorker,
+  PROGRESS_BATCH,
+  PROGRESS_INDEX,
+  type ToWorker,
+  type WireJob,
+} from './protocol';
 import type { RunLimits, RunResult, Sandbox, SandboxJob } from './types';
 import { judge, lostJob, toWireJob } from './verdict';
 
@@ -76,7 +82,10 @@ export function createPool(options: PoolOptions): Sandbox {
     };
     slot.worker.onMessage((message) => onMessage(slot, message));
     slot.worker.onError((error) => onCrash(slot, error));
-    slot.worker.post({ type: 'init', progress: progress ? (progress.buffer as SharedArrayBuffer) : null });
+    slot.worker.post({
+      type: 'init',
+      progress: progress ? (progress.buffer as SharedArrayBuffer) : null,
+    });
     slots.push(slot);
     ensureTimer();
     return slot;
@@ -136,7 +145,9 @@ export function createPool(options: PoolOptions): Sandbox {
       const requeue: Pending[] = [];
       for (const [i, entry] of batch.entries.entries()) {
         const culprit = i + 1 === batch.running;
-        entry.attempts++;
+        // Innocent jobs are re-run freely; only when the culprit is unknown does a job use up
+        // one of its attempts, so a job that always kills its worker cannot loop forever.
+        if (batch.running === 0) entry.attempts++;
         if (culprit || entry.attempts >= MAX_ATTEMPTS) {
           entry.settle(lostJob(entry.job, reason, culprit ? Date.now() - batch.seenAt : 0));
         } else {
@@ -166,7 +177,11 @@ export function createPool(options: PoolOptions): Sandbox {
       const entries = queue.splice(0, Math.max(1, Math.min(maxBatch, share)));
       const batch: Batch = { id: nextBatchId++, entries, running: 0, seenAt: Date.now() };
       slot.batch = batch;
-      slot.worker.post({ type: 'batch', batchId: batch.id, jobs: entries.map((entry) => entry.wire) });
+      slot.worker.post({
+        type: 'batch',
+        batchId: batch.id,
+        jobs: entries.map((entry) => entry.wire),
+      });
     }
     ensureTimer();
     updateRefs();
@@ -198,7 +213,10 @@ export function createPool(options: PoolOptions): Sandbox {
       if (entry) {
         // seenAt is never earlier than the real start, so a job is never killed early.
         if (now - batch.seenAt > entry.wire.limits.deadlineMs + WATCHDOG_GRACE_MS) {
-          replace(slot, `watchdog: no result ${entry.wire.limits.deadlineMs} ms + grace after start`);
+          replace(
+            slot,
+            `watchdog: no result ${entry.wire.limits.deadlineMs} ms + grace after start`,
+          );
         }
       } else if (batch.running === 0 && now - batch.seenAt > START_TIMEOUT_MS) {
         replace(slot, 'watchdog: batch never started');
@@ -242,7 +260,9 @@ export function createPool(options: PoolOptions): Sandbox {
       for (const slot of slots.splice(0)) {
         slot.dead = true;
         slot.worker.terminate();
-        if (slot.batch) for (const entry of slot.batch.entries) entry.settle(lostJob(entry.job, 'sandbox closed', 0));
+        if (slot.batch)
+          for (const entry of slot.batch.entries)
+            entry.settle(lostJob(entry.job, 'sandbox closed', 0));
       }
       for (const entry of queue.splice(0)) entry.settle(lostJob(entry.job, 'sandbox closed', 0));
     },

@@ -6,7 +6,7 @@
 // compare values. The same sources run in Node's `vm` for the parity reference.
 // Compiling costs ~0.08 ms per KB in QuickJS, so the core is kept tiny.
 
-export const CORE_PRELUDE_SOURCE = String.raw`(function (G) {
+export const CORE_PRELUDE_SOURCE = `(function (G) {
   'use strict';
   var freeze = Object.freeze, defineProperty = Object.defineProperty, ErrorC = Error;
   var refused = null, modules = null;
@@ -44,7 +44,7 @@ export const CORE_PRELUDE_SOURCE = String.raw`(function (G) {
 
 // Evaluated after the core and before user code, only for jobs that can use the modules
 // (script jobs, or programs that mention require): compiling it costs ~0.5 ms per context.
-export const LIBRARY_SOURCE = String.raw`(function (setModules) {
+export const LIBRARY_SOURCE = `(function (setModules) {
   'use strict';
   var O = Object, A = Array, R = Reflect;
   var apply = R.apply, keys = O.keys, isArray = A.isArray, freeze = O.freeze;

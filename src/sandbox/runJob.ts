@@ -9,20 +9,29 @@ import { judge, toWireJob } from './verdict';
 let shared: Promise<QuickJSWASMModule> | undefined;
 
 export interface LocalRunner {
-  runJob(job: SandboxJob): RunResult;
-  /** The executor's raw outcomes, before the host judges them. */
+  runJob(job: SandboxJob): Promise<RunResult>;
+  /** The executor's raw outcomes, before the host judges them (synchronous). */
   runRaw(job: SandboxJob): RawRunResult;
-  executor: Executor;
 }
 
 export async function createLocalRunner(defaults?: Partial<RunLimits>): Promise<LocalRunner> {
   shared ??= loadQuickJS();
-  const executor = createExecutor(await shared);
+  let executor: Executor = createExecutor(await shared);
   const runRaw = (job: SandboxJob) => executor.execute(toWireJob(job, defaults));
-  return { executor, runRaw, runJob: (job) => judge(job, runRaw(job)) };
+  return {
+    runRaw,
+    async runJob(job) {
+      const result = judge(job, runRaw(job));
+      if (executor.broken) {
+        shared = loadQuickJS();
+        executor = createExecutor(await shared);
+      }
+      return result;
+    },
+  };
 }
 
 /** Runs one job on this thread with a fresh QuickJS runtime and context. */
 export async function runJob(job: SandboxJob, defaults?: Partial<RunLimits>): Promise<RunResult> {
-  return (await createLocalRunner(defaults)).runJob(job);
+  return await (await createLocalRunner(defaults)).runJob(job);
 }

@@ -34,9 +34,14 @@ export function parseSuite(text: string, solutionField = 'canonical_solution'): 
       continue;
     }
     const fields = record as Record<string, unknown>;
-    const missing = ['task_id', 'prompt', 'test'].find((field) => typeof fields[field] !== 'string');
+    const missing = ['task_id', 'prompt', 'test'].find(
+      (field) => typeof fields[field] !== 'string',
+    );
     if (missing) {
-      problems.push({ line, message: `line ${line}: field "${missing}" is missing or not a string` });
+      problems.push({
+        line,
+        message: `line ${line}: field "${missing}" is missing or not a string`,
+      });
       continue;
     }
     const taskId = fields.task_id as string;

@@ -59,7 +59,10 @@ function judgeCase(expected: unknown, outcome: RawOutcome | undefined): TestVerd
   if (!outcome) return { passed: false, errorKind: 'runtime', message: 'no outcome' };
   if (!outcome.ok) return { passed: false, errorKind: outcome.errorKind, message: outcome.message };
   const actual = outcome.json === undefined ? undefined : JSON.parse(outcome.json);
-  const verdict: TestVerdict = { passed: jsonEqual(actual, normalizeExpected(expected)), errorKind: null };
+  const verdict: TestVerdict = {
+    passed: jsonEqual(actual, normalizeExpected(expected)),
+    errorKind: null,
+  };
   if (outcome.json !== undefined) verdict.actual = outcome.json;
   return verdict;
 }

@@ -1,7 +1,8 @@
 // Worker entry for both hosts: a Web Worker (bundled by Vite) or a Node worker_thread (bundled
 // at first use by nodeWorker.ts). It only picks the message port; workerServe does the rest.
-import { serveSandbox, type WorkerEndpoint } from './workerServe';
+
 import type { FromWorker, ToWorker } from './protocol';
+import { serveSandbox, type WorkerEndpoint } from './workerServe';
 
 interface NodePort {
   postMessage(message: unknown): void;
@@ -22,7 +23,9 @@ async function findEndpoint(): Promise<WorkerEndpoint> {
   }
   // A variable specifier keeps browser bundlers from trying to resolve a Node built-in.
   const specifier = 'node:worker_threads';
-  const { parentPort } = (await import(/* @vite-ignore */ specifier)) as { parentPort: NodePort | null };
+  const { parentPort } = (await import(/* @vite-ignore */ specifier)) as {
+    parentPort: NodePort | null;
+  };
   if (!parentPort) throw new Error('sandbox worker started outside a worker');
   return {
     post: (message: FromWorker) => parentPort.postMessage(message),
