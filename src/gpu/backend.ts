@@ -17,6 +17,8 @@ const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /** 'auto' tries webgpu, then wasm, then cpu. A named backend is used or an error thrown. */
 export async function initBackend(prefer: BackendName | 'auto' = 'auto'): Promise<BackendReport> {
+  // PROD silences tfjs's "install tfjs-node" banner, which would pollute CLI output.
+  if (isNode) tf.env().set('PROD', true);
   if (prefer === 'cpu') return startCpu('asked for cpu');
   if (prefer === 'webgpu' || prefer === 'auto') {
     // 'auto' passes over software adapters (SwiftShader, lavapipe): on a CPU, tfjs wasm

@@ -1,3 +1,10 @@
+export {
+  DEFAULT_EVAL,
+  type EvalOptions,
+  type EvalReport,
+  evaluateTasks,
+  type TierReport,
+} from './evaluate';
 export { FullRecomputeSampler } from './fullRecomputeSampler';
 export { disposeCache, forwardCached, type LayerCache } from './kvForward';
 export { KvCacheSampler } from './kvSampler';

@@ -1,0 +1,88 @@
+// `npm run --silent eval -- --checkpoint DIR --suite heldout|L1|L2|L3|L4 [--samples K] [--json]`
+// DIR holds planner/ and coder/ checkpoints. Loads public/tasks/suite-<name>.json, runs
+// Planner → Coder, judges the programs in the QuickJS sandbox and reports pass@1 (greedy),
+// pass@K over K sampled pairs, and the cost and peak memory of passing programs, per tier.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type BackendName, initBackend } from '../gpu/backend';
+import { loadCheckpointDir } from '../model/checkpointNode';
+import { evaluateTasks, type TierReport } from '../rollout';
+import { createSandbox } from '../sandbox';
+import { loadSuite } from '../tasks';
+
+function flags(argv: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--') || a === '--') continue;
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('--')) out.set(a.slice(2), 'true');
+    else {
+      out.set(a.slice(2), next);
+      i++;
+    }
+  }
+  return out;
+}
+
+const f = flags(process.argv.slice(2));
+const checkpoint = f.get('checkpoint');
+const suites = (f.get('suite') ?? 'heldout').split(',');
+if (!checkpoint) {
+  console.error('eval: --checkpoint DIR is required (DIR holds planner/ and coder/)');
+  process.exit(2);
+}
+const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
+const planner = await loadCheckpointDir(join(checkpoint, 'planner'), false);
+const coder = await loadCheckpointDir(join(checkpoint, 'coder'), false);
+const shared = planner.model.config.role === 'shared';
+const sandbox = await createSandbox();
+const out: Record<string, unknown> = { checkpoint, backend, suites: {} };
+try {
+  for (const suite of suites) {
+    const file = join('public/tasks', `suite-${suite}.json`);
+    const tasks = loadSuite(await readFile(file, 'utf8')).tasks;
+    const limit = f.has('limit') ? Number(f.get('limit')) : tasks.length;
+    const start = performance.now();
+    const report = await evaluateTasks(
+      planner.model,
+      coder.model,
+      planner.tokenizer,
+      tasks.slice(0, limit),
+      sandbox,
+      {
+        samples: Number(f.get('samples') ?? 1),
+        temperature: Number(f.get('temperature') ?? 0.8),
+        seed: Number(f.get('seed') ?? 1),
+        shared,
+      },
+    );
+    const seconds = (performance.now() - start) / 1000;
+    (out.suites as Record<string, unknown>)[suite] = {
+      ...report,
+      seconds,
+      examples: f.has('show') ? report.examples : report.examples.slice(0, 3),
+    };
+    if (!f.has('json')) printSuite(suite, report.overall, report.tiers, seconds);
+  }
+} finally {
+  await sandbox.close();
+}
+if (f.has('json')) console.log(JSON.stringify(out, null, 2));
+process.exit(0);
+
+function printSuite(
+  suite: string,
+  overall: TierReport,
+  tiers: Record<string, TierReport>,
+  seconds: number,
+): void {
+  console.log(`suite ${suite} (${seconds.toFixed(0)} s, ${backend.backend})`);
+  const rows = [...Object.entries(tiers), ['all', overall] as [string, TierReport]];
+  for (const [tier, r] of rows) {
+    const parts = Object.entries(r).map(
+      ([k, v]) => `${k}=${typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : v}`,
+    );
+    console.log(`  ${tier.padEnd(4)} ${parts.join('  ')}`);
+  }
+}
