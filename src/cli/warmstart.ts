@@ -19,7 +19,10 @@ function flags(argv: string[]): Map<string, string> {
     if (!a.startsWith('--')) continue;
     const next = argv[i + 1];
     if (next === undefined || next.startsWith('--')) out.set(a.slice(2), 'true');
-    else out.set(a.slice(2), next), i++;
+    else {
+      out.set(a.slice(2), next);
+      i++;
+    }
   }
   return out;
 }
