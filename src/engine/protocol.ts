@@ -1,0 +1,40 @@
+// The page ↔ engine Worker protocol: commands in, events out. Everything crossing it is
+// plain structured-clonable data; the Worker owns the models, the sandbox pool and the run.
+import type { BackendReport } from '../gpu/backend';
+import type { EvalReport, RunConfig, RunSnapshot, StepReport } from './types';
+
+export type EngineCommand =
+  /** Start (or replace) the run: from the shipped warm start, or from a saved snapshot. */
+  | { type: 'start'; runId: string; config: RunConfig; snapshot?: RunSnapshot }
+  /** Keep stepping until paused. */
+  | { type: 'train' }
+  | { type: 'pause' }
+  /** Exactly one GRPO step, then pause. */
+  | { type: 'step' }
+  /** Evaluate on the fixed suites now. */
+  | { type: 'evaluate' }
+  /** Ask for a snapshot of the run (for IndexedDB and export). */
+  | { type: 'snapshot' }
+  /** Supervised warm start from scratch for both roles, with progress events. */
+  | { type: 'warmstart'; minutes: number; seed: number }
+  /** Judge one program (the inspector's Run), without touching the run. */
+  | {
+      type: 'judge';
+      requestId: number;
+      code: string;
+      entryPoint: string;
+      tests: { args: unknown[]; expected: unknown }[];
+    };
+
+export type EngineStatus = 'loading' | 'idle' | 'training' | 'stepping' | 'warmstart' | 'failed';
+
+export type EngineEvent =
+  | { type: 'backend'; report: BackendReport }
+  | { type: 'status'; status: EngineStatus; runId: string | null; step: number }
+  | { type: 'step'; runId: string; report: StepReport }
+  | { type: 'eval'; runId: string; report: EvalReport }
+  | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
+  | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
+  | { type: 'judged'; requestId: number; result: import('../sandbox/types').RunResult }
+  /** `recoverable`: the run can continue from its last snapshot (lost device, crashed sandbox). */
+  | { type: 'error'; message: string; recoverable: boolean };

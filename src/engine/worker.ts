@@ -1,0 +1,178 @@
+// The page's engine Worker: owns the backend, the models, the sandbox pool and the run, and
+// speaks the protocol in ./protocol.ts. The main thread only renders what comes out.
+import { type BackendReport, initBackend } from '../gpu/backend';
+import { fetchCheckpoint } from '../model';
+import { createBrowserSandbox } from '../sandbox/browser';
+import type { Sandbox } from '../sandbox/types';
+import { loadSuite, type Task } from '../tasks';
+import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
+import { TrainingSession } from './session';
+
+type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
+const SUITE_NAMES: SuiteName[] = ['L1', 'L2', 'L3', 'L4', 'heldout'];
+
+const scope = self as unknown as {
+  postMessage(event: EngineEvent, transfer?: Transferable[]): void;
+  onmessage: ((event: MessageEvent<EngineCommand>) => void) | null;
+  location: { origin: string };
+};
+const base = new URL(import.meta.env.BASE_URL, scope.location.origin).href;
+
+let backend: Promise<BackendReport> | null = null;
+let sandbox: Promise<Sandbox> | null = null;
+let suites: Promise<Partial<Record<SuiteName, Task[]>>> | null = null;
+let session: TrainingSession | null = null;
+let runId: string | null = null;
+let status: EngineStatus = 'loading';
+let wantTraining = false;
+/** Commands run one at a time, in order, so a Step never overlaps a Start. */
+let queue: Promise<void> = Promise.resolve();
+
+function post(event: EngineEvent) {
+  scope.postMessage(event);
+}
+
+function setStatus(next: EngineStatus) {
+  status = next;
+  post({ type: 'status', status, runId, step: session?.step ?? 0 });
+}
+
+function fail(error: unknown, recoverable: boolean) {
+  const message = error instanceof Error ? error.message : String(error);
+  post({ type: 'error', message, recoverable });
+}
+
+function ensureBackend(): Promise<BackendReport> {
+  backend ??= initBackend('auto').then((report) => {
+    post({ type: 'backend', report });
+    return report;
+  });
+  return backend;
+}
+
+function ensureSandbox(): Promise<Sandbox> {
+  sandbox ??= createBrowserSandbox({ size: 1 });
+  return sandbox;
+}
+
+function ensureSuites(): Promise<Partial<Record<SuiteName, Task[]>>> {
+  suites ??= Promise.all(
+    SUITE_NAMES.map(async (name) => {
+      const response = await fetch(`${base}tasks/suite-${name}.json`);
+      if (!response.ok) throw new Error(`suite ${name}: HTTP ${response.status}`);
+      return [name, loadSuite(await response.text()).tasks] as const;
+    }),
+  ).then((entries) => Object.fromEntries(entries));
+  return suites;
+}
+
+async function start(command: Extract<EngineCommand, { type: 'start' }>) {
+  wantTraining = false;
+  setStatus('loading');
+  session?.dispose();
+  session = null;
+  runId = command.runId;
+  await ensureBackend();
+  const deps = { sandbox: await ensureSandbox(), suites: await ensureSuites() };
+  if (command.snapshot) {
+    session = await TrainingSession.restore(command.snapshot, deps);
+  } else {
+    const folder = `${base}checkpoints/${command.config.preset}/`;
+    const [planner, coder] = await Promise.all([
+      fetchCheckpoint(`${folder}planner/`),
+      fetchCheckpoint(`${folder}coder/`),
+    ]);
+    session = await TrainingSession.create(command.config, { planner, coder, ...deps });
+  }
+  setStatus('idle');
+}
+
+/** One GRPO step, its report, an evaluation when due, and a snapshot to keep the run safe. */
+async function stepOnce() {
+  if (!session || !runId) throw new Error('No run: start one first.');
+  const report = await session.trainStep();
+  post({ type: 'step', runId, report });
+  const every = session.config.evalEvery;
+  if (every > 0 && report.step % every === 0) {
+    post({ type: 'eval', runId, report: await session.evaluate() });
+  }
+  post({ type: 'snapshot', runId, snapshot: await session.snapshot() });
+}
+
+async function trainLoop() {
+  setStatus('training');
+  while (wantTraining && session) {
+    await stepOnce();
+    // Let pause/step commands in between steps.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  setStatus('idle');
+}
+
+async function handle(command: EngineCommand) {
+  switch (command.type) {
+    case 'start':
+      return start(command);
+    case 'train':
+      if (status !== 'idle') return;
+      wantTraining = true;
+      // Not queued: the loop must not block the commands that stop it.
+      void trainLoop().catch((error) => {
+        wantTraining = false;
+        fail(error, true);
+        setStatus('idle');
+      });
+      return;
+    case 'pause':
+      wantTraining = false;
+      return;
+    case 'step':
+      if (status !== 'idle') return;
+      setStatus('stepping');
+      try {
+        await stepOnce();
+      } finally {
+        setStatus('idle');
+      }
+      return;
+    case 'evaluate':
+      if (!session || !runId) return;
+      post({ type: 'eval', runId, report: await session.evaluate() });
+      return;
+    case 'snapshot':
+      if (!session || !runId) return;
+      post({ type: 'snapshot', runId, snapshot: await session.snapshot() });
+      return;
+    case 'judge': {
+      const pool = await ensureSandbox();
+      const [result] = await pool.run([
+        {
+          kind: 'cases',
+          id: `judge-${command.requestId}`,
+          code: command.code,
+          entryPoint: command.entryPoint,
+          tests: command.tests,
+        },
+      ]);
+      if (result) post({ type: 'judged', requestId: command.requestId, result });
+      return;
+    }
+    case 'warmstart':
+      throw new Error('Warm start from scratch is not available in this build.');
+  }
+}
+
+scope.onmessage = (event) => {
+  const command = event.data;
+  if (command.type === 'pause' || command.type === 'train') {
+    void handle(command);
+    return;
+  }
+  queue = queue
+    .then(() => handle(command))
+    .catch((error) => {
+      fail(error, command.type !== 'start');
+      if (command.type === 'start') setStatus('failed');
+      else if (status === 'stepping') setStatus('idle');
+    });
+};

@@ -1,0 +1,36 @@
+import { ChartsPanel } from '../charts/ChartsPanel';
+import { Explainer } from '../explainer/Explainer';
+import { GroupInspector } from '../inspector/GroupInspector';
+import { RunsTable } from '../runs/RunsTable';
+import { useLabStore } from '../state/labStore';
+import { ControlsPanel } from './ControlsPanel';
+import { ErrorBanner } from './ErrorBanner';
+import { ProgressBar } from './ProgressBar';
+import { RunToolbar } from './RunToolbar';
+
+/** The lab: settings on the left; toolbar, charts, inspector and explainer on the right. */
+export function LabPage() {
+  const presentation = useLabStore((s) => s.presentation);
+  return (
+    <div className={`lab${presentation ? ' presentation' : ''}`}>
+      {!presentation && <ControlsPanel />}
+      <div className="lab-main">
+        <RunToolbar />
+        <ErrorBanner />
+        <ProgressBar />
+        {presentation ? (
+          <Explainer />
+        ) : (
+          <>
+            <ChartsPanel />
+            <RunsTable />
+            <div className="inspect-row">
+              <GroupInspector />
+              <Explainer />
+            </div>
+          </>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,62 @@
+import { encodeRunConfig } from '../../engine/runConfig';
+import { newRun, pause, step, train } from '../engineClient';
+import { activeRun, useLabStore } from '../state/labStore';
+import { ExportImport } from './ExportImport';
+
+/** Train / Pause / Step / Reset, the engine's status, and which backend is computing. */
+export function RunToolbar() {
+  const status = useLabStore((s) => s.status);
+  const currentStep = useLabStore((s) => s.step);
+  const backend = useLabStore((s) => s.backend);
+  const config = useLabStore((s) => s.config);
+  const run = useLabStore(activeRun);
+  const presentation = useLabStore((s) => s.presentation);
+  const idle = status === 'idle';
+  const pending =
+    run && encodeRunConfig(run.config).toString() !== encodeRunConfig(config).toString();
+
+  return (
+    <div className="run-toolbar">
+      <div className="buttons">
+        <button type="button" className="primary" onClick={train} disabled={!idle}>
+          Train
+        </button>
+        <button type="button" onClick={pause} disabled={status !== 'training'}>
+          Pause
+        </button>
+        <button type="button" onClick={step} disabled={!idle} title="Exactly one GRPO step">
+          Step
+        </button>
+        <button
+          type="button"
+          onClick={() => void newRun()}
+          disabled={status === 'training' || status === 'stepping'}
+          title="A new run from the warm start with the settings on the left"
+        >
+          Reset
+        </button>
+      </div>
+      <div className="status" data-testid="engine-status">
+        <span className={`dot ${status}`} />
+        {status} · step <strong data-testid="step-count">{currentStep}</strong>
+      </div>
+      <div className="backend" data-testid="backend" title={backend?.reason}>
+        {backend ? `${backend.backend} · ${backend.adapter}` : 'starting backend…'}
+        {backend && backend.backend !== 'webgpu' && (
+          <span className="hint"> ({backend.reason})</span>
+        )}
+      </div>
+      {pending && <div className="pending">Settings changed: Reset starts a run with them.</div>}
+      <div className="spacer" />
+      <ExportImport />
+      <label className="toggle">
+        <input
+          type="checkbox"
+          checked={presentation}
+          onChange={(e) => useLabStore.setState({ presentation: e.target.checked })}
+        />
+        Presentation
+      </label>
+    </div>
+  );
+}

@@ -1,0 +1,94 @@
+// A run as files: what Export writes and Import reads back. Besides the lab's own
+// run.json, metrics come as JSONL and CSV and samples as JSONL for other tools, and the
+// snapshot's files (checkpoints, optimizer state) under snapshot/.
+import type { RunSnapshot } from '../../engine/types';
+import type { MetricPoint, RunRecord } from '../state/labStore';
+import type { StoredGroups } from './runsDb';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function metricsCsv(points: MetricPoint[]): string {
+  const names = [...new Set(points.flatMap((p) => Object.keys(p.values)))].sort();
+  const rows = points.map((p) => [p.step, ...names.map((n) => p.values[n] ?? '')].join(','));
+  return [['step', ...names].join(','), ...rows].join('\n');
+}
+
+export function runToFiles(
+  run: RunRecord,
+  groups: StoredGroups,
+  snapshot?: RunSnapshot,
+): Record<string, Uint8Array> {
+  const files: Record<string, Uint8Array> = {
+    'run.json': encoder.encode(JSON.stringify({ format: 'core-code-lab/run@1', run }, null, 1)),
+    'config.json': encoder.encode(JSON.stringify(run.config, null, 2)),
+    'metrics.jsonl': encoder.encode(
+      run.points.map((p) => JSON.stringify({ step: p.step, ...p.values })).join('\n'),
+    ),
+    'metrics.csv': encoder.encode(metricsCsv(run.points)),
+    'samples.jsonl': encoder.encode(
+      groups
+        .flatMap((g) => g.groups)
+        .map((g) => JSON.stringify(g))
+        .join('\n'),
+    ),
+  };
+  if (snapshot) {
+    files['snapshot/meta.json'] = encoder.encode(
+      JSON.stringify({ step: snapshot.step, config: snapshot.config }),
+    );
+    for (const [name, bytes] of Object.entries(snapshot.files)) files[`snapshot/${name}`] = bytes;
+  }
+  return files;
+}
+
+/** Reads an exported run back; every refusal names the file and what is wrong with it. */
+export function filesToRun(files: Record<string, Uint8Array>): {
+  run: RunRecord;
+  groups: StoredGroups;
+  snapshot?: RunSnapshot;
+} {
+  const runFile = files['run.json'];
+  if (!runFile) throw new Error('Not a lab run export: run.json is missing.');
+  let parsed: { format?: string; run?: RunRecord };
+  try {
+    parsed = JSON.parse(decoder.decode(runFile));
+  } catch (error) {
+    throw new Error(`run.json is not valid JSON: ${(error as Error).message}`);
+  }
+  const run = parsed.run;
+  if (parsed.format !== 'core-code-lab/run@1' || !run)
+    throw new Error('run.json: unknown format (expected core-code-lab/run@1).');
+  if (typeof run.id !== 'string' || !Array.isArray(run.points) || typeof run.config !== 'object') {
+    throw new Error('run.json: run must have an id, points and a config.');
+  }
+  const groupsByStep = new Map<number, StoredGroups[number]>();
+  const samples = files['samples.jsonl'] ? decoder.decode(files['samples.jsonl']) : '';
+  samples.split('\n').forEach((line, index) => {
+    if (!line.trim()) return;
+    let group: StoredGroups[number]['groups'][number];
+    try {
+      group = JSON.parse(line);
+    } catch {
+      throw new Error(`samples.jsonl line ${index + 1} is not valid JSON.`);
+    }
+    const entry = groupsByStep.get(group.step) ?? { step: group.step, groups: [] };
+    entry.groups.push(group);
+    groupsByStep.set(group.step, entry);
+  });
+  const groups = [...groupsByStep.values()].sort((a, b) => a.step - b.step);
+  const metaFile = files['snapshot/meta.json'];
+  if (!metaFile) return { run, groups };
+  const meta = JSON.parse(decoder.decode(metaFile)) as {
+    step: number;
+    config: RunSnapshot['config'];
+  };
+  const snapshotFiles: RunSnapshot['files'] = {};
+  for (const [name, bytes] of Object.entries(files)) {
+    if (name.startsWith('snapshot/') && name !== 'snapshot/meta.json')
+      snapshotFiles[name.slice('snapshot/'.length)] = bytes;
+  }
+  return { run, groups, snapshot: { step: meta.step, config: meta.config, files: snapshotFiles } };
+}
+
+export { encoder as textEncoder };

@@ -1,0 +1,75 @@
+// Runs survive a reload: metrics, recent sample groups and the latest snapshot of each run
+// live in IndexedDB. One small promise-based wrapper; no library.
+import type { RunSnapshot, SampleGroup } from '../../engine/types';
+import type { RunRecord } from '../state/labStore';
+
+const DB_NAME = 'core-code-lab';
+const DB_VERSION = 1;
+const STORES = ['runs', 'snapshots', 'groups', 'meta'] as const;
+type StoreName = (typeof STORES)[number];
+
+export type StoredGroups = { step: number; groups: SampleGroup[] }[];
+
+let opened: Promise<IDBDatabase> | null = null;
+
+function open(): Promise<IDBDatabase> {
+  opened ??= new Promise((resolve, reject) => {
+    const request = indexedDB.open(DB_NAME, DB_VERSION);
+    request.onupgradeneeded = () => {
+      for (const name of STORES) {
+        if (!request.result.objectStoreNames.contains(name)) request.result.createObjectStore(name);
+      }
+    };
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error ?? new Error('IndexedDB failed to open'));
+  });
+  return opened;
+}
+
+function done<T>(request: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error ?? new Error('IndexedDB request failed'));
+  });
+}
+
+async function put(store: StoreName, key: string, value: unknown): Promise<void> {
+  const db = await open();
+  await done(db.transaction(store, 'readwrite').objectStore(store).put(value, key));
+}
+
+async function get<T>(store: StoreName, key: string): Promise<T | undefined> {
+  const db = await open();
+  return done(db.transaction(store, 'readonly').objectStore(store).get(key)) as Promise<
+    T | undefined
+  >;
+}
+
+async function remove(store: StoreName, key: string): Promise<void> {
+  const db = await open();
+  await done(db.transaction(store, 'readwrite').objectStore(store).delete(key));
+}
+
+export async function saveRun(run: RunRecord): Promise<void> {
+  await put('runs', run.id, run);
+}
+
+export async function loadRuns(): Promise<RunRecord[]> {
+  const db = await open();
+  const runs = (await done(
+    db.transaction('runs', 'readonly').objectStore('runs').getAll(),
+  )) as RunRecord[];
+  return runs.sort((a, b) => a.createdAt - b.createdAt);
+}
+
+export const saveSnapshot = (runId: string, snapshot: RunSnapshot) =>
+  put('snapshots', runId, snapshot);
+export const loadSnapshot = (runId: string) => get<RunSnapshot>('snapshots', runId);
+export const saveGroups = (runId: string, groups: StoredGroups) => put('groups', runId, groups);
+export const loadGroups = (runId: string) => get<StoredGroups>('groups', runId);
+export const saveActiveRunId = (runId: string | null) => put('meta', 'activeRunId', runId);
+export const loadActiveRunId = () => get<string | null>('meta', 'activeRunId');
+
+export async function deleteRun(runId: string): Promise<void> {
+  await Promise.all([remove('runs', runId), remove('snapshots', runId), remove('groups', runId)]);
+}

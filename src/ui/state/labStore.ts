@@ -1,0 +1,81 @@
+// The page's whole state in one place (TensorFlow Playground style): the run config (which
+// round-trips through the URL), the runs with their metric series, recent sample groups,
+// the inspector's selection, the engine's status and errors. Components read slices of it;
+// only engineClient writes engine events into it.
+import { create } from 'zustand';
+import type { EngineStatus } from '../../engine/protocol';
+import { DEFAULT_RUN_CONFIG } from '../../engine/runConfig';
+import type { MetricRecord, RunConfig, SampleGroup } from '../../engine/types';
+import type { BackendReport } from '../../gpu/backend';
+
+/** One point of a run's curves: the step and every metric measured at it. */
+export interface MetricPoint {
+  step: number;
+  values: MetricRecord;
+}
+
+export interface RunRecord {
+  id: string;
+  name: string;
+  config: RunConfig;
+  createdAt: number;
+  /** One entry per GRPO step (train metrics) plus eval points merged in at their step. */
+  points: MetricPoint[];
+  visible: boolean;
+}
+
+/** What the inspector shows: a step's group and, inside it, one plan and one program. */
+export interface Selection {
+  step: number;
+  groupIndex: number;
+  planIndex: number;
+  programIndex: number;
+}
+
+export interface Progress {
+  task: string;
+  fraction: number;
+  message: string;
+  etaSec: number | null;
+}
+
+export interface LabState {
+  config: RunConfig;
+  configProblems: string[];
+  runs: RunRecord[];
+  activeRunId: string | null;
+  /** Sample groups of the active run's recent steps, newest last (capped). */
+  groups: { step: number; groups: SampleGroup[] }[];
+  selection: Selection | null;
+  status: EngineStatus;
+  step: number;
+  backend: BackendReport | null;
+  progress: Progress | null;
+  errors: { id: number; message: string; recoverable: boolean }[];
+  presentation: boolean;
+  smoothing: number;
+  logScale: boolean;
+}
+
+export const MAX_KEPT_STEPS = 200;
+
+export const useLabStore = create<LabState>(() => ({
+  config: DEFAULT_RUN_CONFIG,
+  configProblems: [],
+  runs: [],
+  activeRunId: null,
+  groups: [],
+  selection: null,
+  status: 'loading',
+  step: 0,
+  backend: null,
+  progress: null,
+  errors: [],
+  presentation: false,
+  smoothing: 0,
+  logScale: false,
+}));
+
+export function activeRun(state: LabState): RunRecord | undefined {
+  return state.runs.find((run) => run.id === state.activeRunId);
+}
