@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_RUN_CONFIG, decodeRunConfig, encodeRunConfig } from '../../src/engine/runConfig';
+import type { RunConfig } from '../../src/engine/types';
+import { filesToRun, metricsCsv, runToFiles } from '../../src/ui/persist/runFiles';
+import { crc32, readZip, writeZip } from '../../src/ui/persist/zip';
+import type { RunRecord } from '../../src/ui/state/labStore';
+
+function seededRandom(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('run config in the URL', () => {
+  it('the default config writes an empty query', () => {
+    expect(encodeRunConfig(DEFAULT_RUN_CONFIG).toString()).toBe('');
+  });
+
+  it('round-trips random configs exactly', () => {
+    const random = seededRandom(42);
+    for (let i = 0; i < 50; i++) {
+      const config: RunConfig = {
+        ...DEFAULT_RUN_CONFIG,
+        preset: (['tiny', 'small', 'base'] as const)[Math.floor(random() * 3)]!,
+        tierMix: { L1: 1 + Math.floor(random() * 3), L3: 2, L4: Math.floor(random() * 2) + 1 },
+        evalEvery: Math.floor(random() * 20),
+        grpo: {
+          ...DEFAULT_RUN_CONFIG.grpo,
+          mode: (['core', 'single', 'frozen-planner'] as const)[Math.floor(random() * 3)]!,
+          plansPerTask: 2 + Math.floor(random() * 6),
+          programsPerPlan: 2 + Math.floor(random() * 6),
+          beta: Math.round(random() * 100) / 1000,
+          epsilonHigh: 0.28,
+          learningRate: random() * 1e-3,
+          temperature: 0.5 + random(),
+          lossType: (['grpo', 'dapo', 'dr_grpo'] as const)[Math.floor(random() * 3)]!,
+          seed: Math.floor(random() * 1000),
+          rewardWeights: { ...DEFAULT_RUN_CONFIG.grpo.rewardWeights, efficiency: random() },
+        },
+      };
+      const url = `?${encodeRunConfig(config).toString()}`;
+      const { config: back, problems } = decodeRunConfig(new URLSearchParams(url));
+      expect(problems).toEqual([]);
+      expect(back).toEqual(config);
+    }
+  });
+
+  it('reports bad values and keeps defaults for them', () => {
+    const { config, problems } = decodeRunConfig(new URLSearchParams('preset=huge&tiers=L9:1&n=0'));
+    expect(config.preset).toBe('tiny');
+    expect(problems.join('\n')).toMatch(/preset "huge"/);
+    expect(problems.join('\n')).toMatch(/tiers "L9:1"/);
+    expect(problems.join('\n')).toMatch(/plansPerTask/);
+  });
+});
+
+describe('run export files', () => {
+  const random = seededRandom(7);
+  const bytes = (n: number) => Uint8Array.from({ length: n }, () => Math.floor(random() * 256));
+
+  it('crc32 matches the known check value', () => {
+    expect(crc32(new TextEncoder().encode('123456789'))).toBe(0xcbf43926);
+  });
+
+  it('zip round-trips random files and refuses corruption', () => {
+    const files = { 'a.txt': bytes(10), 'dir/b.bin': bytes(5000), empty: new Uint8Array() };
+    const zip = writeZip(files);
+    expect(readZip(zip)).toEqual(files);
+    const corrupt = zip.slice();
+    corrupt[40] = (corrupt[40]! + 1) % 256; // inside a.txt's data
+    expect(() => readZip(corrupt)).toThrow(/checksum|corrupt/);
+    expect(() => readZip(zip.slice(0, 100))).toThrow(/ZIP/);
+  });
+
+  it('a run exports and imports back identical', () => {
+    const run: RunRecord = {
+      id: 'run-x',
+      name: 'run 1',
+      config: DEFAULT_RUN_CONFIG,
+      createdAt: 1,
+      visible: true,
+      points: [
+        { step: 1, values: { 'coder/reward': 0.25, 'planner/reward': 0.1 } },
+        { step: 2, values: { 'coder/reward': 0.5, 'eval/pass@1/L1': 0.3 } },
+      ],
+    };
+    const snapshot = {
+      step: 2,
+      config: DEFAULT_RUN_CONFIG,
+      files: { 'planner/model.safetensors': bytes(64) },
+    };
+    const back = filesToRun(readZip(writeZip(runToFiles(run, [], snapshot))));
+    expect(back.run).toEqual(run);
+    expect(back.snapshot).toEqual(snapshot);
+    expect(metricsCsv(run.points).split('\n')[0]).toBe(
+      'step,coder/reward,eval/pass@1/L1,planner/reward',
+    );
+  });
+
+  it('refuses a file that is not a run export, naming what is wrong', () => {
+    expect(() => filesToRun({ 'x.json': bytes(3) })).toThrow(/run\.json is missing/);
+    expect(() => filesToRun({ 'run.json': new TextEncoder().encode('{oops') })).toThrow(
+      /not valid JSON/,
+    );
+  });
+});
