@@ -1,0 +1,180 @@
+// A uPlot line chart in React: overlaid series (one per run), optional mean ± std bands,
+// EMA smoothing, log scale, hover readout, container-width resize. The uPlot instance is
+// created once per series layout and then fed with setData, so appending points each step
+// redraws without rebuilding the chart.
+import { useLayoutEffect, useMemo, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import './charts.css';
+import { type ChartSeries, type PreparedChart, prepareChart, valueAt } from './chartData';
+
+export interface LineChartProps {
+  title: string;
+  /** The chart's `data-testid` is `chart-<name>`. */
+  name: string;
+  series: ChartSeries[];
+  /** EMA weight 0..0.99 (TensorBoard-style, debiased). */
+  smoothing?: number;
+  /** Log y axis; values ≤ 0 become gaps. */
+  logScale?: boolean;
+  height?: number;
+  /** Fixed y range (e.g. [0, 1] for pass@1); autoscaled when absent. */
+  yRange?: [number, number];
+  /** Called after each redraw (the benchmark times frames with it). */
+  onDraw?: () => void;
+}
+
+const AXIS = { stroke: '#9ca3af', grid: { stroke: '#2a2f3d', width: 1 }, ticks: { show: false } };
+
+/** Everything that needs a new uPlot instance when it changes (not the data). */
+function layoutKey(prepared: PreparedChart, logScale: boolean, yRange?: [number, number]): string {
+  const cols = prepared.columns.map((c) => `${c.kind}:${c.label}:${c.color}:${c.dash ?? ''}`);
+  return `${logScale}|${yRange ?? ''}|${cols.join(',')}`;
+}
+
+function makeOptions(
+  prepared: PreparedChart,
+  width: number,
+  height: number,
+  logScale: boolean,
+  yRange: [number, number] | undefined,
+  onCursor: (u: uPlot) => void,
+  onDraw: () => void,
+): uPlot.Options {
+  const series: uPlot.Series[] = [{ label: 'step' }];
+  for (const column of prepared.columns) {
+    const isLine = column.kind === 'line';
+    series.push({
+      label: column.label,
+      stroke: isLine ? column.color : 'transparent',
+      width: isLine ? 1.5 : 0,
+      dash: column.dash,
+      spanGaps: true,
+      points: isLine ? {} : { show: false },
+    });
+  }
+  const y: uPlot.Scale = logScale ? { distr: 3 } : {};
+  if (yRange && !logScale) y.range = () => yRange;
+  return {
+    width,
+    height,
+    legend: { show: false },
+    scales: { x: { time: false }, y },
+    axes: [{ ...AXIS }, { ...AXIS, size: 50 }],
+    series,
+    bands: prepared.bands.map(([upper, lower]) => ({
+      series: [upper, lower] as [number, number],
+      fill: `${prepared.columns[upper - 1]?.color ?? '#60a5fa'}33`,
+    })),
+    cursor: { drag: { x: true, y: false }, points: { size: 6 } },
+    hooks: { setCursor: [onCursor], draw: [onDraw] },
+  };
+}
+
+function formatValue(value: number | null): string {
+  if (value === null) return '–';
+  const abs = Math.abs(value);
+  if (abs !== 0 && (abs < 1e-3 || abs >= 1e5)) return value.toExponential(2);
+  return value.toFixed(abs >= 100 ? 1 : 3);
+}
+
+/** Writes "step s · label value ±std" for the hovered (or last) index straight into the DOM:
+ * hovering must not re-render React 60 times a second. */
+function writeReadout(target: HTMLElement, prepared: PreparedChart, idx: number | null) {
+  const x = prepared.data[0];
+  const last = x.length - 1;
+  const i = idx ?? last;
+  target.replaceChildren();
+  if (last < 0) {
+    target.textContent = 'no data yet';
+    return;
+  }
+  const step = document.createElement('span');
+  step.className = 'chart-readout-step';
+  step.textContent = `step ${x[i]}`;
+  target.append(step);
+  prepared.columns.forEach((column, c) => {
+    if (column.kind !== 'line') return;
+    const value = valueAt(prepared.data, c, i);
+    const next = prepared.columns[c + 1];
+    const upper = next?.kind === 'upper' ? valueAt(prepared.data, c + 1, i) : null;
+    const item = document.createElement('span');
+    item.className = 'chart-readout-item';
+    const swatch = document.createElement('i');
+    swatch.style.background = column.color;
+    item.append(swatch, `${column.label} ${formatValue(value)}`);
+    if (upper !== null && value !== null) item.append(` ±${formatValue(upper - value)}`);
+    target.append(item);
+  });
+}
+
+export function LineChart({
+  title,
+  name,
+  series,
+  smoothing = 0,
+  logScale = false,
+  height = 170,
+  yRange,
+  onDraw,
+}: LineChartProps) {
+  const plotRef = useRef<HTMLDivElement>(null);
+  const readoutRef = useRef<HTMLDivElement>(null);
+  const chartRef = useRef<uPlot | null>(null);
+  const prepared = useMemo(
+    () => prepareChart(series, { smoothing, logScale }),
+    [series, smoothing, logScale],
+  );
+  const preparedRef = useRef(prepared);
+  preparedRef.current = prepared;
+  const onDrawRef = useRef(onDraw);
+  onDrawRef.current = onDraw;
+  const key = layoutKey(prepared, logScale, yRange);
+
+  // (Re)create only when the layout changes; data changes go through setData below.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for the layout.
+  useLayoutEffect(() => {
+    const host = plotRef.current;
+    if (!host) return;
+    const width = Math.max(host.clientWidth, 120);
+    const options = makeOptions(
+      preparedRef.current,
+      width,
+      height,
+      logScale,
+      yRange,
+      (u) => {
+        if (readoutRef.current)
+          writeReadout(readoutRef.current, preparedRef.current, u.cursor.idx ?? null);
+      },
+      () => onDrawRef.current?.(),
+    );
+    const chart = new uPlot(options, preparedRef.current.data, host);
+    chartRef.current = chart;
+    const observer = new ResizeObserver(() => {
+      const w = Math.max(host.clientWidth, 120);
+      if (w !== chart.width) chart.setSize({ width: w, height });
+    });
+    observer.observe(host);
+    return () => {
+      observer.disconnect();
+      chart.destroy();
+      chartRef.current = null;
+    };
+  }, [key, height]);
+
+  useLayoutEffect(() => {
+    const chart = chartRef.current;
+    if (!chart) return;
+    if (chart.data !== prepared.data) chart.setData(prepared.data);
+    if (readoutRef.current) writeReadout(readoutRef.current, prepared, chart.cursor.idx ?? null);
+  }, [prepared]);
+
+  return (
+    <figure className="chart" data-testid={`chart-${name}`} data-points={prepared.points}>
+      <figcaption className="chart-title">{title}</figcaption>
+      <div className="chart-plot" ref={plotRef} />
+      <div className="chart-readout" ref={readoutRef} />
+    </figure>
+  );
+}
