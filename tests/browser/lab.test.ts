@@ -1,0 +1,205 @@
+// The lab page end to end in headless Chromium: train, pause, step, inspect, share, reload,
+// export/import, and a responsive main thread. Small batches keep steps quick on a CPU.
+import { mkdirSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, openLab } from './browser';
+
+// One task, 2 plans × 2 programs per step, no periodic evaluation: a few seconds a step on wasm.
+const SMALL = '?tasks=1&n=2&m=2&eval=0&seed=3';
+
+const stepCount = async (page: Page) => Number(await page.getByTestId('step-count').textContent());
+const status = async (page: Page) => (await page.getByTestId('engine-status').textContent()) ?? '';
+
+async function waitIdle(page: Page, timeout = 120_000) {
+  await expect.poll(() => status(page), { timeout, interval: 250 }).toMatch(/^idle/);
+}
+
+async function trainSteps(page: Page, steps: number) {
+  const start = await stepCount(page);
+  await page.getByRole('button', { name: 'Train' }).click();
+  await expect
+    .poll(() => stepCount(page), { timeout: 240_000, interval: 250 })
+    .toBeGreaterThanOrEqual(start + steps);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await waitIdle(page);
+}
+
+const chartPoints = (page: Page, name: string) =>
+  page.getByTestId(`chart-${name}`).getAttribute('data-points').then(Number);
+
+describe('the lab page', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('trains, pauses, steps exactly once, and the charts hold the steps', async () => {
+    const { page, errors } = await openLab(browser, SMALL);
+    await waitIdle(page);
+    expect(await page.getByTestId('backend').textContent()).toMatch(/wasm|webgpu|cpu/);
+
+    // Long tasks on the main thread while the engine trains in its Worker.
+    await page.evaluate(() => {
+      const w = window as unknown as { longTasks: number[] };
+      w.longTasks = [];
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) w.longTasks.push(entry.duration);
+      }).observe({ type: 'longtask' });
+    });
+    await trainSteps(page, 3);
+    const afterPause = await stepCount(page);
+    expect(afterPause).toBeGreaterThanOrEqual(3);
+    const longTasks = await page.evaluate(
+      () => (window as unknown as { longTasks: number[] }).longTasks,
+    );
+    expect(longTasks.filter((ms) => ms > 100)).toEqual([]);
+
+    expect(await chartPoints(page, 'coder-reward')).toBe(afterPause);
+    expect(await chartPoints(page, 'step-time')).toBe(afterPause);
+
+    // Paused: no more steps arrive.
+    await page.waitForTimeout(1500);
+    expect(await stepCount(page)).toBe(afterPause);
+
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(afterPause + 1);
+    await waitIdle(page);
+    await page.waitForTimeout(1000);
+    expect(await stepCount(page)).toBe(afterPause + 1);
+    expect(await chartPoints(page, 'coder-reward')).toBe(afterPause + 1);
+
+    mkdirSync('test-results', { recursive: true });
+    await page.screenshot({ path: 'test-results/lab-mid-training.png', fullPage: false });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('reloads into the same run from IndexedDB and continues it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    const { baseUrl } = await import('vitest').then((v) => ({ baseUrl: v.inject('baseUrl') }));
+    await page.goto(`${baseUrl}${SMALL}`);
+    await waitIdle(page);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(1);
+    await waitIdle(page);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(2);
+    await waitIdle(page);
+
+    await page.reload();
+    await waitIdle(page);
+    expect(await stepCount(page)).toBe(2);
+    expect(await chartPoints(page, 'coder-reward')).toBe(2);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(3);
+    await context.close();
+  });
+
+  it('opens a sample in the inspector, runs it, and re-judges an edit', async () => {
+    const { page, errors } = await openLab(browser, SMALL);
+    await waitIdle(page);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => page.getByTestId('sample-cell').count(), { timeout: 120_000 }).toBe(4);
+    await page.getByTestId('sample-cell').nth(1).click();
+    await expect(page.getByTestId('sample-detail')).toBeDefined();
+    await page.getByRole('button', { name: 'Run in sandbox' }).click();
+    await expect
+      .poll(() => page.getByTestId('sample-detail').getByTestId('verdict').count(), {
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(0);
+
+    const editor = page.getByTestId('editor-sample-code');
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('function solve() { return "edited"; }');
+    await page.getByRole('button', { name: 'Run in sandbox' }).click();
+    await expect
+      .poll(
+        () =>
+          page
+            .getByTestId('sample-detail')
+            .getByTestId('verdict')
+            .first()
+            .locator('td')
+            .last()
+            .textContent(),
+        { timeout: 30_000 },
+      )
+      .toBe('"edited"');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('round-trips the config through the URL', async () => {
+    const { page } = await openLab(browser, SMALL);
+    await waitIdle(page);
+    await page.locator('select[name=mode]').selectOption('single');
+    await page.locator('input[name=beta]').fill('0.1');
+    await page.locator('select[name=loss]').selectOption('dr_grpo');
+    const url = page.url();
+    expect(url).toContain('mode=single');
+    expect(url).toContain('beta=0.1');
+    expect(url).toContain('loss=dr_grpo');
+    const second = await browser.newPage();
+    await second.goto(url);
+    await expect.poll(() => second.locator('select[name=mode]').inputValue()).toBe('single');
+    expect(await second.locator('input[name=beta]').inputValue()).toBe('0.1');
+    expect(await second.locator('select[name=loss]').inputValue()).toBe('dr_grpo');
+    expect(await second.locator('input[name=n]').inputValue()).toBe('2');
+    await page.close();
+    await second.close();
+  });
+
+  it('exports a run and imports it back into an identical run view', async () => {
+    const source = await browser.newContext({
+      acceptDownloads: true,
+      viewport: { width: 1400, height: 900 },
+    });
+    const page = await source.newPage();
+    const { inject } = await import('vitest');
+    await page.goto(`${inject('baseUrl')}${SMALL}`);
+    await waitIdle(page);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(1);
+    await waitIdle(page);
+    const points = await chartPoints(page, 'coder-reward');
+    const statement = await page.locator('.statement').textContent();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export run' }).click(),
+    ]);
+    const path = await download.path();
+
+    const target = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const fresh = await target.newPage();
+    await fresh.goto(`${inject('baseUrl')}`);
+    await waitIdle(fresh);
+    await fresh.getByTestId('import-input').setInputFiles(path);
+    await expect.poll(() => stepCount(fresh), { timeout: 60_000 }).toBe(1);
+    await waitIdle(fresh);
+    expect(await chartPoints(fresh, 'coder-reward')).toBe(points);
+    expect(await fresh.locator('.statement').textContent()).toBe(statement);
+    expect(await fresh.getByTestId('sample-cell').count()).toBe(4);
+
+    // A file that is not a run export is refused with a message, and the run stays.
+    await fresh
+      .getByTestId('import-input')
+      .setInputFiles({
+        name: 'bad.zip',
+        mimeType: 'application/zip',
+        buffer: Buffer.from('not a zip'),
+      });
+    await expect
+      .poll(() => fresh.getByRole('alert').textContent())
+      .toMatch(/Import of bad\.zip refused/);
+    expect(await stepCount(fresh)).toBe(1);
+    await source.close();
+    await target.close();
+  });
+});
