@@ -1,11 +1,9 @@
 // The registry of benchmark sections, in the order they print. Each lives beside its code.
-import { modelBench } from '../model/bench';
 import { sandboxBench } from '../sandbox/bench';
 import { tasksBench } from '../tasks/bench';
 import type { BenchSection } from './benchTable';
 
 export const benchSections: Record<string, BenchSection> = {
   tasks: tasksBench,
-  models: modelBench,
   sandbox: sandboxBench,
 };
