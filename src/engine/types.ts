@@ -19,6 +19,8 @@ export interface RunConfig {
   evalTasksPerTier: number;
   /** Top-k for sampling (0 = all tokens). */
   topK: number;
+  /** Restrict the training task stream to these families (absent: every family of the mix). */
+  taskFamilies?: string[];
 }
 
 /** One program the Coder wrote for one plan, judged by the sandbox. */

@@ -1,0 +1,62 @@
+// Collaboration-aware credit for one step (DESIGN.md): Coder rewards per program (pass
+// fraction, efficiency compared across all of the task's programs, format penalty), Planner
+// rewards as the mean Coder reward of each plan's M programs, then group advantages per
+// role: a Planner group is the N plans of one task, a Coder group the M programs of one plan.
+import {
+  coderGroups,
+  type GroupAdvantages,
+  groupAdvantages,
+  plannerGroups,
+} from '../rl/advantages';
+import type { ScaleRewards } from '../rl/config';
+import { type ProgramOutcome, type RewardParts, type RewardWeights, taskRewards } from '../rl/rewards';
+
+export interface RoleCredit {
+  /** One reward (with parts) per sample, in the rollout layout. */
+  rewards: RewardParts[];
+  advantages: GroupAdvantages;
+}
+
+export interface StepCredit {
+  coder: RoleCredit;
+  /** null when there are no plans (single mode). */
+  planner: RoleCredit | null;
+}
+
+/**
+ * `outcomes[t]` holds task t's N·M program outcomes, plan-major. `withPlans` false: single
+ * mode (N = 1, no Planner credit).
+ */
+export function assignCredit(
+  outcomes: readonly (readonly ProgramOutcome[])[],
+  shape: { plansPerTask: number; programsPerPlan: number; withPlans: boolean },
+  weights: RewardWeights,
+  scale: ScaleRewards,
+): StepCredit {
+  const { plansPerTask, programsPerPlan, withPlans } = shape;
+  const perTask = outcomes.map((taskOutcomes) =>
+    taskRewards(taskOutcomes, programsPerPlan, weights),
+  );
+  const coderRewards = perTask.flatMap((task) => task.coder);
+  const coder: RoleCredit = {
+    rewards: coderRewards,
+    advantages: groupAdvantages(
+      coderRewards.map((parts) => parts.total),
+      coderGroups(outcomes.length, plansPerTask, programsPerPlan),
+      scale,
+    ),
+  };
+  if (!withPlans) return { coder, planner: null };
+  const plannerRewards = perTask.flatMap((task) => task.planner);
+  return {
+    coder,
+    planner: {
+      rewards: plannerRewards,
+      advantages: groupAdvantages(
+        plannerRewards.map((parts) => parts.total),
+        plannerGroups(outcomes.length, plansPerTask),
+        scale,
+      ),
+    },
+  };
+}

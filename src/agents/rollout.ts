@@ -1,0 +1,115 @@
+// One step's rollouts for the Planner → Coder topology: for each task the Planner samples
+// N plans, and for each plan the Coder samples M programs. In `single` mode there is no
+// Planner: the Coder reads the statement with an empty plan (coderPrompt(tok, s, '')), N = 1.
+// Prompts are the warm start's formats (src/sft/format.ts), so RL continues what SFT taught.
+import type { Sampler } from '../rollout/types';
+import { coderPrompt, completionText, plannerPrompt } from '../sft/format';
+import type { Task } from '../tasks';
+import type { CharTokenizer } from '../tokenizer';
+
+/** One sampled completion with what the trainer needs to score it again. */
+export interface Completion {
+  prompt: number[];
+  /** Generated tokens, ending with <|endoftext|> when `finished`. */
+  tokens: number[];
+  /** log π_old(token) at sampling time, one per token. */
+  logProbs: number[];
+  finished: boolean;
+  /** Decoded text without the end token. */
+  text: string;
+}
+
+/** A task's rollouts: N plans (one empty pseudo-plan in single mode) × M programs each. */
+export interface TaskRollout {
+  task: Task;
+  /** Sampled plans; null in single mode (the Coder got an empty plan). */
+  plans: Completion[] | null;
+  /** programs[n][m]: the m-th program written from plan n. */
+  programs: Completion[][];
+}
+
+export interface RolloutOptions {
+  plansPerTask: number;
+  programsPerPlan: number;
+  maxPlanTokens: number;
+  maxProgramTokens: number;
+  temperature: number;
+  topK: number;
+  /** Seeds of this step's two sampling calls (derive them from (run seed, step)). */
+  plannerSeed: number;
+  coderSeed: number;
+}
+
+export interface RolloutAgents {
+  tokenizer: CharTokenizer;
+  /** null: single-agent mode, no plans. */
+  planner: Sampler | null;
+  coder: Sampler;
+}
+
+export async function sampleRollouts(
+  tasks: readonly Task[],
+  agents: RolloutAgents,
+  options: RolloutOptions,
+): Promise<TaskRollout[]> {
+  const tok = agents.tokenizer;
+  const plansPerTask = agents.planner ? options.plansPerTask : 1;
+  const sample = async (
+    sampler: Sampler,
+    prompts: number[][],
+    maxNewTokens: number,
+    seed: number,
+  ): Promise<Completion[]> => {
+    const result = await sampler.sample(prompts, {
+      maxNewTokens,
+      temperature: options.temperature,
+      topK: options.topK,
+      seed,
+      stopId: tok.eosId,
+    });
+    return prompts.map((prompt, i) => ({
+      prompt,
+      tokens: result.tokens[i] ?? [],
+      logProbs: result.logProbs[i] ?? [],
+      finished: result.finished[i] ?? false,
+      text: completionText(tok, result.tokens[i] ?? []),
+    }));
+  };
+
+  // Plans, task-major: plan index = task · N + n (the layout plannerGroups expects).
+  let plans: Completion[] | null = null;
+  if (agents.planner) {
+    const prompts = tasks.flatMap((task) =>
+      repeat(plannerPrompt(tok, task.statement), plansPerTask),
+    );
+    plans = await sample(agents.planner, prompts, options.maxPlanTokens, options.plannerSeed);
+  }
+
+  // Programs, plan-major: program index = (task · N + n) · M + m (coderGroups' layout).
+  const coderPrompts = tasks.flatMap((task, t) =>
+    Array.from({ length: plansPerTask }, (_, n) => {
+      const planText = plans ? (plans[t * plansPerTask + n]?.text ?? '') : '';
+      return repeat(coderPrompt(tok, task.statement, planText), options.programsPerPlan);
+    }).flat(),
+  );
+  const programs = await sample(
+    agents.coder,
+    coderPrompts,
+    options.maxProgramTokens,
+    options.coderSeed,
+  );
+
+  const perTask = plansPerTask * options.programsPerPlan;
+  return tasks.map((task, t) => ({
+    task,
+    plans: plans ? plans.slice(t * plansPerTask, (t + 1) * plansPerTask) : null,
+    programs: Array.from({ length: plansPerTask }, (_, n) => {
+      const start = t * perTask + n * options.programsPerPlan;
+      return programs.slice(start, start + options.programsPerPlan);
+    }),
+  }));
+}
+
+function repeat<T>(value: T, times: number): T[] {
+  return Array.from({ length: times }, () => value);
+}

@@ -1,0 +1,352 @@
+// A training run of collaborative GRPO, one step at a time. Pure engine code (no Node, no
+// DOM): the CLI drives it in Node, the page's engine Worker in the browser.
+//
+// One step: draw tasks → Planner samples N plans per task, Coder M programs per plan →
+// the sandbox runs them → rewards and group advantages per role → GRPO update of each
+// trained role → metrics (TRL names, prefixed by role) and the step's sample groups.
+// Same config (with its seed) on the same backend → the same curves; a snapshot restores
+// weights, Adam state, frozen references, the task stream position and the step.
+import { type EvaluationResult, evaluateSuites } from '../agents/evaluate';
+import { type JudgedProgram, judgePrograms } from '../agents/judge';
+import { assignCredit, type RoleCredit, type StepCredit } from '../agents/credit';
+import { type Completion, sampleRollouts, type TaskRollout } from '../agents/rollout';
+import { disposeModel, type LoadedCheckpoint, loadCheckpoint, saveCheckpoint } from '../model';
+import { KvCacheSampler } from '../rollout/kvSampler';
+import { grpoLossOptions, resolveGrpoConfig, type Role, trainedRoles, usesPlanner } from '../rl/config';
+import { buildStepMetrics, type RoleStepStats, TIMING_METRICS } from '../rl/metrics';
+import { plannerReward } from '../rl/rewards';
+import { type PolicySequence, RoleTrainer, type RoleUpdate } from '../rl/trainer';
+import type { Sandbox } from '../sandbox/types';
+import type { Task } from '../tasks';
+import { DEFAULT_RUN_CONFIG } from './runConfig';
+import {
+  decodeTrainerState,
+  encodeTrainerState,
+  getCheckpoint,
+  getJson,
+  putCheckpoint,
+  putJson,
+} from './snapshotFiles';
+import { stepSeed, TaskStream } from './taskStream';
+import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
+
+export type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
+export type Suites = Partial<Record<SuiteName, Task[]>>;
+
+export interface SessionDeps {
+  /** Warm-start checkpoints; the session owns (and disposes) their models. */
+  planner: LoadedCheckpoint;
+  coder: LoadedCheckpoint;
+  sandbox: Sandbox;
+  suites?: Suites;
+}
+
+export interface RestoreDeps {
+  sandbox: Sandbox;
+  suites?: Suites;
+}
+
+/** run.json inside a snapshot. */
+interface RunState {
+  format: 1;
+  step: number;
+  taskPosition: number;
+}
+
+const PLANNER_SEED_STREAM = 1;
+const CODER_SEED_STREAM = 2;
+
+/** The tiny preset, core mode, every tier, seed 1 (DEFAULT_RUN_CONFIG), with overrides. */
+export function defaultRunConfig(
+  overrides: Partial<Omit<RunConfig, 'grpo'>> & { grpo?: Partial<RunConfig['grpo']> } = {},
+): RunConfig {
+  const { grpo, ...rest } = overrides;
+  return {
+    ...DEFAULT_RUN_CONFIG,
+    tierMix: { ...DEFAULT_RUN_CONFIG.tierMix },
+    ...rest,
+    grpo: resolveGrpoConfig({ ...DEFAULT_RUN_CONFIG.grpo, ...grpo }),
+  };
+}
+
+export class TrainingSession {
+  private stepCount = 0;
+  private readonly trainers = new Map<Role, RoleTrainer>();
+
+  private constructor(
+    readonly config: RunConfig,
+    private readonly planner: LoadedCheckpoint,
+    private readonly coder: LoadedCheckpoint,
+    private readonly sandbox: Sandbox,
+    private readonly suites: Suites,
+    private readonly tasks: TaskStream,
+  ) {
+    if (planner.tokenizer.vocabSize !== coder.tokenizer.vocabSize) {
+      throw new Error('planner and coder must share one tokenizer');
+    }
+    for (const role of trainedRoles(config.grpo.mode)) {
+      const model = role === 'planner' ? planner.model : coder.model;
+      this.trainers.set(
+        role,
+        new RoleTrainer(model, {
+          learningRate: config.grpo.learningRate,
+          temperature: config.grpo.temperature,
+          numIterations: config.grpo.numIterations,
+          maxGradNorm: config.grpo.maxGradNorm,
+          loss: grpoLossOptions(config.grpo, role),
+          padId: coder.tokenizer.padId,
+        }),
+      );
+    }
+  }
+
+  static async create(config: RunConfig, deps: SessionDeps): Promise<TrainingSession> {
+    const resolved = { ...config, grpo: resolveGrpoConfig(config.grpo) };
+    return new TrainingSession(
+      resolved,
+      deps.planner,
+      deps.coder,
+      deps.sandbox,
+      deps.suites ?? {},
+      new TaskStream(resolved),
+    );
+  }
+
+  static async restore(snapshot: RunSnapshot, deps: RestoreDeps): Promise<TrainingSession> {
+    const state = getJson<RunState>(snapshot.files, 'run.json');
+    const planner = loadCheckpoint(getCheckpoint(snapshot.files, 'planner'));
+    const coder = loadCheckpoint(getCheckpoint(snapshot.files, 'coder'));
+    const session = new TrainingSession(
+      { ...snapshot.config, grpo: resolveGrpoConfig(snapshot.config.grpo) },
+      planner,
+      coder,
+      deps.sandbox,
+      deps.suites ?? {},
+      new TaskStream(snapshot.config, state.taskPosition),
+    );
+    for (const [role, trainer] of session.trainers) {
+      const bytes = snapshot.files[`${role}/trainer.safetensors`];
+      if (!bytes) throw new Error(`snapshot has no ${role}/trainer.safetensors`);
+      await trainer.importState(decodeTrainerState(bytes));
+    }
+    session.stepCount = state.step;
+    return session;
+  }
+
+  get step(): number {
+    return this.stepCount;
+  }
+
+  /** Exactly one GRPO step; every `evalEvery` steps the report also carries eval/* metrics. */
+  async trainStep(): Promise<StepReport> {
+    const { grpo } = this.config;
+    const started = now();
+    const stepIndex = this.stepCount;
+    const tasks = this.tasks.next(grpo.tasksPerStep);
+    const withPlans = usesPlanner(grpo.mode);
+
+    const rolloutStart = now();
+    const rollouts = await sampleRollouts(
+      tasks,
+      {
+        tokenizer: this.coder.tokenizer,
+        planner: withPlans ? new KvCacheSampler(this.planner.model, this.coder.tokenizer.padId) : null,
+        coder: new KvCacheSampler(this.coder.model, this.coder.tokenizer.padId),
+      },
+      {
+        plansPerTask: grpo.plansPerTask,
+        programsPerPlan: grpo.programsPerPlan,
+        maxPlanTokens: grpo.maxPlanTokens,
+        maxProgramTokens: grpo.maxProgramTokens,
+        temperature: grpo.temperature,
+        topK: this.config.topK,
+        plannerSeed: stepSeed(grpo.seed, stepIndex, PLANNER_SEED_STREAM),
+        coderSeed: stepSeed(grpo.seed, stepIndex, CODER_SEED_STREAM),
+      },
+    );
+    const rolloutSeconds = (now() - rolloutStart) / 1000;
+
+    const sandboxStart = now();
+    const judged = await judgePrograms(
+      this.sandbox,
+      rollouts.flatMap((r) => r.programs.flat().map((p) => ({ task: r.task, completion: p.text }))),
+    );
+    const sandboxSeconds = (now() - sandboxStart) / 1000;
+
+    const plansPerTask = withPlans ? grpo.plansPerTask : 1;
+    const perTask = plansPerTask * grpo.programsPerPlan;
+    const credit = assignCredit(
+      rollouts.map((_, t) => judged.slice(t * perTask, (t + 1) * perTask).map((j) => j.outcome)),
+      { plansPerTask, programsPerPlan: grpo.programsPerPlan, withPlans },
+      grpo.rewardWeights,
+      grpo.scaleRewards,
+    );
+
+    const updateStart = now();
+    const updates = new Map<Role, RoleUpdate>();
+    for (const [role, trainer] of this.trainers) {
+      updates.set(role, await trainer.update(policySequences(role, rollouts, credit)));
+    }
+    const updateSeconds = (now() - updateStart) / 1000;
+
+    this.stepCount++;
+    const roleStats = (role: Role, roleCredit: RoleCredit | null): RoleStepStats | undefined => {
+      if (!roleCredit) return undefined;
+      const update = updates.get(role);
+      return {
+        rewards: roleCredit.rewards,
+        advantages: roleCredit.advantages,
+        ...(update
+          ? { loss: update.metrics, gradNorm: update.gradNorm, updateSkipped: update.skipped.length > 0 }
+          : {}),
+      };
+    };
+    const metrics: Record<string, number> = buildStepMetrics({
+      step: this.stepCount,
+      planner: roleStats('planner', credit.planner),
+      coder: roleStats('coder', credit.coder),
+      timings: { stepSeconds: 0, rolloutSeconds, sandboxSeconds, updateSeconds },
+    });
+    if (this.config.evalEvery > 0 && this.stepCount % this.config.evalEvery === 0) {
+      Object.assign(metrics, (await this.evaluate()).metrics);
+    }
+    metrics[TIMING_METRICS.step] = (now() - started) / 1000;
+    const skippedUpdates = [...updates].flatMap(([role, update]) =>
+      update.skipped.map((reason) => ({ role, reason })),
+    );
+    return {
+      step: this.stepCount,
+      metrics,
+      groups: sampleGroups(this.stepCount, rollouts, judged, credit, grpo.programsPerPlan),
+      skippedUpdates,
+    };
+  }
+
+  /** Greedy pass@1 on the fixed suites (the first evalTasksPerTier tasks of each). */
+  async evaluate(suites?: SuiteName[]): Promise<EvalReport> {
+    const result = await this.evaluateDetailed(suites);
+    return { step: this.stepCount, metrics: result.metrics };
+  }
+
+  /** As evaluate, with per-suite counts (for tables). */
+  async evaluateDetailed(suites?: SuiteName[]): Promise<EvaluationResult> {
+    const names = suites ?? (Object.keys(this.suites) as SuiteName[]);
+    const chosen: Record<string, Task[]> = {};
+    for (const name of names) {
+      const tasks = this.suites[name];
+      if (tasks) chosen[name] = tasks.slice(0, this.config.evalTasksPerTier);
+    }
+    const withPlans = usesPlanner(this.config.grpo.mode);
+    const padId = this.coder.tokenizer.padId;
+    return evaluateSuites(
+      {
+        tokenizer: this.coder.tokenizer,
+        planner: withPlans ? new KvCacheSampler(this.planner.model, padId) : null,
+        coder: new KvCacheSampler(this.coder.model, padId),
+      },
+      chosen,
+      { maxPlanTokens: this.config.grpo.maxPlanTokens, maxProgramTokens: this.config.grpo.maxProgramTokens },
+      this.sandbox,
+    );
+  }
+
+  async snapshot(): Promise<RunSnapshot> {
+    const files: RunSnapshot['files'] = {};
+    const lab = { grpoStep: this.stepCount, mode: this.config.grpo.mode, seed: this.config.grpo.seed };
+    putCheckpoint(files, 'planner', await saveCheckpoint(this.planner.model, this.planner.tokenizer, lab));
+    putCheckpoint(files, 'coder', await saveCheckpoint(this.coder.model, this.coder.tokenizer, lab));
+    for (const [role, trainer] of this.trainers) {
+      files[`${role}/trainer.safetensors`] = encodeTrainerState(await trainer.exportState());
+    }
+    const state: RunState = { format: 1, step: this.stepCount, taskPosition: this.tasks.position };
+    putJson(files, 'run.json', state);
+    return { config: this.config, step: this.stepCount, files };
+  }
+
+  dispose(): void {
+    for (const trainer of this.trainers.values()) trainer.dispose();
+    this.trainers.clear();
+    disposeModel(this.planner.model);
+    disposeModel(this.coder.model);
+  }
+}
+
+/** The role's sampled sequences with their advantages, in the credit's layout. */
+function policySequences(
+  role: Role,
+  rollouts: readonly TaskRollout[],
+  credit: StepCredit,
+): PolicySequence[] {
+  const completions: Completion[] =
+    role === 'planner'
+      ? rollouts.flatMap((r) => r.plans ?? [])
+      : rollouts.flatMap((r) => r.programs.flat());
+  const advantages = (role === 'planner' ? credit.planner : credit.coder)?.advantages.advantages;
+  if (!advantages || advantages.length !== completions.length) {
+    throw new Error(`${role}: ${completions.length} samples but ${advantages?.length ?? 0} advantages`);
+  }
+  return completions.map((c, i) => ({
+    prompt: c.prompt,
+    completion: c.tokens,
+    oldLogProbs: c.logProbs,
+    advantage: advantages[i] ?? 0,
+  }));
+}
+
+function sampleGroups(
+  step: number,
+  rollouts: readonly TaskRollout[],
+  judged: readonly JudgedProgram[],
+  credit: StepCredit,
+  programsPerPlan: number,
+): SampleGroup[] {
+  let programIndex = 0;
+  return rollouts.map((rollout, t) => {
+    const { task } = rollout;
+    const plans = rollout.programs.map((programs, n) => {
+      const planIndex = t * rollout.programs.length + n;
+      const programSamples = programs.map((program) => {
+        const i = programIndex++;
+        const j = judged[i];
+        return {
+          completion: program.text,
+          code: j?.code ?? '',
+          reward: credit.coder.rewards[i] ?? { passFraction: 0, efficiency: 0, formatPenalty: 0, total: 0 },
+          advantage: credit.coder.advantages.advantages[i] ?? 0,
+          passCount: j?.run?.passCount ?? 0,
+          total: j?.run?.total ?? task.tests.length,
+          errorKind: j?.run?.errorKind ?? (j?.run ? null : 'format'),
+          work: j?.run?.cost.work ?? null,
+          peakBytes: j?.run?.cost.peakBytes ?? null,
+          tokens: program.tokens.length,
+        };
+      });
+      const plan = rollout.plans?.[n];
+      return {
+        plan: plan?.text ?? '',
+        // Single mode: no Planner credit; show what the (empty) plan's programs earned.
+        reward:
+          credit.planner?.rewards[planIndex] ??
+          plannerReward(credit.coder.rewards.slice(programIndex - programsPerPlan, programIndex)),
+        advantage: credit.planner?.advantages.advantages[planIndex] ?? 0,
+        tokens: plan?.tokens.length ?? 0,
+        programs: programSamples,
+      };
+    });
+    return {
+      step,
+      taskId: task.id,
+      tier: task.tier,
+      family: task.family,
+      statement: task.statement,
+      entryPoint: task.entryPoint,
+      tests: task.tests.map((test) => ({ args: test.args, expected: test.expected })),
+      reference: task.strategies.map((s) => ({ strategy: s.name, plan: s.plan, code: s.code })),
+      plans,
+    };
+  });
+}
+
+function now(): number {
+  return performance.now();
+}
