@@ -1,0 +1,109 @@
+// The GRPO explainer: for the group on screen (the store's selection), rewards → group mean
+// and std → advantages for each role, then the per-token clipped objective and KL term, all
+// typeset with KaTeX and filled in with the group's numbers. Presentation mode enlarges
+// everything for a classroom.
+import { useMemo } from 'react';
+import type { SampleGroup } from '../../engine/types';
+import { activeRun, type LabState, useLabStore } from '../state/labStore';
+import { setPresentation } from '../state/runActions';
+import { explainGroup } from './explain';
+import { RoleGroupSection } from './RoleGroupSection';
+import { TokenObjectiveSection } from './TokenObjectiveSection';
+import './explainer.css';
+
+interface OnScreen {
+  group: SampleGroup;
+  stepGroups: SampleGroup[];
+  planIndex: number;
+  programIndex: number;
+}
+
+/** The selected group, or (no selection yet) the first group of the newest step. */
+function groupOnScreen(
+  groups: LabState['groups'],
+  selection: LabState['selection'],
+): OnScreen | null {
+  const entry = selection ? groups.find((g) => g.step === selection.step) : groups.at(-1);
+  const group = entry?.groups[selection?.groupIndex ?? 0];
+  if (!entry || !group) return null;
+  return {
+    group,
+    stepGroups: entry.groups,
+    planIndex: selection?.planIndex ?? 0,
+    programIndex: selection?.programIndex ?? 0,
+  };
+}
+
+export function Explainer() {
+  const groups = useLabStore((state) => state.groups);
+  const selection = useLabStore((state) => state.selection);
+  const presentation = useLabStore((state) => state.presentation);
+  const run = useLabStore(activeRun);
+  const fallbackConfig = useLabStore((state) => state.config);
+  const grpo = (run?.config ?? fallbackConfig).grpo;
+
+  const onScreen = useMemo(() => groupOnScreen(groups, selection), [groups, selection]);
+  const explanation = useMemo(() => {
+    if (!onScreen) return null;
+    const stepMetrics = run?.points.find((p) => p.step === onScreen.group.step)?.values;
+    return explainGroup({ ...onScreen, grpo, stepMetrics });
+  }, [onScreen, grpo, run]);
+
+  return (
+    <article
+      className={presentation ? 'explainer presentation' : 'explainer'}
+      data-testid="explainer"
+    >
+      <header className="explainer-header">
+        <h2>GRPO, step by step</h2>
+        <label>
+          <input
+            type="checkbox"
+            checked={presentation}
+            onChange={(event) => setPresentation(event.target.checked)}
+          />
+          Presentation mode
+        </label>
+      </header>
+      {!onScreen || !explanation ? (
+        <p className="explainer-note">
+          No group on screen yet: train a step, then pick a group, plan and program in the
+          inspector.
+        </p>
+      ) : (
+        <>
+          <p className="explainer-task">
+            Step {onScreen.group.step} · {onScreen.group.tier} · {onScreen.group.family} —{' '}
+            {onScreen.group.statement}
+          </p>
+          <p className="explainer-note">
+            Selected: plan {onScreen.planIndex + 1}, program {onScreen.programIndex + 1}. Advantage
+            scaling: {explanation.scale} (
+            {explanation.scale === 'group'
+              ? 'GRPO: divide by the group std'
+              : explanation.scale === 'batch'
+                ? 'divide by the std of all the role’s rewards this step'
+                : 'Dr. GRPO: centre only'}
+            ).
+          </p>
+          <RoleGroupSection
+            group={explanation.coder}
+            weights={explanation.rewardWeights}
+            scale={explanation.scale}
+          />
+          {explanation.planner && (
+            <RoleGroupSection
+              group={explanation.planner}
+              weights={explanation.rewardWeights}
+              scale={explanation.scale}
+            />
+          )}
+          <TokenObjectiveSection token={explanation.tokens.coder} />
+          {explanation.tokens.planner && explanation.planner?.trained && (
+            <TokenObjectiveSection token={explanation.tokens.planner} />
+          )}
+        </>
+      )}
+    </article>
+  );
+}
