@@ -9,8 +9,9 @@ import {
   type QuickJSWASMModule,
   RELEASE_SYNC,
 } from 'quickjs-emscripten';
+import { type HostShims, installHostShims } from './hostShims';
 import { NotSerializable, OutputTooLarge, ReadFailed, toJsonText } from './marshal';
-import { CORE_PRELUDE_SOURCE, LIBRARY_SOURCE, wrapTestScript } from './prelude';
+import { LIBRARY_SOURCE, wrapTestScript } from './prelude';
 import type { RawOutcome, RawRunResult, WireCasesJob, WireJob, WireScriptJob } from './protocol';
 import type { ErrorKind, RunLimits } from './types';
 
@@ -53,9 +54,13 @@ class Run {
   work = 0;
   peakBytes = 0;
   timedOut = false;
-  private prelude: QuickJSHandle | undefined;
   /** The tests' JSON (from the library prelude), when the library was installed. */
   safeJSON: QuickJSHandle | undefined;
+  shims: HostShims | undefined;
+  /** Pristine intrinsics, captured before user code runs. */
+  intrinsics:
+    | { jsonParse: QuickJSHandle; apply: QuickJSHandle; isArray: QuickJSHandle; get: QuickJSHandle }
+    | undefined;
   private readonly owned: QuickJSHandle[] = [];
 
   constructor(
@@ -75,12 +80,7 @@ class Run {
     this.context = this.runtime.newContext();
   }
 
-  /** Pristine intrinsics, captured before user code runs. */
-  intrinsics:
-    | { jsonParse: QuickJSHandle; apply: QuickJSHandle; isArray: QuickJSHandle; get: QuickJSHandle }
-    | undefined;
-
-  /** Evaluates the prelude; its functions are reachable only through the host's handles. */
+  /** Captures intrinsics and installs the shims; all reachable only through host handles. */
   installPrelude(withLibrary: boolean): void {
     const { context } = this;
     const pick = (object: string, name: string) => {
@@ -95,20 +95,14 @@ class Run {
       isArray: pick('Array', 'isArray'),
       get: pick('Reflect', 'get'),
     };
-    this.prelude = this.own(
-      context.unwrapResult(context.evalCode(CORE_PRELUDE_SOURCE, 'prelude.js')),
-    );
+    this.shims = installHostShims(context, pick('Object', 'freeze'));
+    this.owned.push(...this.shims.handles);
     if (!withLibrary) return;
     const library = this.own(context.unwrapResult(context.evalCode(LIBRARY_SOURCE, 'library.js')));
-    const setModules = this.helper('setModules');
-    this.safeJSON = this.own(
-      context.unwrapResult(context.callFunction(library, context.undefined, setModules)),
-    );
-  }
-
-  helper(name: string): QuickJSHandle {
-    if (!this.prelude) throw new Error('prelude not installed');
-    return this.own(this.context.getProp(this.prelude, name));
+    const assert = this.own(context.getProp(library, 'assert'));
+    const lodash = this.own(context.getProp(library, 'lodash'));
+    this.safeJSON = this.own(context.getProp(library, 'JSON'));
+    this.shims.setModules({ assert, lodash });
   }
 
   own(handle: QuickJSHandle): QuickJSHandle {
@@ -207,6 +201,7 @@ function runCases(run: Run, job: WireCasesJob): Omit<RawRunResult, 'cost'> {
     });
   }
   const { jsonParse, apply } = run.intrinsics!;
+  let workSampled = run.work;
   const outcomes = job.argsJson.map((argsJson): RawOutcome => {
     if (run.timedOut || Date.now() > run.deadline) return timeoutOutcome();
     // Arguments are built by the context's pristine JSON.parse; the call goes through its
@@ -231,7 +226,12 @@ function runCases(run: Run, job: WireCasesJob): Omit<RawRunResult, 'cost'> {
     const settled = settlePromise(run, returned);
     if ('error' in settled) return failure(run, settled.error, 'call');
     const outcome = readResult(run, settled.value, job.limits.outputBytes);
-    run.sampleMemory();
+    // A sample costs ~15 µs: take one only after a test that did measurable work (≥1 poll);
+    // the interrupt handler samples during long tests and the end of the job samples again.
+    if (run.work > workSampled) {
+      run.sampleMemory();
+      workSampled = run.work;
+    }
     return run.timedOut ? timeoutOutcome() : outcome;
   });
   return { id: job.id, programError: null, outcomes };
@@ -290,11 +290,15 @@ function runScript(run: Run, job: WireScriptJob): Omit<RawRunResult, 'cost'> {
   const compiled = run.context.evalCode(wrapTestScript(job.testScript), 'test.js');
   if (compiled.error) return done(failure(run, run.own(compiled.error), 'compile'));
   const testFn = run.own(compiled.value);
-  const [require, console, module] = ['require', 'console', 'module'].map((name) =>
-    run.helper(name),
-  );
-  const exportsHandle = run.own(run.context.getProp(module as QuickJSHandle, 'exports'));
-  const params = [require, console, run.safeJSON, module, exportsHandle] as QuickJSHandle[];
+  // The test gets the original shims as parameters, whatever the program did to the globals.
+  const shims = run.shims!;
+  const params = [
+    shims.require,
+    shims.console,
+    run.safeJSON,
+    shims.module,
+    shims.exports,
+  ] as QuickJSHandle[];
   const called = run.context.callFunction(testFn, run.context.undefined, ...params);
   if (called.error)
     return { ...done(failure(run, run.own(called.error), 'call')), programError: null };
@@ -310,7 +314,7 @@ function timeoutOutcome(): RawOutcome {
   return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
 }
 
-/** Classifies an exception from QuickJS into an error kind, reading it through the prelude. */
+/** Classifies an exception from QuickJS into an error kind. */
 function failure(run: Run, error: QuickJSHandle, phase: Phase): RawOutcome & { ok: false } {
   if (run.timedOut) return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
   const { name, message } = describeError(run, error);
@@ -354,15 +358,7 @@ function describeError(run: Run, error: QuickJSHandle): { name: string; message:
 }
 
 function refusedModule(run: Run): string | null {
-  const result = run.context.callFunction(run.helper('refused'), run.context.undefined);
-  if (result.error) {
-    result.error.dispose();
-    return null;
-  }
-  const name =
-    run.context.typeof(result.value) === 'string' ? run.context.getString(result.value) : null;
-  result.value.dispose();
-  return name;
+  return run.shims?.refused() ?? null;
 }
 
 function nearMemoryLimit(run: Run): boolean {

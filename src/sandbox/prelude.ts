@@ -1,50 +1,28 @@
-// The preludes: plain JavaScript evaluated in every fresh context BEFORE user code. They capture
-// pristine intrinsics in closures and hand the host the shims (require, console, and for tests
-// assert, lodash.isEqual and a JSON whose stringify ignores toJSON). Nothing here relies on
-// prototype methods at call time, so a program that poisons Array.prototype,
-// Object.prototype.toJSON, JSON.stringify, console.assert or require cannot change how the shims
-// compare values. The same sources run in Node's `vm` for the parity reference.
-// Compiling costs ~0.08 ms per KB in QuickJS, so the core is kept tiny.
+// The shim library: plain JavaScript evaluated in a fresh context BEFORE user code. It captures
+// pristine intrinsics in a closure and returns assert, lodash.isEqual and a JSON whose stringify
+// ignores toJSON. Nothing here relies on prototype methods at call time, so a program that
+// poisons Array.prototype, Object.prototype.toJSON, JSON.stringify or Object.is cannot change how
+// the shims compare values. The same source runs in Node's `vm` for the parity reference.
+// (console and require are host functions: see hostShims.ts. Compiling JS costs ~0.08 ms/KB.)
 
-export const CORE_PRELUDE_SOURCE = `(function (G) {
-  'use strict';
-  var freeze = Object.freeze, defineProperty = Object.defineProperty, ErrorC = Error;
-  var refused = null, modules = null;
-  function require(name) {
-    if (modules && (name === 'assert' || name === 'node:assert' || name === 'assert/strict' || name === 'node:assert/strict')) return modules.assert;
-    if (modules && name === 'lodash') return modules.lodash;
-    refused = typeof name === 'string' ? name : '(non-string)';
-    throw new ErrorC("Cannot find module '" + refused + "': the sandbox provides only 'assert' and 'lodash'");
-  }
-  function noop() {}
-  var console = freeze({
-    log: noop, info: noop, warn: noop, error: noop, debug: noop, trace: noop,
-    // Throws (Node's only prints) so that HumanEval-X style tests can fail.
-    assert: function (cond) {
-      if (cond) return;
-      var e = new ErrorC('console.assert failed');
-      defineProperty(e, 'name', { value: 'AssertionError', configurable: true, writable: true });
-      throw e;
-    },
-  });
-  var module = { exports: {} };
-  G.require = require;
-  G.module = module;
-  G.exports = module.exports;
-  G.console = console;
-  return freeze({
-    require: require,
-    console: console,
-    module: module,
-    refused: function () { return refused; },
-    // The library prelude hands its modules over here, once, before user code runs.
-    setModules: function (assert, lodash) { if (!modules) modules = freeze({ assert: assert, lodash: lodash }); },
-  });
-})(globalThis)`;
+/** The message of a refused require(); the same in the sandbox and the Node reference. */
+export function refusalMessage(name: string): string {
+  return `Cannot find module '${name}': the sandbox provides only 'assert' and 'lodash'`;
+}
 
-// Evaluated after the core and before user code, only for jobs that can use the modules
-// (script jobs, or programs that mention require): compiling it costs ~0.5 ms per context.
-export const LIBRARY_SOURCE = `(function (setModules) {
+/** Module names require() answers, and which library export each one gets. */
+export const MODULES: Record<string, 'assert' | 'lodash'> = {
+  assert: 'assert',
+  'node:assert': 'assert',
+  'assert/strict': 'assert',
+  'node:assert/strict': 'assert',
+  lodash: 'lodash',
+};
+
+// The library: evaluated before user code, only for jobs that can use the modules (script
+// jobs, or programs that mention require), since compiling it costs ~0.5 ms per context.
+// It returns { assert, lodash, JSON } for the host to hand out.
+export const LIBRARY_SOURCE = `(function () {
   'use strict';
   var O = Object, A = Array, R = Reflect;
   var apply = R.apply, keys = O.keys, isArray = A.isArray, freeze = O.freeze;
@@ -195,9 +173,8 @@ export const LIBRARY_SOURCE = `(function (setModules) {
     },
   });
 
-  setModules(assert, lodash);
-  return safeJSON;
-})`;
+  return freeze({ assert: assert, lodash: lodash, JSON: safeJSON });
+})()`;
 
 /** Parameters a test script sees; they shadow whatever the program did to the globals. */
 export const TEST_SCRIPT_PARAMS = ['require', 'console', 'JSON', 'module', 'exports'] as const;
