@@ -61,16 +61,15 @@ for (const problem of problems) console.error(`${options.suite}: ${problem.messa
 const started = performance.now();
 const sandbox = await createSandbox({ size: options.workers });
 const runnable = rows.flatMap((row) => ('job' in row ? [row.job] : []));
-const results = await sandbox.run(runnable);
+const results = await sandbox.run(runnable); // in job order
 await sandbox.close();
-const byId = new Map(results.map((result, i) => [i, result]));
 
 let next = 0;
 const counts = new Map<string, number>();
 let passed = 0;
 let skipped = 0;
 for (const row of rows) {
-  const result = 'job' in row ? byId.get(next++) : undefined;
+  const result = 'job' in row ? results[next++] : undefined;
   if (options.json) console.log(jsonLine(row, result));
   if ('skipped' in row) skipped++;
   else if (result?.passed) passed++;
