@@ -9,7 +9,12 @@ import {
   plannerGroups,
 } from '../rl/advantages';
 import type { ScaleRewards } from '../rl/config';
-import { type ProgramOutcome, type RewardParts, type RewardWeights, taskRewards } from '../rl/rewards';
+import {
+  type ProgramOutcome,
+  type RewardParts,
+  type RewardWeights,
+  taskRewards,
+} from '../rl/rewards';
 
 export interface RoleCredit {
   /** One reward (with parts) per sample, in the rollout layout. */

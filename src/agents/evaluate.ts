@@ -2,9 +2,10 @@
 // one greedy program from it (in single mode the Coder gets an empty plan), the sandbox
 // judges it, and we report the pass rate per suite plus the execution cost (QuickJS work)
 // and peak memory of the passing programs. Greedy decoding makes it deterministic.
+
+import { EVAL_METRICS, evalPassAt1Metric } from '../rl/metrics';
 import type { Sampler } from '../rollout/types';
 import type { Sandbox } from '../sandbox/types';
-import { EVAL_METRICS, evalPassAt1Metric } from '../rl/metrics';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
 import { judgePrograms } from './judge';
@@ -68,7 +69,8 @@ export async function evaluateSuites(
     results[name] = result;
     metrics[evalPassAt1Metric(name)] = count === 0 ? 0 : passing.length / count;
     if (result.execCost !== null) metrics[`${EVAL_METRICS.execCost}/${name}`] = result.execCost;
-    if (result.peakMemory !== null) metrics[`${EVAL_METRICS.peakMemory}/${name}`] = result.peakMemory;
+    if (result.peakMemory !== null)
+      metrics[`${EVAL_METRICS.peakMemory}/${name}`] = result.peakMemory;
   }
   metrics[EVAL_METRICS.passAt1] = tasks.length === 0 ? 0 : allPassing.length / tasks.length;
   // Cost and memory exist only where something passed: absent rather than a fake 0.

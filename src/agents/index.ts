@@ -1,6 +1,6 @@
 // Roles and their topology (Planner → Coder): sampling rollouts, judging programs in the
 // sandbox, collaboration-aware credit, and greedy evaluation on fixed suites.
-export { type RoleCredit, type StepCredit, assignCredit } from './credit';
+export { assignCredit, type RoleCredit, type StepCredit } from './credit';
 export { type EvaluationResult, evaluateSuites, type SuiteResult } from './evaluate';
 export { type JudgedProgram, judgePrograms, type ProgramToJudge } from './judge';
 export {

@@ -46,6 +46,10 @@ export async function judgePrograms(
     const jobIndex = jobOf.get(index);
     const run = jobIndex === undefined ? null : (results[jobIndex] ?? null);
     const formatOk = code?.formatOk ?? false;
-    return { code: formatOk ? (code?.code ?? '') : '', run, outcome: programOutcome(run, formatOk) };
+    return {
+      code: formatOk ? (code?.code ?? '') : '',
+      run,
+      outcome: programOutcome(run, formatOk),
+    };
   });
 }

@@ -6,16 +6,23 @@
 // trained role → metrics (TRL names, prefixed by role) and the step's sample groups.
 // Same config (with its seed) on the same backend → the same curves; a snapshot restores
 // weights, Adam state, frozen references, the task stream position and the step.
+
+import { assignCredit, type RoleCredit, type StepCredit } from '../agents/credit';
 import { type EvaluationResult, evaluateSuites } from '../agents/evaluate';
 import { type JudgedProgram, judgePrograms } from '../agents/judge';
-import { assignCredit, type RoleCredit, type StepCredit } from '../agents/credit';
 import { type Completion, sampleRollouts, type TaskRollout } from '../agents/rollout';
 import { disposeModel, type LoadedCheckpoint, loadCheckpoint, saveCheckpoint } from '../model';
-import { KvCacheSampler } from '../rollout/kvSampler';
-import { grpoLossOptions, resolveGrpoConfig, type Role, trainedRoles, usesPlanner } from '../rl/config';
+import {
+  grpoLossOptions,
+  type Role,
+  resolveGrpoConfig,
+  trainedRoles,
+  usesPlanner,
+} from '../rl/config';
 import { buildStepMetrics, type RoleStepStats, TIMING_METRICS } from '../rl/metrics';
 import { plannerReward } from '../rl/rewards';
 import { type PolicySequence, RoleTrainer, type RoleUpdate } from '../rl/trainer';
+import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
 import type { Task } from '../tasks';
 import { DEFAULT_RUN_CONFIG } from './runConfig';
@@ -150,7 +157,9 @@ export class TrainingSession {
       tasks,
       {
         tokenizer: this.coder.tokenizer,
-        planner: withPlans ? new KvCacheSampler(this.planner.model, this.coder.tokenizer.padId) : null,
+        planner: withPlans
+          ? new KvCacheSampler(this.planner.model, this.coder.tokenizer.padId)
+          : null,
         coder: new KvCacheSampler(this.coder.model, this.coder.tokenizer.padId),
       },
       {
@@ -197,7 +206,11 @@ export class TrainingSession {
         rewards: roleCredit.rewards,
         advantages: roleCredit.advantages,
         ...(update
-          ? { loss: update.metrics, gradNorm: update.gradNorm, updateSkipped: update.skipped.length > 0 }
+          ? {
+              loss: update.metrics,
+              gradNorm: update.gradNorm,
+              updateSkipped: update.skipped.length > 0,
+            }
           : {}),
       };
     };
@@ -245,16 +258,31 @@ export class TrainingSession {
         coder: new KvCacheSampler(this.coder.model, padId),
       },
       chosen,
-      { maxPlanTokens: this.config.grpo.maxPlanTokens, maxProgramTokens: this.config.grpo.maxProgramTokens },
+      {
+        maxPlanTokens: this.config.grpo.maxPlanTokens,
+        maxProgramTokens: this.config.grpo.maxProgramTokens,
+      },
       this.sandbox,
     );
   }
 
   async snapshot(): Promise<RunSnapshot> {
     const files: RunSnapshot['files'] = {};
-    const lab = { grpoStep: this.stepCount, mode: this.config.grpo.mode, seed: this.config.grpo.seed };
-    putCheckpoint(files, 'planner', await saveCheckpoint(this.planner.model, this.planner.tokenizer, lab));
-    putCheckpoint(files, 'coder', await saveCheckpoint(this.coder.model, this.coder.tokenizer, lab));
+    const lab = {
+      grpoStep: this.stepCount,
+      mode: this.config.grpo.mode,
+      seed: this.config.grpo.seed,
+    };
+    putCheckpoint(
+      files,
+      'planner',
+      await saveCheckpoint(this.planner.model, this.planner.tokenizer, lab),
+    );
+    putCheckpoint(
+      files,
+      'coder',
+      await saveCheckpoint(this.coder.model, this.coder.tokenizer, lab),
+    );
     for (const [role, trainer] of this.trainers) {
       files[`${role}/trainer.safetensors`] = encodeTrainerState(await trainer.exportState());
     }
@@ -283,7 +311,9 @@ function policySequences(
       : rollouts.flatMap((r) => r.programs.flat());
   const advantages = (role === 'planner' ? credit.planner : credit.coder)?.advantages.advantages;
   if (!advantages || advantages.length !== completions.length) {
-    throw new Error(`${role}: ${completions.length} samples but ${advantages?.length ?? 0} advantages`);
+    throw new Error(
+      `${role}: ${completions.length} samples but ${advantages?.length ?? 0} advantages`,
+    );
   }
   return completions.map((c, i) => ({
     prompt: c.prompt,
@@ -311,7 +341,12 @@ function sampleGroups(
         return {
           completion: program.text,
           code: j?.code ?? '',
-          reward: credit.coder.rewards[i] ?? { passFraction: 0, efficiency: 0, formatPenalty: 0, total: 0 },
+          reward: credit.coder.rewards[i] ?? {
+            passFraction: 0,
+            efficiency: 0,
+            formatPenalty: 0,
+            total: 0,
+          },
           advantage: credit.coder.advantages.advantages[i] ?? 0,
           passCount: j?.run?.passCount ?? 0,
           total: j?.run?.total ?? task.tests.length,

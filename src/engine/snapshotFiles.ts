@@ -66,7 +66,8 @@ export function decodeTrainerState(bytes: Uint8Array): RoleTrainerState {
   if (metadata.hasReference === 'true') {
     reference = new Map();
     for (const [name, tensor] of tensors) {
-      if (name.startsWith('reference.')) reference.set(name.slice('reference.'.length), tensor.data);
+      if (name.startsWith('reference.'))
+        reference.set(name.slice('reference.'.length), tensor.data);
     }
   }
   return { iterations: Number(metadata.iterations ?? 0), moments, reference };

@@ -20,7 +20,11 @@ export class TaskStream {
 
   next(count: number): Task[] {
     const families = this.config.taskFamilies;
-    const options = { mix: this.config.tierMix, split: 'train' as const, seed: this.config.grpo.seed };
+    const options = {
+      mix: this.config.tierMix,
+      split: 'train' as const,
+      seed: this.config.grpo.seed,
+    };
     const tasks: Task[] = [];
     // A family filter skips non-matching tasks; the bound catches a filter that matches nothing.
     for (let tries = 0; tasks.length < count; tries++) {

@@ -7,8 +7,8 @@
 // β = 0 it is never created and its forward pass is skipped.
 import * as tf from '@tensorflow/tfjs-core';
 import { cloneModel, disposeModel, forward, type GPT } from '../model';
-import type { GrpoLossOptions, GrpoLossMetrics } from './grpoLossTypes';
 import { grpoLoss, grpoLossMetrics } from './grpoLoss';
+import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
 import { tokenEntropies, tokenLogProbs } from './logProbs';
 import { applyGradientsSafely, type SkipReason } from './safeUpdate';
 
@@ -92,13 +92,24 @@ export class RoleTrainer {
             entropies: tf.keep(tokenEntropies(logits, temperature) as tf.Tensor2D),
           };
           return grpoLoss(
-            { logProbs, oldLogProbs: batch.oldLogProbs, refLogProbs, advantages: batch.advantages, mask: batch.mask },
+            {
+              logProbs,
+              oldLogProbs: batch.oldLogProbs,
+              refLogProbs,
+              advantages: batch.advantages,
+              mask: batch.mask,
+            },
             this.options.loss,
           );
         };
         const { value, grads } = tf.variableGrads(lossFn, this.variables);
         const lossValue = (await value.data())[0] ?? Number.NaN;
-        const report = await applyGradientsSafely(this.optimizer, grads, lossValue, this.options.maxGradNorm);
+        const report = await applyGradientsSafely(
+          this.optimizer,
+          grads,
+          lossValue,
+          this.options.maxGradNorm,
+        );
         value.dispose();
         tf.dispose(grads);
         const used = kept as { logProbs: tf.Tensor2D; entropies: tf.Tensor2D } | null;

@@ -1,0 +1,252 @@
+// `npm run --silent train -- grpo --preset tiny --mode core --steps 50 --seed 1 --out runs/a`
+// Headless collaborative GRPO. Writes DIR/config.json, DIR/metrics.jsonl (one line per step,
+// eval/* merged in every --eval-every steps), DIR/samples.jsonl (the step's plan × program
+// groups), DIR/checkpoints/{planner,coder}/ and DIR/snapshot/ (everything --resume needs).
+// `--resume DIR` continues a cut-off run exactly where its last snapshot left it.
+// Options: --checkpoint DIR (with planner/ and coder/; default public/checkpoints/<preset>
+// when present, else freshly initialized models) --backend auto|wasm|cpu|webgpu
+// --tasks-per-step --plans --programs --beta --lr --iterations --loss grpo|dapo|dr_grpo
+// --temperature --eval-tasks N --families a,b --tiers L1:1,L2:1 --final-eval (writes DIR/eval.json)
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
+import { getCheckpoint } from '../engine/snapshotFiles';
+import type { RunConfig, RunSnapshot, StepReport } from '../engine/types';
+import { type BackendName, initBackend } from '../gpu/backend';
+import { createModel, type LoadedCheckpoint, makeConfig } from '../model';
+import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
+import type { TrainingMode } from '../rl/config';
+import { createSandbox } from '../sandbox';
+import { loadSuite, SUITES, type Tier } from '../tasks';
+import { CharTokenizer } from '../tokenizer';
+
+function flags(argv: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (!arg.startsWith('--')) continue;
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('--')) out.set(arg.slice(2), 'true');
+    else {
+      out.set(arg.slice(2), next);
+      i++;
+    }
+  }
+  return out;
+}
+
+const argv = process.argv.slice(2);
+if (argv[0] !== 'grpo') {
+  console.error(
+    'usage: npm run --silent train -- grpo --steps S --out DIR [options] | --resume DIR',
+  );
+  process.exit(2);
+}
+const f = flags(argv.slice(1));
+const number = (name: string): number | undefined =>
+  f.has(name) ? Number(f.get(name)) : undefined;
+
+const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
+const sandbox = await createSandbox();
+const suites = await readSuites();
+const resumeDir = f.get('resume');
+const out = resumeDir ?? f.get('out');
+if (!out) {
+  console.error('train: give --out DIR (or --resume DIR)');
+  process.exit(2);
+}
+
+let session: TrainingSession;
+let totalSteps: number;
+let finalEval: boolean;
+if (resumeDir) {
+  const saved = JSON.parse(await readFile(join(resumeDir, 'config.json'), 'utf8')) as {
+    steps: number;
+    finalEval: boolean;
+  };
+  const snapshot = await readSnapshot(join(resumeDir, 'snapshot'));
+  session = await TrainingSession.restore(snapshot, { sandbox, suites });
+  totalSteps = number('steps') ?? saved.steps;
+  finalEval = saved.finalEval;
+  // Lines written after the last snapshot are redone, so drop them.
+  for (const file of ['metrics.jsonl', 'samples.jsonl']) {
+    await keepStepsUpTo(join(resumeDir, file), snapshot.step);
+  }
+} else {
+  const config = runConfigFromFlags();
+  const checkpoint = f.get('checkpoint') ?? `public/checkpoints/${config.preset}`;
+  const planner = await loadRole(checkpoint, 'planner', config, 11);
+  const coder = await loadRole(checkpoint, 'coder', config, 12);
+  session = await TrainingSession.create(config, { planner, coder, sandbox, suites });
+  totalSteps = number('steps') ?? 10;
+  finalEval = f.get('final-eval') === 'true';
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const provenance = {
+    config,
+    steps: totalSteps,
+    finalEval,
+    checkpoint: existsSync(join(checkpoint, 'coder')) ? checkpoint : null,
+    backend,
+    command: `npm run --silent train -- ${argv.join(' ')}`,
+  };
+  await writeFile(join(out, 'config.json'), `${JSON.stringify(provenance, null, 2)}\n`);
+  await writeFile(join(out, 'metrics.jsonl'), '');
+  await writeFile(join(out, 'samples.jsonl'), '');
+}
+
+log({
+  event: 'start',
+  out,
+  step: session.step,
+  steps: totalSteps,
+  mode: session.config.grpo.mode,
+  backend: backend.backend,
+});
+while (session.step < totalSteps) {
+  const report = await session.trainStep();
+  await appendReport(out, report);
+  await writeSnapshot(join(out, 'snapshot'), await session.snapshot());
+  log({ event: 'step', ...pick(report.metrics) });
+}
+const snapshot = await session.snapshot();
+for (const role of ['planner', 'coder'] as const) {
+  await writeCheckpointDir(join(out, 'checkpoints', role), getCheckpoint(snapshot.files, role));
+}
+if (finalEval) {
+  const result = await session.evaluateDetailed();
+  await writeFile(
+    join(out, 'eval.json'),
+    `${JSON.stringify({ step: session.step, ...result }, null, 2)}\n`,
+  );
+  log({ event: 'eval', ...result.metrics });
+}
+log({ event: 'done', out, step: session.step });
+session.dispose();
+await sandbox.close();
+process.exit(0);
+
+function runConfigFromFlags(): RunConfig {
+  const grpo: Record<string, unknown> = {};
+  const put = (key: string, value: unknown) => {
+    if (value !== undefined) grpo[key] = value;
+  };
+  put('mode', f.get('mode') as TrainingMode | undefined);
+  put('seed', number('seed'));
+  put('tasksPerStep', number('tasks-per-step'));
+  put('plansPerTask', number('plans'));
+  put('programsPerPlan', number('programs'));
+  put('beta', number('beta'));
+  put('learningRate', number('lr'));
+  put('numIterations', number('iterations'));
+  put('lossType', f.get('loss'));
+  put('temperature', number('temperature'));
+  put('maxPlanTokens', number('plan-tokens'));
+  put('maxProgramTokens', number('program-tokens'));
+  const overrides: Partial<RunConfig> = {};
+  if (f.has('preset')) overrides.preset = f.get('preset') as RunConfig['preset'];
+  if (f.has('eval-every')) overrides.evalEvery = Number(f.get('eval-every'));
+  if (f.has('eval-tasks')) overrides.evalTasksPerTier = Number(f.get('eval-tasks'));
+  if (f.has('families')) overrides.taskFamilies = String(f.get('families')).split(',');
+  if (f.has('tiers')) {
+    overrides.tierMix = Object.fromEntries(
+      String(f.get('tiers'))
+        .split(',')
+        .map((part) => part.split(':'))
+        .map(([tier, weight]) => [tier as Tier, Number(weight ?? 1)]),
+    );
+  }
+  return defaultRunConfig({ ...overrides, grpo });
+}
+
+async function loadRole(
+  dir: string,
+  role: 'planner' | 'coder',
+  config: RunConfig,
+  seed: number,
+): Promise<LoadedCheckpoint> {
+  if (existsSync(join(dir, role, 'model.safetensors'))) return loadCheckpointDir(join(dir, role));
+  log({
+    event: 'warning',
+    message: `no ${role} checkpoint in ${dir}: freshly initialized weights`,
+  });
+  const tokenizer = new CharTokenizer();
+  const model = createModel(
+    makeConfig(config.preset, tokenizer.vocabSize, role),
+    seed + config.grpo.seed,
+  );
+  return { model, tokenizer, lab: {} };
+}
+
+async function readSuites(): Promise<Suites> {
+  const suitesOut: Suites = {};
+  for (const spec of SUITES) {
+    const path = join('public/tasks', spec.file);
+    if (existsSync(path)) {
+      suitesOut[spec.name as keyof Suites] = loadSuite(await readFile(path, 'utf8')).tasks;
+    }
+  }
+  return suitesOut;
+}
+
+async function appendReport(dir: string, report: StepReport): Promise<void> {
+  await writeFile(join(dir, 'metrics.jsonl'), `${JSON.stringify(report.metrics)}\n`, { flag: 'a' });
+  const samples = report.groups.map((group) => JSON.stringify(group)).join('\n');
+  await writeFile(join(dir, 'samples.jsonl'), `${samples}\n`, { flag: 'a' });
+  for (const skipped of report.skippedUpdates)
+    log({ event: 'skipped_update', step: report.step, ...skipped });
+}
+
+/** A snapshot as files: run-config.json plus each named file; written to a temp dir, then swapped in. */
+async function writeSnapshot(dir: string, snapshot: RunSnapshot): Promise<void> {
+  const temp = `${dir}.tmp`;
+  await rm(temp, { recursive: true, force: true });
+  for (const [name, bytes] of Object.entries(snapshot.files)) {
+    await mkdir(dirname(join(temp, name)), { recursive: true });
+    await writeFile(join(temp, name), bytes);
+  }
+  await writeFile(
+    join(temp, 'run-config.json'),
+    JSON.stringify({ config: snapshot.config, step: snapshot.step }),
+  );
+  await rm(dir, { recursive: true, force: true });
+  const { rename } = await import('node:fs/promises');
+  await rename(temp, dir);
+}
+
+async function readSnapshot(dir: string): Promise<RunSnapshot> {
+  const head = JSON.parse(await readFile(join(dir, 'run-config.json'), 'utf8')) as {
+    config: RunConfig;
+    step: number;
+  };
+  const files: RunSnapshot['files'] = {};
+  const walk = async (sub: string) => {
+    for (const entry of await readdir(join(dir, sub), { withFileTypes: true })) {
+      const name = sub ? `${sub}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) await walk(name);
+      else if (name !== 'run-config.json')
+        files[name] = new Uint8Array(await readFile(join(dir, name)));
+    }
+  };
+  await walk('');
+  return { config: head.config, step: head.step, files };
+}
+
+async function keepStepsUpTo(path: string, step: number): Promise<void> {
+  if (!existsSync(path)) return;
+  const lines = (await readFile(path, 'utf8')).split('\n').filter((line) => line.trim() !== '');
+  const kept = lines.filter((line) => (JSON.parse(line) as { step: number }).step <= step);
+  await writeFile(path, kept.map((line) => `${line}\n`).join(''));
+}
+
+function pick(metrics: Record<string, number>): Record<string, number> {
+  const keys = ['step', 'planner/reward', 'coder/reward', 'coder/kl', 'eval/pass@1', 'step_time'];
+  return Object.fromEntries(
+    keys.filter((k) => k in metrics).map((k) => [k, Number((metrics[k] ?? 0).toPrecision(4))]),
+  );
+}
+
+function log(event: Record<string, unknown>): void {
+  console.log(JSON.stringify(event));
+}

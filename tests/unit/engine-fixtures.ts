@@ -1,0 +1,86 @@
+// Shared by the engine tests: a quick supervised warm start of a small Coder on a couple of
+// task families (so some GRPO samples pass and groups have signal), a fresh Planner, suites.
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type CheckpointFiles,
+  createModel,
+  type LoadedCheckpoint,
+  loadCheckpoint,
+  makeConfig,
+  saveCheckpoint,
+} from '../../src/model';
+import { readCheckpointDir, writeCheckpointDir } from '../../src/model/checkpointNode';
+import { Prng } from '../../src/model/prng';
+import { DEFAULT_SFT, roleExample, runSft } from '../../src/sft';
+import { generateTasks, type Task } from '../../src/tasks';
+import { CharTokenizer } from '../../src/tokenizer';
+
+export const FAMILIES = ['list-order', 'list-reduce'];
+/** Small enough for a CPU test, wide enough to hold statement + plan + program. */
+export const SHAPE = { nEmbd: 48, nLayer: 2, nHead: 4, nCtx: 256 };
+
+export function familyTasks(
+  count: number,
+  seed: number,
+  split: 'train' | 'validation' = 'train',
+): Task[] {
+  const tasks: Task[] = [];
+  for (const task of generateTasks({ tiers: ['L1'], split, count: count * 12, seed })) {
+    if (FAMILIES.includes(task.family)) tasks.push(task);
+    if (tasks.length === count) break;
+  }
+  return tasks;
+}
+
+/**
+ * A Coder taught `steps` SFT steps to write the program from the statement and an empty
+ * plan (what single mode asks), or from the reference plan (`withPlans`).
+ */
+export async function quickCoder(steps: number, seed = 3): Promise<LoadedCheckpoint> {
+  const tokenizer = new CharTokenizer();
+  const model = createModel(makeConfig('tiny', tokenizer.vocabSize, 'coder', SHAPE), seed);
+  const tasks = familyTasks(200, seed);
+  const prng = new Prng(seed);
+  await runSft(
+    model,
+    () =>
+      Array.from({ length: 16 }, () => {
+        const task = tasks[prng.int(tasks.length)] as Task;
+        const strategy = task.strategies[0];
+        const plan = prng.next() < 0.5 ? '' : (strategy?.plan ?? '');
+        return roleExample(tokenizer, 'coder', {
+          statement: task.statement,
+          plan,
+          code: strategy?.code ?? '',
+        });
+      }),
+    { ...DEFAULT_SFT, steps, warmupSteps: 10, padId: tokenizer.padId, logEvery: 1000 },
+  );
+  return { model, tokenizer, lab: {} };
+}
+
+export function freshPlanner(seed = 5): LoadedCheckpoint {
+  const tokenizer = new CharTokenizer();
+  return {
+    model: createModel(makeConfig('tiny', tokenizer.vocabSize, 'planner', SHAPE), seed),
+    tokenizer,
+    lab: {},
+  };
+}
+
+/**
+ * The quick Coder's checkpoint files, cached in the OS temp folder so the engine test files
+ * share one SFT run (delete the folder to retrain; the name carries the recipe).
+ */
+export async function cachedQuickCoder(steps: number, seed = 3): Promise<CheckpointFiles> {
+  const dir = join(tmpdir(), `core-code-lab-quick-coder-v1-${FAMILIES.join('+')}-${steps}-${seed}`);
+  if (existsSync(join(dir, 'model.safetensors'))) return readCheckpointDir(dir);
+  const coder = await quickCoder(steps, seed);
+  const files = await saveCheckpoint(coder.model, coder.tokenizer);
+  await writeCheckpointDir(dir, files);
+  return files;
+}
+
+export { loadCheckpoint };
