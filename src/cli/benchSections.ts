@@ -1,4 +1,5 @@
 // The registry of benchmark sections, in the order they print. Each lives beside its code.
+import { grpoBench } from '../engine/bench';
 import { sandboxBench } from '../sandbox/bench';
 import { tasksBench } from '../tasks/bench';
 import type { BenchSection } from './benchTable';
@@ -6,4 +7,5 @@ import type { BenchSection } from './benchTable';
 export const benchSections: Record<string, BenchSection> = {
   tasks: tasksBench,
   sandbox: sandboxBench,
+  grpo: grpoBench,
 };
