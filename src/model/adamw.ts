@@ -47,8 +47,9 @@ export class AdamW {
    */
   async apply(grads: Map<string, tf.Tensor>, lr: number): Promise<number> {
     const { beta1, beta2, eps, weightDecay, clipNorm } = this.options;
+    // Pairwise adds, not addN: addN of ~30 tensors exceeds WebGPU's 8 storage buffers per stage.
     const normTensor = tf.tidy(() =>
-      tf.sqrt(tf.addN([...grads.values()].map((g) => tf.sum(tf.square(g))))),
+      tf.sqrt([...grads.values()].map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b))),
     );
     const gradNorm = (await normTensor.data())[0]!;
     normTensor.dispose();

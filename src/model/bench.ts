@@ -1,0 +1,95 @@
+// Benchmark section "models": training and sampling tokens/s of the tiny preset on every
+// backend present (cpu, wasm, webgpu), as ratios to cpu measured in the same run.
+import * as tf from '@tensorflow/tfjs-core';
+import type { BenchSection, BenchTable } from '../cli/benchTable';
+import { type BackendName, type BackendReport, initBackend } from '../gpu/backend';
+import { KvCacheSampler } from '../rollout/kvSampler';
+import { AdamW } from './adamw';
+import { makeConfig, parameterCount } from './config';
+import { type GPT, maskedLoss } from './gpt';
+import { initialValues, makeVariables } from './params';
+import { Prng } from './prng';
+import { optimizerStep } from './train';
+
+const VOCAB = 103;
+const TRAIN = { batch: 8, length: 128, steps: 3 };
+const SAMPLE = { batch: 16, prompt: 32, newTokens: 48 };
+
+interface Measured {
+  report: BackendReport;
+  trainTps: number;
+  sampleTps: number;
+}
+
+async function measure(backend: BackendName): Promise<Measured> {
+  const report = await initBackend(backend);
+  const config = makeConfig('tiny', VOCAB, 'coder');
+  const model: GPT = { config, params: makeVariables(config, initialValues(config, 1)) };
+  const prng = new Prng(2);
+  const ids = tf.tensor2d(
+    Array.from({ length: TRAIN.batch * TRAIN.length }, () => prng.int(VOCAB)),
+    [TRAIN.batch, TRAIN.length],
+    'int32',
+  );
+  const mask = tf.ones([TRAIN.batch, TRAIN.length - 1]) as tf.Tensor2D;
+  const optimizer = new AdamW(model);
+  const step = () => optimizerStep(model, optimizer, () => maskedLoss(model, ids, mask), 1e-3);
+  await step(); // warm-up: kernel compilation, allocation
+  let start = performance.now();
+  for (let i = 0; i < TRAIN.steps; i++) await step();
+  const trainTps =
+    (TRAIN.steps * TRAIN.batch * TRAIN.length) / ((performance.now() - start) / 1000);
+
+  const prompts = Array.from({ length: SAMPLE.batch }, () =>
+    Array.from({ length: SAMPLE.prompt }, () => 8 + prng.int(90)),
+  );
+  const sampler = new KvCacheSampler(model);
+  // stopId −1 never matches: every row generates exactly newTokens.
+  const newTokens = slow ? 12 : SAMPLE.newTokens;
+  const opts = { maxNewTokens: newTokens, temperature: 1, topK: 0, seed: 3, stopId: -1 };
+  await sampler.sample(prompts.slice(0, 2), { ...opts, maxNewTokens: 2 });
+  start = performance.now();
+  await sampler.sample(prompts, opts);
+  const sampleTps = (SAMPLE.batch * newTokens) / ((performance.now() - start) / 1000);
+
+  optimizer.dispose();
+  ids.dispose();
+  mask.dispose();
+  for (const v of model.params.values()) v.dispose();
+  return { report, trainTps, sampleTps };
+}
+
+export const modelBench: BenchSection = async (): Promise<BenchTable> => {
+  const rows: Measured[] = [];
+  const skipped: string[] = [];
+  for (const backend of ['cpu', 'wasm', 'webgpu'] as BackendName[]) {
+    try {
+      rows.push(await measure(backend));
+    } catch (err) {
+      skipped.push(`${backend}: ${(err as Error).message}`);
+    }
+  }
+  await initBackend('cpu');
+  const cpu = rows.find((r) => r.report.backend === 'cpu');
+  const config = makeConfig('tiny', VOCAB, 'coder');
+  return {
+    title: 'Models: training and sampling speed (tfjs)',
+    environment:
+      `preset tiny (${parameterCount(config)} parameters, d=${config.nEmbd}, ${config.nLayer} layers, ${config.nHead} heads); ` +
+      `training batch ${TRAIN.batch}×${TRAIN.length} tokens, AdamW; sampling batch ${SAMPLE.batch}, ` +
+      `prompt ${SAMPLE.prompt}, ${SAMPLE.newTokens} new tokens, KV cache`,
+    columns: ['backend', 'adapter', 'train tok/s', 'train ×cpu', 'sample tok/s', 'sample ×cpu'],
+    rows: rows.map((r) => [
+      r.report.backend,
+      r.report.adapter,
+      r.trainTps,
+      cpu ? r.trainTps / cpu.trainTps : '—',
+      r.sampleTps,
+      cpu ? r.sampleTps / cpu.sampleTps : '—',
+    ]),
+    notes: [
+      'Ratios are to the cpu backend in the same run (shared machines drift).',
+      ...skipped.map((s) => `skipped ${s}`),
+    ],
+  };
+};
