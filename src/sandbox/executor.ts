@@ -3,22 +3,18 @@
 // a worker_thread, or directly on a host thread.
 import {
   newQuickJSWASMModule,
-  type QuickJSContext,
   type QuickJSHandle,
-  type QuickJSRuntime,
   type QuickJSWASMModule,
   RELEASE_SYNC,
 } from 'quickjs-emscripten';
-import { type HostShims, installHostShims } from './hostShims';
+import { failure, timeoutOutcome } from './classify';
 import { NotSerializable, OutputTooLarge, ReadFailed, toJsonText } from './marshal';
-import { LIBRARY_SOURCE, wrapTestScript } from './prelude';
+import { wrapTestScript } from './prelude';
 import type { RawOutcome, RawRunResult, WireCasesJob, WireJob, WireScriptJob } from './protocol';
-import type { ErrorKind, RunLimits } from './types';
+import { Run } from './run';
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const MESSAGE_CHARS = 500;
-/** Sample the heap every this many interrupt polls (a poll is ~10k QuickJS operations). */
-const MEMORY_SAMPLE_EVERY = 4;
 
 export interface Executor {
   execute(job: WireJob): RawRunResult;
@@ -46,98 +42,6 @@ export function createExecutor(quickjs: QuickJSWASMModule): Executor {
   };
 }
 
-/** Everything one job's run needs; disposed as a whole at the end. */
-class Run {
-  readonly runtime: QuickJSRuntime;
-  readonly context: QuickJSContext;
-  readonly deadline: number;
-  work = 0;
-  peakBytes = 0;
-  timedOut = false;
-  /** The tests' JSON (from the library prelude), when the library was installed. */
-  safeJSON: QuickJSHandle | undefined;
-  shims: HostShims | undefined;
-  /** Pristine intrinsics, captured before user code runs. */
-  intrinsics:
-    | { jsonParse: QuickJSHandle; apply: QuickJSHandle; isArray: QuickJSHandle; get: QuickJSHandle }
-    | undefined;
-  private readonly owned: QuickJSHandle[] = [];
-
-  constructor(
-    quickjs: QuickJSWASMModule,
-    readonly limits: RunLimits,
-  ) {
-    this.deadline = Date.now() + limits.deadlineMs;
-    this.runtime = quickjs.newRuntime();
-    this.runtime.setMemoryLimit(limits.memoryBytes);
-    this.runtime.setMaxStackSize(limits.stackBytes);
-    this.runtime.setInterruptHandler(() => {
-      this.work++;
-      if (this.work % MEMORY_SAMPLE_EVERY === 0) this.sampleMemory();
-      if (Date.now() > this.deadline) this.timedOut = true;
-      return this.timedOut;
-    });
-    this.context = this.runtime.newContext();
-    // computeMemoryUsage would otherwise create a second, "system" context per runtime (~0.1 ms).
-    this.runtime.context = this.context;
-  }
-
-  /** Captures intrinsics and installs the shims; all reachable only through host handles. */
-  installPrelude(withLibrary: boolean): void {
-    const { context } = this;
-    const pick = (object: string, name: string) => {
-      const holder = context.getProp(context.global, object);
-      const fn = this.own(context.getProp(holder, name));
-      holder.dispose();
-      return fn;
-    };
-    this.intrinsics = {
-      jsonParse: pick('JSON', 'parse'),
-      apply: pick('Reflect', 'apply'),
-      isArray: pick('Array', 'isArray'),
-      get: pick('Reflect', 'get'),
-    };
-    this.shims = installHostShims(context, pick('Object', 'freeze'));
-    this.owned.push(...this.shims.handles);
-    if (!withLibrary) return;
-    const library = this.own(context.unwrapResult(context.evalCode(LIBRARY_SOURCE, 'library.js')));
-    const assert = this.own(context.getProp(library, 'assert'));
-    const lodash = this.own(context.getProp(library, 'lodash'));
-    this.safeJSON = this.own(context.getProp(library, 'JSON'));
-    this.shims.setModules({ assert, lodash });
-  }
-
-  own(handle: QuickJSHandle): QuickJSHandle {
-    this.owned.push(handle);
-    return handle;
-  }
-
-  sampleMemory(): void {
-    try {
-      const usage = this.runtime.computeMemoryUsage();
-      const used = this.context.getProp(usage, 'memory_used_size');
-      const bytes = this.context.getNumber(used);
-      used.dispose();
-      usage.dispose();
-      if (bytes > this.peakBytes) this.peakBytes = bytes;
-    } catch {
-      // Sampling can fail when the heap is at its limit; the OOM verdict records that instead.
-    }
-  }
-
-  /** Runs queued promise jobs; returns the exception handle that stopped them, if any. */
-  drainJobs(): QuickJSHandle | undefined {
-    const result = this.runtime.executePendingJobs();
-    return result.error ? this.own(result.error) : undefined;
-  }
-
-  dispose(): void {
-    for (const handle of this.owned) if (handle.alive) handle.dispose();
-    this.context.dispose();
-    this.runtime.dispose();
-  }
-}
-
 function executeJob(
   quickjs: QuickJSWASMModule,
   job: WireJob,
@@ -163,8 +67,6 @@ function executeJob(
   const cost = { wallMs: performance.now() - started, work: run.work, peakBytes: run.peakBytes };
   return { result: { ...result, cost }, disposeFailed };
 }
-
-type Phase = 'compile' | 'call';
 
 /** Evaluates the program as a global script, then settles its promise jobs. */
 function evalProgram(run: Run, code: string): RawOutcome | null {
@@ -310,60 +212,4 @@ function runScript(run: Run, job: WireScriptJob): Omit<RawRunResult, 'cost'> {
   if (run.timedOut) return { ...done(timeoutOutcome()), programError: null };
   // Only the host knows the test function returned normally: that is the completion token.
   return done({ ok: true, json: undefined });
-}
-
-function timeoutOutcome(): RawOutcome {
-  return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
-}
-
-/** Classifies an exception from QuickJS into an error kind. */
-function failure(run: Run, error: QuickJSHandle, phase: Phase): RawOutcome & { ok: false } {
-  if (run.timedOut) return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
-  const { name, message } = describeError(run, error);
-  if (run.timedOut) return { ok: false, errorKind: 'timeout', message: 'deadline exceeded' };
-  const text = `${name}${name && message ? ': ' : ''}${message}`.slice(0, MESSAGE_CHARS);
-  let errorKind: ErrorKind = 'runtime';
-  if (
-    /out of memory|string too long|invalid string length/i.test(message) ||
-    (name === '' && message === '' && nearMemoryLimit(run))
-  ) {
-    errorKind = 'out_of_memory';
-  } else if (/stack overflow|call stack size/i.test(message)) errorKind = 'stack_overflow';
-  else if (name === 'SyntaxError' && phase === 'compile') errorKind = 'syntax';
-  else if (refusedModule(run) !== null && /Cannot find module/.test(message))
-    errorKind = 'module_refused';
-  if (errorKind === 'out_of_memory')
-    run.peakBytes = Math.max(run.peakBytes, run.limits.memoryBytes);
-  return { ok: false, errorKind, message: text || 'uncaught exception' };
-}
-
-/** Name and message of a thrown value, read from the host (getters run inside the VM's limits). */
-function describeError(run: Run, error: QuickJSHandle): { name: string; message: string } {
-  const { context } = run;
-  try {
-    const type = context.typeof(error);
-    if (type === 'string') return { name: 'thrown value', message: context.getString(error) };
-    if (type === 'number')
-      return { name: 'thrown value', message: String(context.getNumber(error)) };
-    if (type !== 'object' || context.sameValue(error, context.null))
-      return { name: 'thrown value', message: type };
-    const read = (key: string) => {
-      const handle = context.getProp(error, key);
-      const text = context.typeof(handle) === 'string' ? context.getString(handle) : '';
-      handle.dispose();
-      return text;
-    };
-    return { name: read('name'), message: read('message') };
-  } catch {
-    return { name: '', message: '' };
-  }
-}
-
-function refusedModule(run: Run): string | null {
-  return run.shims?.refused() ?? null;
-}
-
-function nearMemoryLimit(run: Run): boolean {
-  run.sampleMemory();
-  return run.peakBytes > run.limits.memoryBytes * 0.8;
 }
