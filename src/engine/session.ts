@@ -7,10 +7,10 @@
 // Same config (with its seed) on the same backend → the same curves; a snapshot restores
 // weights, Adam state, frozen references, the task stream position and the step.
 
-import { assignCredit, type RoleCredit, type StepCredit } from '../agents/credit';
+import { assignCredit, type RoleCredit } from '../agents/credit';
 import { type EvaluationResult, evaluateSuites } from '../agents/evaluate';
-import { type JudgedProgram, judgePrograms } from '../agents/judge';
-import { type Completion, sampleRollouts, type TaskRollout } from '../agents/rollout';
+import { judgePrograms } from '../agents/judge';
+import { sampleRollouts } from '../agents/rollout';
 import { disposeModel, type LoadedCheckpoint, loadCheckpoint, saveCheckpoint } from '../model';
 import {
   grpoLossOptions,
@@ -20,8 +20,7 @@ import {
   usesPlanner,
 } from '../rl/config';
 import { buildStepMetrics, type RoleStepStats, TIMING_METRICS } from '../rl/metrics';
-import { plannerReward } from '../rl/rewards';
-import { type PolicySequence, RoleTrainer, type RoleUpdate } from '../rl/trainer';
+import { RoleTrainer, type RoleUpdate } from '../rl/trainer';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
 import type { Task } from '../tasks';
@@ -34,8 +33,9 @@ import {
   putCheckpoint,
   putJson,
 } from './snapshotFiles';
+import { policySequences, sampleGroups } from './stepSamples';
 import { stepSeed, TaskStream } from './taskStream';
-import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
+import type { EvalReport, RunConfig, RunSnapshot, StepReport } from './types';
 
 export type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
 export type Suites = Partial<Record<SuiteName, Task[]>>;
@@ -297,89 +297,6 @@ export class TrainingSession {
     disposeModel(this.planner.model);
     disposeModel(this.coder.model);
   }
-}
-
-/** The role's sampled sequences with their advantages, in the credit's layout. */
-function policySequences(
-  role: Role,
-  rollouts: readonly TaskRollout[],
-  credit: StepCredit,
-): PolicySequence[] {
-  const completions: Completion[] =
-    role === 'planner'
-      ? rollouts.flatMap((r) => r.plans ?? [])
-      : rollouts.flatMap((r) => r.programs.flat());
-  const advantages = (role === 'planner' ? credit.planner : credit.coder)?.advantages.advantages;
-  if (!advantages || advantages.length !== completions.length) {
-    throw new Error(
-      `${role}: ${completions.length} samples but ${advantages?.length ?? 0} advantages`,
-    );
-  }
-  return completions.map((c, i) => ({
-    prompt: c.prompt,
-    completion: c.tokens,
-    oldLogProbs: c.logProbs,
-    advantage: advantages[i] ?? 0,
-  }));
-}
-
-function sampleGroups(
-  step: number,
-  rollouts: readonly TaskRollout[],
-  judged: readonly JudgedProgram[],
-  credit: StepCredit,
-  programsPerPlan: number,
-): SampleGroup[] {
-  let programIndex = 0;
-  return rollouts.map((rollout, t) => {
-    const { task } = rollout;
-    const plans = rollout.programs.map((programs, n) => {
-      const planIndex = t * rollout.programs.length + n;
-      const programSamples = programs.map((program) => {
-        const i = programIndex++;
-        const j = judged[i];
-        return {
-          completion: program.text,
-          code: j?.code ?? '',
-          reward: credit.coder.rewards[i] ?? {
-            passFraction: 0,
-            efficiency: 0,
-            formatPenalty: 0,
-            total: 0,
-          },
-          advantage: credit.coder.advantages.advantages[i] ?? 0,
-          passCount: j?.run?.passCount ?? 0,
-          total: j?.run?.total ?? task.tests.length,
-          errorKind: j?.run?.errorKind ?? (j?.run ? null : 'format'),
-          work: j?.run?.cost.work ?? null,
-          peakBytes: j?.run?.cost.peakBytes ?? null,
-          tokens: program.tokens.length,
-        };
-      });
-      const plan = rollout.plans?.[n];
-      return {
-        plan: plan?.text ?? '',
-        // Single mode: no Planner credit; show what the (empty) plan's programs earned.
-        reward:
-          credit.planner?.rewards[planIndex] ??
-          plannerReward(credit.coder.rewards.slice(programIndex - programsPerPlan, programIndex)),
-        advantage: credit.planner?.advantages.advantages[planIndex] ?? 0,
-        tokens: plan?.tokens.length ?? 0,
-        programs: programSamples,
-      };
-    });
-    return {
-      step,
-      taskId: task.id,
-      tier: task.tier,
-      family: task.family,
-      statement: task.statement,
-      entryPoint: task.entryPoint,
-      tests: task.tests.map((test) => ({ args: test.args, expected: test.expected })),
-      reference: task.strategies.map((s) => ({ strategy: s.name, plan: s.plan, code: s.code })),
-      plans,
-    };
-  });
 }
 
 function now(): number {

@@ -1,0 +1,94 @@
+// A step's samples in two shapes: per role, the flat list of sequences with advantages
+// that the GRPO update consumes; per task, the plan × program groups that a StepReport
+// carries to the charts and the inspector.
+
+import type { StepCredit } from '../agents/credit';
+import type { JudgedProgram } from '../agents/judge';
+import type { Completion, TaskRollout } from '../agents/rollout';
+import type { Role } from '../rl/config';
+import { plannerReward } from '../rl/rewards';
+import type { PolicySequence } from '../rl/trainer';
+import type { SampleGroup } from './types';
+
+/** The role's sampled sequences with their advantages, in the credit's layout. */
+export function policySequences(
+  role: Role,
+  rollouts: readonly TaskRollout[],
+  credit: StepCredit,
+): PolicySequence[] {
+  const completions: Completion[] =
+    role === 'planner'
+      ? rollouts.flatMap((r) => r.plans ?? [])
+      : rollouts.flatMap((r) => r.programs.flat());
+  const advantages = (role === 'planner' ? credit.planner : credit.coder)?.advantages.advantages;
+  if (!advantages || advantages.length !== completions.length) {
+    throw new Error(
+      `${role}: ${completions.length} samples but ${advantages?.length ?? 0} advantages`,
+    );
+  }
+  return completions.map((c, i) => ({
+    prompt: c.prompt,
+    completion: c.tokens,
+    oldLogProbs: c.logProbs,
+    advantage: advantages[i] ?? 0,
+  }));
+}
+
+export function sampleGroups(
+  step: number,
+  rollouts: readonly TaskRollout[],
+  judged: readonly JudgedProgram[],
+  credit: StepCredit,
+  programsPerPlan: number,
+): SampleGroup[] {
+  let programIndex = 0;
+  return rollouts.map((rollout, t) => {
+    const { task } = rollout;
+    const plans = rollout.programs.map((programs, n) => {
+      const planIndex = t * rollout.programs.length + n;
+      const programSamples = programs.map((program) => {
+        const i = programIndex++;
+        const j = judged[i];
+        return {
+          completion: program.text,
+          code: j?.code ?? '',
+          reward: credit.coder.rewards[i] ?? {
+            passFraction: 0,
+            efficiency: 0,
+            formatPenalty: 0,
+            total: 0,
+          },
+          advantage: credit.coder.advantages.advantages[i] ?? 0,
+          passCount: j?.run?.passCount ?? 0,
+          total: j?.run?.total ?? task.tests.length,
+          errorKind: j?.run?.errorKind ?? (j?.run ? null : 'format'),
+          work: j?.run?.cost.work ?? null,
+          peakBytes: j?.run?.cost.peakBytes ?? null,
+          tokens: program.tokens.length,
+        };
+      });
+      const plan = rollout.plans?.[n];
+      return {
+        plan: plan?.text ?? '',
+        // Single mode: no Planner credit; show what the (empty) plan's programs earned.
+        reward:
+          credit.planner?.rewards[planIndex] ??
+          plannerReward(credit.coder.rewards.slice(programIndex - programsPerPlan, programIndex)),
+        advantage: credit.planner?.advantages.advantages[planIndex] ?? 0,
+        tokens: plan?.tokens.length ?? 0,
+        programs: programSamples,
+      };
+    });
+    return {
+      step,
+      taskId: task.id,
+      tier: task.tier,
+      family: task.family,
+      statement: task.statement,
+      entryPoint: task.entryPoint,
+      tests: task.tests.map((test) => ({ args: test.args, expected: test.expected })),
+      reference: task.strategies.map((s) => ({ strategy: s.name, plan: s.plan, code: s.code })),
+      plans,
+    };
+  });
+}
