@@ -1,4 +1,11 @@
 export {
+  type CompletionBatch,
+  disposeCompletionBatch,
+  fromTargetLayout,
+  packCompletions,
+  toTargetLayout,
+} from './completions';
+export {
   DEFAULT_EVAL,
   type EvalOptions,
   type EvalReport,

@@ -2,7 +2,14 @@ import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, makeConfig, tokenLogProbs } from '../../src/model';
-import { FullRecomputeSampler, KvCacheSampler, type SampleOptions } from '../../src/rollout';
+import {
+  FullRecomputeSampler,
+  fromTargetLayout,
+  KvCacheSampler,
+  packCompletions,
+  type SampleOptions,
+  toTargetLayout,
+} from '../../src/rollout';
 
 const V = 17;
 const STOP = 1;
@@ -60,6 +67,9 @@ describe('sampling', () => {
     expect(a).toEqual(b);
     const c = await new KvCacheSampler(m).sample(prompts, { ...options, seed: 43 });
     expect(c.tokens).not.toEqual(a.tokens);
+    // Row streams are seeded by (seed, row): a batch of prompts[0..1] gives rows 0..1 unchanged.
+    const d = await new KvCacheSampler(m).sample(prompts.slice(0, 2), options);
+    expect(d.tokens).toEqual(a.tokens.slice(0, 2));
   });
 
   it('returned log-probs equal tokenLogProbs of the completed sequence (the GRPO path)', async () => {
@@ -77,5 +87,32 @@ describe('sampling', () => {
     const all = Array.from(await lp.data());
     const completion = all.slice(prompts[0]!.length - 1);
     completion.forEach((v, t) => expect(v).toBeCloseTo(out.logProbs[0]![t]!, 5));
+  });
+
+  it('packCompletions + tokenLogProbs give the sampler log-probs of a whole batch, with gradient', async () => {
+    const m = model();
+    const options: SampleOptions = {
+      maxNewTokens: 8,
+      temperature: 1,
+      topK: 0,
+      seed: 11,
+      stopId: STOP,
+    };
+    const out = await new KvCacheSampler(m).sample(prompts, options);
+    const batch = packCompletions(prompts, out.tokens, 0);
+    const logp = tokenLogProbs(m, batch.ids);
+    const rows = fromTargetLayout(batch, await logp.data());
+    rows.forEach((row, b) => row.forEach((v, j) => expect(v).toBeCloseTo(out.logProbs[b]![j]!, 5)));
+    // Sum of masked log-probs equals the sum of the sampler's, and the layout helpers agree.
+    const total = tf.sum(tf.mul(logp, batch.mask));
+    const expected = out.logProbs.flat().reduce((a, b) => a + b, 0);
+    expect((await total.data())[0]).toBeCloseTo(expected, 3);
+    const back = fromTargetLayout(batch, await toTargetLayout(batch, out.logProbs).data());
+    back.forEach((row, b) => row.forEach((v, j) => expect(v).toBeCloseTo(out.logProbs[b]![j]!, 5)));
+    const { grads } = tf.variableGrads(
+      () => tf.neg(tf.sum(tf.mul(tokenLogProbs(m, batch.ids), batch.mask))) as tf.Scalar,
+      [...m.params.values()],
+    );
+    expect(Object.keys(grads)).toHaveLength(m.params.size);
   });
 });
