@@ -70,15 +70,54 @@ export function freshPlanner(seed = 5): LoadedCheckpoint {
   };
 }
 
+/** A Planner taught `steps` SFT steps to write the reference plan of the two families. */
+export async function quickPlanner(steps: number, seed = 4): Promise<LoadedCheckpoint> {
+  const planner = freshPlanner(seed);
+  const tasks = familyTasks(200, seed);
+  const prng = new Prng(seed);
+  await runSft(
+    planner.model,
+    () =>
+      Array.from({ length: 16 }, () => {
+        const task = tasks[prng.int(tasks.length)] as Task;
+        const strategy = task.strategies[0];
+        return roleExample(planner.tokenizer, 'planner', {
+          statement: task.statement,
+          plan: strategy?.plan ?? '',
+          code: '',
+        });
+      }),
+    { ...DEFAULT_SFT, steps, warmupSteps: 10, padId: planner.tokenizer.padId, logEvery: 1000 },
+  );
+  return planner;
+}
+
 /**
- * The quick Coder's checkpoint files, cached in the OS temp folder so the engine test files
- * share one SFT run (delete the folder to retrain; the name carries the recipe).
+ * The quick roles' checkpoint files, cached in the OS temp folder so the engine test files
+ * share one SFT run per role (delete the folder to retrain; the name carries the recipe).
  */
 export async function cachedQuickCoder(steps: number, seed = 3): Promise<CheckpointFiles> {
-  const dir = join(tmpdir(), `core-code-lab-quick-coder-v1-${FAMILIES.join('+')}-${steps}-${seed}`);
-  if (existsSync(join(dir, 'model.safetensors'))) return readCheckpointDir(dir);
-  const coder = await quickCoder(steps, seed);
-  const files = await saveCheckpoint(coder.model, coder.tokenizer);
+  return cached('coder', steps, seed, () => quickCoder(steps, seed));
+}
+
+export async function cachedQuickPlanner(steps: number, seed = 4): Promise<CheckpointFiles> {
+  return cached('planner', steps, seed, () => quickPlanner(steps, seed));
+}
+
+async function cached(
+  role: string,
+  steps: number,
+  seed: number,
+  train: () => Promise<LoadedCheckpoint>,
+): Promise<CheckpointFiles> {
+  const dir = join(
+    tmpdir(),
+    `core-code-lab-quick-${role}-v1-${FAMILIES.join('+')}-${steps}-${seed}`,
+  );
+  // tokenizer.json is written last: its presence means the folder is complete.
+  if (existsSync(join(dir, 'tokenizer.json'))) return readCheckpointDir(dir);
+  const trained = await train();
+  const files = await saveCheckpoint(trained.model, trained.tokenizer);
   await writeCheckpointDir(dir, files);
   return files;
 }

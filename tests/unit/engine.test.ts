@@ -12,15 +12,16 @@ import { createSandbox, type Sandbox } from '../../src/sandbox';
 import { CharTokenizer } from '../../src/tokenizer';
 import {
   cachedQuickCoder,
+  cachedQuickPlanner,
   FAMILIES,
   familyTasks,
-  freshPlanner,
   loadCheckpoint,
   SHAPE,
 } from './engine-fixtures';
 
 let sandbox: Sandbox;
 let coderFiles: CheckpointFiles;
+let plannerFiles: CheckpointFiles;
 const suites = { L1: familyTasks(8, 9, 'validation') };
 
 function testConfig(overrides: Partial<RunConfig['grpo']> = {}, evalEvery = 0): RunConfig {
@@ -34,7 +35,7 @@ function testConfig(overrides: Partial<RunConfig['grpo']> = {}, evalEvery = 0): 
       tasksPerStep: 2,
       plansPerTask: 2,
       programsPerPlan: 4,
-      maxPlanTokens: 16,
+      maxPlanTokens: 40,
       maxProgramTokens: 56,
       beta: 0.04,
       learningRate: 3e-4,
@@ -46,7 +47,7 @@ function testConfig(overrides: Partial<RunConfig['grpo']> = {}, evalEvery = 0): 
 
 function newSession(config: RunConfig) {
   return TrainingSession.create(config, {
-    planner: freshPlanner(),
+    planner: loadCheckpoint(plannerFiles),
     coder: loadCheckpoint(coderFiles),
     sandbox,
     suites,
@@ -63,8 +64,9 @@ function withoutTimings(metrics: Record<string, number>): Record<string, number>
 beforeAll(async () => {
   await initBackend('wasm');
   sandbox = await createSandbox({ size: 1 });
-  coderFiles = await cachedQuickCoder(150);
-});
+  coderFiles = await cachedQuickCoder(300);
+  plannerFiles = await cachedQuickPlanner(150);
+}, 600_000); // the first run trains the quick Coder (~1–3 min on 2 shared cores), later runs read it
 
 afterAll(async () => {
   await sandbox?.close();
