@@ -229,8 +229,15 @@ export function createPool(options: PoolOptions): Sandbox {
   };
 
   const ensureTimer = () => {
-    if (!timer && !closed) timer = setInterval(watchdog, WATCHDOG_TICK_MS);
+    if (timer || closed) return;
+    timer = setInterval(watchdog, WATCHDOG_TICK_MS);
+    // Node: the timer alone must not keep a process alive (busy workers do, see updateRefs).
+    (timer as { unref?: () => void }).unref?.();
   };
+
+  // Start every worker now, so QuickJS loads and warms up while the caller gets ready.
+  for (let i = 0; i < options.size; i++) spawnSlot();
+  updateRefs();
 
   return {
     run(jobs: SandboxJob[]): Promise<RunResult[]> {

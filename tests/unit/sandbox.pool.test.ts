@@ -59,7 +59,8 @@ describe('worker pool', () => {
     ];
     const started = Date.now();
     const results = await sandbox.run(jobs);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Deadline 300 ms + 500 ms grace, then a fresh worker; generous for loaded shared machines.
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect(results[2]).toMatchObject({ id: 'bomb', passed: false, errorKind: 'watchdog_killed' });
     expect(results.filter((r) => r.id !== 'bomb').every((r) => r.passed)).toBe(true);
     expect(results.map((r) => r.id)).toEqual(jobs.map((j) => j.id));
