@@ -20,10 +20,11 @@ export interface ModelConfig {
 
 type Shape = Pick<ModelConfig, 'nCtx' | 'nEmbd' | 'nLayer' | 'nHead'>;
 
-// tiny learns in minutes on wasm on 2 CPU cores; small and base are for real GPUs.
+// Context: the longest Coder sequence of the task world (statement + plan + code) is ~410
+// characters. tiny learns in minutes on wasm on 2 CPU cores; small and base are for real GPUs.
 export const PRESETS: Record<PresetName, Shape> = {
-  tiny: { nEmbd: 64, nLayer: 2, nHead: 4, nCtx: 320 }, // ≈0.13M parameters
-  small: { nEmbd: 128, nLayer: 4, nHead: 4, nCtx: 384 }, // ≈0.85M
+  tiny: { nEmbd: 64, nLayer: 2, nHead: 4, nCtx: 448 }, // ≈0.14M parameters
+  small: { nEmbd: 128, nLayer: 4, nHead: 4, nCtx: 512 }, // ≈0.87M
   base: { nEmbd: 256, nLayer: 6, nHead: 8, nCtx: 512 }, // ≈4.9M
 };
 

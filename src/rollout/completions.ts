@@ -26,7 +26,7 @@ export function packCompletions(
   const B = prompts.length;
   const T = Math.max(2, ...prompts.map((p, b) => p.length + completions[b]!.length));
   const ids = new Int32Array(B * T).fill(padId);
-  prompts.forEach((p, b) => ids.set([...p, ...completions[b]!], b * T));
+  for (const [b, p] of prompts.entries()) ids.set([...p, ...completions[b]!], b * T);
   const promptLengths = prompts.map((p) => p.length);
   const completionLengths = completions.map((c) => c.length);
   const mask = toTargetArray(

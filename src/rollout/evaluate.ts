@@ -150,7 +150,7 @@ export async function evaluateTasks(
   };
 
   const byTier = new Map<string, number[]>();
-  tasks.forEach((t, i) => byTier.set(t.tier, [...(byTier.get(t.tier) ?? []), i]));
+  for (const [i, t] of tasks.entries()) byTier.set(t.tier, [...(byTier.get(t.tier) ?? []), i]);
   return {
     overall: report(tasks.map((_, i) => i)),
     tiers: Object.fromEntries([...byTier].sort().map(([tier, idx]) => [tier, report(idx)])),

@@ -42,7 +42,7 @@ describe('sampling', () => {
       expect(fast.tokens).toEqual(slow.tokens);
       expect(fast.finished).toEqual(slow.finished);
       fast.logProbs.forEach((row, r) => {
-        row.forEach((lp, t) => expect(lp).toBeCloseTo(slow.logProbs[r]![t]!, 5));
+        for (const [t, lp] of row.entries()) expect(lp).toBeCloseTo(slow.logProbs[r]![t]!, 5);
       });
       // Lengths respect the cap and the context.
       fast.tokens.forEach((row, r) => {
@@ -86,7 +86,7 @@ describe('sampling', () => {
     const lp = tokenLogProbs(m, tf.tensor2d([seq], [1, seq.length], 'int32'), 0.8);
     const all = Array.from(await lp.data());
     const completion = all.slice(prompts[0]!.length - 1);
-    completion.forEach((v, t) => expect(v).toBeCloseTo(out.logProbs[0]![t]!, 5));
+    for (const [t, v] of completion.entries()) expect(v).toBeCloseTo(out.logProbs[0]![t]!, 5);
   });
 
   it('packCompletions + tokenLogProbs give the sampler log-probs of a whole batch, with gradient', async () => {
@@ -102,13 +102,21 @@ describe('sampling', () => {
     const batch = packCompletions(prompts, out.tokens, 0);
     const logp = tokenLogProbs(m, batch.ids);
     const rows = fromTargetLayout(batch, await logp.data());
-    rows.forEach((row, b) => row.forEach((v, j) => expect(v).toBeCloseTo(out.logProbs[b]![j]!, 5)));
+    rows.forEach((row, b) => {
+      row.forEach((v, j) => {
+        expect(v).toBeCloseTo(out.logProbs[b]![j]!, 5);
+      });
+    });
     // Sum of masked log-probs equals the sum of the sampler's, and the layout helpers agree.
     const total = tf.sum(tf.mul(logp, batch.mask));
     const expected = out.logProbs.flat().reduce((a, b) => a + b, 0);
     expect((await total.data())[0]).toBeCloseTo(expected, 3);
     const back = fromTargetLayout(batch, await toTargetLayout(batch, out.logProbs).data());
-    back.forEach((row, b) => row.forEach((v, j) => expect(v).toBeCloseTo(out.logProbs[b]![j]!, 5)));
+    back.forEach((row, b) => {
+      row.forEach((v, j) => {
+        expect(v).toBeCloseTo(out.logProbs[b]![j]!, 5);
+      });
+    });
     const { grads } = tf.variableGrads(
       () => tf.neg(tf.sum(tf.mul(tokenLogProbs(m, batch.ids), batch.mask))) as tf.Scalar,
       [...m.params.values()],
