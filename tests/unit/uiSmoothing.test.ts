@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { alignTo, prepareChart, unionSteps, valueAt } from '../../src/ui/charts/chartData';
+import {
+  alignTo,
+  prepareChart,
+  sampleIndices,
+  unionSteps,
+  valueAt,
+} from '../../src/ui/charts/chartData';
 import { positiveOnly, smoothEma } from '../../src/ui/charts/smoothing';
 
 describe('EMA smoothing (TensorBoard, debiased)', () => {
@@ -55,5 +61,28 @@ describe('chart data alignment', () => {
     expect(chart.data[2]?.[1]).toBeCloseTo(0.9, 12);
     expect(chart.data[3]?.[1]).toBeCloseTo(0.5, 12);
     expect(valueAt(chart.data, 0, 5)).toBe(0.7);
+  });
+
+  it('subsamples long series for drawing but smooths and counts them at full length', () => {
+    expect(Array.from(sampleIndices(10, 4))).toEqual([0, 3, 6, 9]);
+    const steps = Array.from({ length: 5000 }, (_, i) => i + 1);
+    const values = steps.map((s) => Math.sin(s / 50));
+    const full = prepareChart([{ label: 'a', color: '#fff', steps, values }], {
+      smoothing: 0.9,
+      logScale: false,
+      maxPoints: 0,
+    });
+    const drawn = prepareChart([{ label: 'a', color: '#fff', steps, values }], {
+      smoothing: 0.9,
+      logScale: false,
+      maxPoints: 1000,
+    });
+    expect(full.points).toBe(5000);
+    expect(drawn.points).toBe(5000);
+    expect(drawn.data[0]).toHaveLength(1000);
+    expect(drawn.data[0]?.[0]).toBe(1);
+    expect(drawn.data[0]?.[999]).toBe(5000);
+    // The last drawn value is the full-length EMA's last value, not an EMA of the sample.
+    expect(drawn.data[1]?.[999]).toBe(full.data[1]?.[4999]);
   });
 });

@@ -1,6 +1,6 @@
 // The training curves: one chart per metric group, every visible run overlaid, with the
 // smoothing and log-scale controls (both live in the lab store).
-import { useMemo } from 'react';
+import { useDeferredValue, useMemo } from 'react';
 import { useLabStore } from '../state/labStore';
 import { setLogScale, setSmoothing } from '../state/runActions';
 import { CHART_SPECS, chartSeries } from './chartSpecs';
@@ -8,7 +8,7 @@ import { LineChart } from './LineChart';
 import './charts.css';
 
 export function ChartsPanel() {
-  const runs = useLabStore((state) => state.runs);
+  const runs = useDeferredValue(useLabStore((state) => state.runs));
   const smoothing = useLabStore((state) => state.smoothing);
   const logScale = useLabStore((state) => state.logScale);
   const visible = useMemo(() => runs.filter((run) => run.visible), [runs]);

@@ -2,11 +2,12 @@
 // EMA smoothing, log scale, hover readout, container-width resize. The uPlot instance is
 // created once per series layout and then fed with setData, so appending points each step
 // redraws without rebuilding the chart.
-import { useLayoutEffect, useMemo, useRef } from 'react';
+import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './charts.css';
 import { type ChartSeries, type PreparedChart, prepareChart, valueAt } from './chartData';
+import { drawBands } from './drawBands';
 
 export interface LineChartProps {
   title: string;
@@ -20,6 +21,9 @@ export interface LineChartProps {
   height?: number;
   /** Fixed y range (e.g. [0, 1] for pass@1); autoscaled when absent. */
   yRange?: [number, number];
+  /** Most points drawn per series (see prepareChart): default the plot's width in device
+   * pixels; 0 draws every point. */
+  maxPoints?: number;
   /** Called after each redraw (the benchmark times frames with it). */
   onDraw?: () => void;
 }
@@ -39,19 +43,23 @@ function makeOptions(
   logScale: boolean,
   yRange: [number, number] | undefined,
   onCursor: (u: uPlot) => void,
+  onDrawAxes: (u: uPlot) => void,
   onDraw: () => void,
 ): uPlot.Options {
   const series: uPlot.Series[] = [{ label: 'step' }];
   for (const column of prepared.columns) {
-    const isLine = column.kind === 'line';
-    series.push({
-      label: column.label,
-      stroke: isLine ? column.color : 'transparent',
-      width: isLine ? 1.5 : 0,
-      dash: column.dash,
-      spanGaps: true,
-      points: isLine ? {} : { show: false },
-    });
+    series.push(
+      column.kind === 'line'
+        ? {
+            label: column.label,
+            stroke: column.color,
+            width: 1.5,
+            dash: column.dash,
+            spanGaps: true,
+          }
+        : // Band edges count for the y range; drawBands fills between them.
+          { label: column.label, paths: () => null, points: { show: false } },
+    );
   }
   const y: uPlot.Scale = logScale ? { distr: 3 } : {};
   if (yRange && !logScale) y.range = () => yRange;
@@ -62,12 +70,8 @@ function makeOptions(
     scales: { x: { time: false }, y },
     axes: [{ ...AXIS }, { ...AXIS, size: 50 }],
     series,
-    bands: prepared.bands.map(([upper, lower]) => ({
-      series: [upper, lower] as [number, number],
-      fill: `${prepared.columns[upper - 1]?.color ?? '#60a5fa'}33`,
-    })),
     cursor: { drag: { x: true, y: false }, points: { size: 6 } },
-    hooks: { setCursor: [onCursor], draw: [onDraw] },
+    hooks: { setCursor: [onCursor], drawAxes: [onDrawAxes], draw: [onDraw] },
   };
 }
 
@@ -116,14 +120,18 @@ export function LineChart({
   logScale = false,
   height = 170,
   yRange,
+  maxPoints,
   onDraw,
 }: LineChartProps) {
   const plotRef = useRef<HTMLDivElement>(null);
   const readoutRef = useRef<HTMLDivElement>(null);
   const chartRef = useRef<uPlot | null>(null);
+  // Device pixels across the plot: more points than that cannot be seen, only paid for.
+  const [pixels, setPixels] = useState(0);
+  const drawnPoints = maxPoints ?? Math.max(200, pixels);
   const prepared = useMemo(
-    () => prepareChart(series, { smoothing, logScale }),
-    [series, smoothing, logScale],
+    () => prepareChart(series, { smoothing, logScale, maxPoints: drawnPoints }),
+    [series, smoothing, logScale, drawnPoints],
   );
   const preparedRef = useRef(prepared);
   preparedRef.current = prepared;
@@ -147,14 +155,18 @@ export function LineChart({
         if (readoutRef.current)
           writeReadout(readoutRef.current, preparedRef.current, u.cursor.idx ?? null);
       },
+      (u) => drawBands(u, preparedRef.current),
       () => onDrawRef.current?.(),
     );
     const chart = new uPlot(options, preparedRef.current.data, host);
     chartRef.current = chart;
-    const observer = new ResizeObserver(() => {
+    const measure = () => {
       const w = Math.max(host.clientWidth, 120);
       if (w !== chart.width) chart.setSize({ width: w, height });
-    });
+      setPixels(Math.round(w * (window.devicePixelRatio || 1)));
+    };
+    measure();
+    const observer = new ResizeObserver(measure);
     observer.observe(host);
     return () => {
       observer.disconnect();
@@ -171,7 +183,12 @@ export function LineChart({
   }, [prepared]);
 
   return (
-    <figure className="chart" data-testid={`chart-${name}`} data-points={prepared.points}>
+    <figure
+      className="chart"
+      data-testid={`chart-${name}`}
+      data-points={prepared.points}
+      data-drawn-points={prepared.data[0].length}
+    >
       <figcaption className="chart-title">{title}</figcaption>
       <div className="chart-plot" ref={plotRef} />
       <div className="chart-readout" ref={readoutRef} />

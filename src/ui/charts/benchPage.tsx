@@ -1,7 +1,9 @@
 // chart-bench.html: LineChart with many points per series, redrawn once per animation frame
 // with one more point appended each frame (setData through React, as the lab does per step).
 // URL parameters: points (per series, 10000), series (4), band (1 = mean ± std bands),
-// frames (120; 0 = draw once and stop, for tests), smoothing (0.6).
+// frames (120; 0 = draw once and stop, for tests), smoothing (0.6), decimate (1; 0 hands
+// uPlot every point), chart (1; 0 runs the same frame loop with no chart: the frame-rate
+// ceiling of the browser on this machine).
 // The result goes to window.__chartBench and to the page as JSON.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
@@ -15,6 +17,7 @@ export interface ChartBenchResult {
   points: number;
   series: number;
   band: boolean;
+  decimate: boolean;
   frames: number;
   framesPerSecond: number;
   /** Time from the data change to uPlot's draw hook, per frame. */
@@ -40,6 +43,8 @@ const SERIES = Math.max(1, intParam('series', 4));
 const FRAMES = intParam('frames', 120);
 const BAND = params.get('band') !== '0';
 const SMOOTHING = Number(params.get('smoothing') ?? 0.6);
+const DECIMATE = params.get('decimate') !== '0';
+const CHART = params.get('chart') !== '0';
 
 /** Deterministic noisy learning curves (a seeded LCG, so every variant draws the same data). */
 function makeData(length: number, count: number) {
@@ -132,14 +137,19 @@ function BenchPage() {
       <h1 style={{ fontSize: '1rem' }}>
         Chart benchmark: {SERIES} series × {POINTS} points{BAND ? ' with bands' : ''}
       </h1>
-      <LineChart
-        name="bench"
-        title="bench"
-        series={series}
-        smoothing={SMOOTHING}
-        height={300}
-        onDraw={onDraw}
-      />
+      {CHART ? (
+        <LineChart
+          name="bench"
+          title="bench"
+          series={series}
+          smoothing={SMOOTHING}
+          height={300}
+          maxPoints={DECIMATE ? undefined : 0}
+          onDraw={onDraw}
+        />
+      ) : (
+        <p>frame loop only, no chart ({series.length} series prepared)</p>
+      )}
       <pre data-testid="bench-result">{result ? JSON.stringify(result, null, 2) : 'running…'}</pre>
     </main>
   );
@@ -150,6 +160,7 @@ function emptyResult(): ChartBenchResult {
     points: POINTS,
     series: SERIES,
     band: BAND,
+    decimate: DECIMATE,
     frames: 0,
     framesPerSecond: 0,
     updateMsMean: 0,

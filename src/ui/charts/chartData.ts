@@ -2,7 +2,7 @@
 // (the union of steps), one column per line, and two more per band (mean ± std). Pure, so
 // the smoothing/log-scale/alignment rules are testable without a canvas.
 import type uPlot from 'uplot';
-import { positiveOnly, smoothEma } from './smoothing';
+import { smoothEmaFloat } from './smoothing';
 
 export interface ChartSeries {
   label: string;
@@ -32,13 +32,28 @@ export interface PreparedChart {
   columns: ChartColumn[];
   /** [upper column, lower column] pairs, 1-based as uPlot counts series (x is 0). */
   bands: [number, number][];
-  /** How many steps the chart holds (length of x). */
+  /** How many steps the chart holds (length of the full x, before subsampling). */
   points: number;
 }
 
 export interface PrepareOptions {
   smoothing: number;
   logScale: boolean;
+  /**
+   * Most points handed to uPlot (0 = all). Longer series are smoothed at full length, then
+   * evenly subsampled, first and last point kept (TensorBoard also draws a sample): a chart a
+   * few hundred pixels wide cannot show 10k points, and drawing them costs frames.
+   */
+  maxPoints?: number;
+}
+
+export const DEFAULT_MAX_POINTS = 2000;
+
+/** Evenly spaced indices 0 … n−1 (both ends included), `count` of them. */
+export function sampleIndices(n: number, count: number): Uint32Array {
+  const indices = new Uint32Array(count);
+  for (let k = 0; k < count; k++) indices[k] = Math.round((k * (n - 1)) / (count - 1));
+  return indices;
 }
 
 /** The union of all series' steps, ascending; reuses the array when every series shares it. */
@@ -56,8 +71,8 @@ export function alignTo(
   x: ArrayLike<number>,
   steps: ArrayLike<number>,
   values: ArrayLike<number | null>,
-): (number | null)[] {
-  if (steps === x) return Array.from(values);
+): ArrayLike<number | null> {
+  if (steps === x) return values;
   const out = new Array<number | null>(x.length).fill(null);
   // Both ascending: one merge pass instead of a map lookup per point.
   let j = 0;
@@ -71,28 +86,44 @@ export function alignTo(
 
 export function prepareChart(
   series: readonly ChartSeries[],
-  { smoothing, logScale }: PrepareOptions,
+  { smoothing, logScale, maxPoints = DEFAULT_MAX_POINTS }: PrepareOptions,
 ): PreparedChart {
   const x = unionSteps(series);
+  const keep = maxPoints >= 2 && x.length > maxPoints ? sampleIndices(x.length, maxPoints) : null;
+  const size = keep ? keep.length : x.length;
+  const at = keep ? (k: number) => keep[k] as number : (k: number) => k;
+  // Full-length float columns (NaN = gap) → the drawn points, null for gaps and, on a log
+  // axis, for values ≤ 0.
+  const emit = (full: Float64Array, offset?: Float64Array, sign = 0) => {
+    const out = new Array<number | null>(size);
+    for (let k = 0; k < size; k++) {
+      const i = at(k);
+      let value = full[i] as number;
+      if (offset) {
+        const spread = offset[i] as number;
+        if (!Number.isNaN(spread)) value += sign * spread;
+      }
+      out[k] = Number.isNaN(value) || (logScale && !(value > 0)) ? null : value;
+    }
+    return out;
+  };
   const columns: ChartColumn[] = [];
   const ys: (number | null)[][] = [];
   const bands: [number, number][] = [];
-  const shown = (values: (number | null)[]) => (logScale ? positiveOnly(values) : values);
   series.forEach((s, owner) => {
-    const mean = smoothEma(alignTo(x, s.steps, s.values), smoothing);
+    const mean = smoothEmaFloat(alignTo(x, s.steps, s.values), smoothing);
     columns.push({ label: s.label, color: s.color, kind: 'line', dash: s.dash, owner });
-    ys.push(shown(mean));
+    ys.push(emit(mean));
     if (!s.spread) return;
-    const spread = smoothEma(alignTo(x, s.steps, s.spread), smoothing);
-    const upper = mean.map((m, i) => (m === null ? null : m + (spread[i] ?? 0)));
-    const lower = mean.map((m, i) => (m === null ? null : m - (spread[i] ?? 0)));
+    const spread = smoothEmaFloat(alignTo(x, s.steps, s.spread), smoothing);
     columns.push({ label: `${s.label} +std`, color: s.color, kind: 'upper', owner });
-    ys.push(shown(upper));
+    ys.push(emit(mean, spread, 1));
     columns.push({ label: `${s.label} −std`, color: s.color, kind: 'lower', owner });
-    ys.push(shown(lower));
+    ys.push(emit(mean, spread, -1));
     bands.push([ys.length - 1, ys.length]);
   });
-  return { data: [x as number[], ...ys] as uPlot.AlignedData, columns, bands, points: x.length };
+  const xs = keep ? Array.from(keep, (i) => x[i] as number) : (x as number[]);
+  return { data: [xs, ...ys] as uPlot.AlignedData, columns, bands, points: x.length };
 }
 
 /** The value of column `c` (0-based) nearest at or before index `idx`, for the hover readout. */
