@@ -1,11 +1,15 @@
 // The registry of benchmark sections, in the order they print. Each lives beside its code.
 import { grpoBench } from '../engine/bench';
+import { modelBench } from '../model/bench';
 import { sandboxBench } from '../sandbox/bench';
 import { tasksBench } from '../tasks/bench';
+import { chartsBench } from '../ui/charts/bench';
 import type { BenchSection } from './benchTable';
 
 export const benchSections: Record<string, BenchSection> = {
   tasks: tasksBench,
+  charts: chartsBench,
+  models: modelBench,
   sandbox: sandboxBench,
   grpo: grpoBench,
 };
