@@ -1,0 +1,58 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, openLab } from './browser';
+
+// The chart benchmark page in its small modes: a LineChart must draw a canvas, report the
+// points it holds, and take appended points through setData without being rebuilt.
+describe('line chart (chart-bench.html)', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('renders a canvas and reports its 500 points', async () => {
+    const { page, errors } = await openLab(browser, 'chart-bench.html?points=500&frames=0');
+    const chart = page.getByTestId('chart-bench');
+    await expect.poll(() => chart.getAttribute('data-points'), { timeout: 30_000 }).toBe('500');
+    expect(await chart.locator('canvas').count()).toBe(1);
+    const size = await chart
+      .locator('canvas')
+      .evaluate((c: HTMLCanvasElement) => [c.width, c.height]);
+    expect(size[0]).toBeGreaterThan(100);
+    expect(size[1]).toBeGreaterThan(100);
+    // Something was drawn: the plot area is not all one colour.
+    const colours = await chart.locator('canvas').evaluate((c: HTMLCanvasElement) => {
+      const ctx = c.getContext('2d');
+      if (!ctx) return 0;
+      const pixels = ctx.getImageData(0, 0, c.width, c.height).data;
+      const seen = new Set<number>();
+      for (let i = 0; i < pixels.length; i += 4 * 97) {
+        seen.add((pixels[i]! << 16) | (pixels[i + 1]! << 8) | pixels[i + 2]!);
+      }
+      return seen.size;
+    });
+    expect(colours).toBeGreaterThan(3);
+    expect(await chart.locator('.chart-readout').textContent()).toContain('step 500');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('appends points frame by frame into the same canvas (setData, not a new chart)', async () => {
+    const { page, errors } = await openLab(browser, 'chart-bench.html?points=300&frames=20');
+    const chart = page.getByTestId('chart-bench');
+    await expect.poll(() => chart.getAttribute('data-points'), { timeout: 30_000 }).not.toBeNull();
+    const canvas = await chart.locator('canvas').elementHandle();
+    await page.waitForFunction(() => window.__chartBench !== undefined, null, { timeout: 60_000 });
+    expect(await chart.getAttribute('data-points')).toBe('320');
+    expect(await canvas?.evaluate((c) => c.isConnected)).toBe(true);
+    expect(await chart.locator('canvas').count()).toBe(1);
+    const result = await page.evaluate(() => window.__chartBench);
+    expect(result?.frames).toBe(20);
+    expect(result?.framesPerSecond).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
