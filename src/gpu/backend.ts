@@ -16,7 +16,19 @@ export interface BackendReport {
 const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /** 'auto' tries webgpu, then wasm, then cpu. A named backend is used or an error thrown. */
-export async function initBackend(prefer: BackendName | 'auto' = 'auto'): Promise<BackendReport> {
+export interface BackendOptions {
+  /**
+   * Browser: where the tfjs wasm binaries are served (a folder URL ending in '/', or a map
+   * from file name to URL, as tfjs's setWasmPaths takes). Node finds them in node_modules.
+   */
+  wasmPaths?: string | Record<string, string>;
+}
+
+export async function initBackend(
+  prefer: BackendName | 'auto' = 'auto',
+  options: BackendOptions = {},
+): Promise<BackendReport> {
+  wasmPathsOption = options.wasmPaths;
   // PROD silences tfjs's "install tfjs-node" banner, which would pollute CLI output.
   if (isNode) tf.env().set('PROD', true);
   if (prefer === 'cpu') return startCpu('asked for cpu');
@@ -41,13 +53,21 @@ async function startCpu(reason: string): Promise<BackendReport> {
   return { backend: 'cpu', adapter: 'tfjs cpu (plain JavaScript)', reason };
 }
 
+let wasmPathsOption: BackendOptions['wasmPaths'];
+
+/** A Node built-in, imported so that browser bundlers do not try to resolve it. */
+async function nodeBuiltin<T>(name: string): Promise<T> {
+  return (await import(/* @vite-ignore */ name)) as T;
+}
+
 async function tryWasm(reason: string): Promise<BackendReport | null> {
   try {
     const wasm = await import('@tensorflow/tfjs-backend-wasm');
-    if (isNode) {
+    if (wasmPathsOption) wasm.setWasmPaths(wasmPathsOption as string);
+    else if (isNode) {
       // Node: load the .wasm files from the installed package; one thread (workers are
       // not set up for tfjs in Node).
-      const { createRequire } = await import('node:module');
+      const { createRequire } = await nodeBuiltin<typeof import('node:module')>('node:module');
       const require = createRequire(import.meta.url);
       const dir = require
         .resolve('@tensorflow/tfjs-backend-wasm/package.json')

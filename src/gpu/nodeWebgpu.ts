@@ -9,7 +9,8 @@ export async function installNodeWebgpu(): Promise<GPU | null> {
     __gpu?: GPU;
   };
   if (g.navigator?.gpu) return g.navigator.gpu;
-  const { existsSync } = await import('node:fs');
+  const fsName = 'node:fs'; // a variable specifier keeps browser bundlers away from it
+  const { existsSync } = (await import(/* @vite-ignore */ fsName)) as typeof import('node:fs');
   // CPU-only machines: Dawn over SwiftShader's Vulkan, shipped with Debian's chromium.
   if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) {
     process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
