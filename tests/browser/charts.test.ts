@@ -55,4 +55,32 @@ describe('line chart (chart-bench.html)', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('demo lab: charts hold the steps, the table shows differing config, the explainer typesets', async () => {
+    const { page, errors } = await openLab(browser, 'chart-bench.html?demo=lab&steps=40');
+    const points = (name: string) => page.getByTestId(`chart-${name}`).getAttribute('data-points');
+    await expect.poll(() => points('coder-reward'), { timeout: 30_000 }).toBe('40');
+    expect(await points('planner-reward')).toBe('40');
+    expect(await points('kl')).toBe('40');
+    expect(await points('step-time')).toBe('40');
+    expect(await points('pass-at-1')).toBe('4'); // eval every 10 steps
+    expect(await page.locator('.chart canvas').count()).toBe(10);
+
+    expect(await page.getByTestId('run-row').count()).toBe(2);
+    const headers = await page.locator('.runs-table th.runs-diff').allTextContents();
+    expect(headers).toEqual(['beta']);
+
+    const explainer = page.getByTestId('explainer');
+    expect(await explainer.locator('.katex').count()).toBeGreaterThan(5);
+    expect(await page.getByTestId('explainer-coder').textContent()).toContain('programs');
+    await explainer.getByLabel('Presentation mode').check();
+    await expect.poll(() => explainer.getAttribute('class')).toContain('presentation');
+
+    // Hiding both runs empties the charts.
+    for (const box of await page.locator('.runs-table input[type=checkbox]').all())
+      await box.uncheck();
+    await expect.poll(() => points('coder-reward')).toBe('0');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });

@@ -5,10 +5,12 @@
 // uPlot every point), chart (1; 0 runs the same frame loop with no chart: the frame-rate
 // ceiling of the browser on this machine).
 // The result goes to window.__chartBench and to the page as JSON.
+// ?demo=lab&steps=N instead shows the charts panel, runs table and explainer on synthetic runs.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { createRoot } from 'react-dom/client';
 import type { ChartSeries } from './chartData';
+import { DemoLab, seedDemoLab } from './demoLab';
 import { LineChart } from './LineChart';
 import { runColor } from './palette';
 import '../styles.css';
@@ -171,4 +173,9 @@ function emptyResult(): ChartBenchResult {
 }
 
 const root = document.getElementById('root');
-if (root) createRoot(root).render(<BenchPage />);
+if (root && params.get('demo') === 'lab') {
+  seedDemoLab(intParam('steps', 60));
+  createRoot(root).render(<DemoLab />);
+} else if (root) {
+  createRoot(root).render(<BenchPage />);
+}
