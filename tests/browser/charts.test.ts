@@ -35,7 +35,20 @@ describe('line chart (chart-bench.html)', () => {
       return seen.size;
     });
     expect(colours).toBeGreaterThan(3);
-    expect(await chart.locator('.chart-readout').textContent()).toContain('step 500');
+    const readout = chart.locator('.chart-readout');
+    expect(await readout.textContent()).toContain('step 500');
+    // Hover: the readout follows the cursor.
+    const box = await chart.locator('.u-over').boundingBox();
+    if (!box) throw new Error('no plot area');
+    await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
+    await expect.poll(() => readout.textContent()).not.toContain('step 500');
+    // Resize: the canvas follows its container.
+    await page.locator('main').evaluate((main: HTMLElement) => {
+      main.style.width = '500px';
+    });
+    await expect
+      .poll(() => chart.locator('canvas').evaluate((c: HTMLCanvasElement) => c.width))
+      .toBeLessThan(size[0] as number);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -65,6 +78,15 @@ describe('line chart (chart-bench.html)', () => {
     expect(await points('step-time')).toBe('40');
     expect(await points('pass-at-1')).toBe('4'); // eval every 10 steps
     expect(await page.locator('.chart canvas').count()).toBe(10);
+
+    // Controls write the store: log scale rebuilds the positive-valued charts, smoothing
+    // changes the values shown but not the points held.
+    const klReadout = page.getByTestId('chart-kl').locator('.chart-readout');
+    const rawKl = await klReadout.textContent();
+    await page.getByTestId('charts-log-scale').check();
+    await page.getByTestId('charts-smoothing').fill('0.9');
+    await expect.poll(() => klReadout.textContent()).not.toBe(rawKl);
+    expect(await points('kl')).toBe('40');
 
     expect(await page.getByTestId('run-row').count()).toBe(2);
     const headers = await page.locator('.runs-table th.runs-diff').allTextContents();
