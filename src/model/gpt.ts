@@ -20,65 +20,79 @@ export function param(model: GPT, name: string): tf.Tensor {
   return v;
 }
 
-/** ids [B,T] (int32) → logits [B,T,V]. Call inside tf.tidy or a gradient function. */
-export function forward(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
-  const { nEmbd: d, nHead: H, nLayer, layerNormEps: eps, vocabSize: V, nCtx } = model.config;
-  const [B, T] = ids.shape;
-  if (T > nCtx) throw new Error(`sequence of ${T} tokens exceeds the context of ${nCtx}`);
-  const hd = d / H;
+/** Attention over heads: q, k, v [B·H, S, hd] → [B·H, S, hd]. Training uses causalAttention;
+ * the KV-cache sampler passes one that attends to cached keys too. */
+export type AttentionFn = (
+  q: tf.Tensor3D,
+  k: tf.Tensor3D,
+  v: tf.Tensor3D,
+  layer: number,
+) => tf.Tensor3D;
+
+/**
+ * Embeds S tokens per row at positions start..start+S−1: ids [B,S] → residual stream [B·S, d]
+ * (rows flattened so every projection is one 2D matMul).
+ */
+export function embedTokens(model: GPT, ids: tf.Tensor2D, start = 0): tf.Tensor2D {
+  const d = model.config.nEmbd;
+  const [B, S] = ids.shape;
   const wte = param(model, 'transformer.wte.weight') as tf.Tensor2D;
-  const wpe = tf.slice(param(model, 'transformer.wpe.weight'), [0, 0], [T, d]);
-  // Residual stream as [B·T, d] so every projection is one 2D matMul.
-  let x = embed(tf.reshape(ids, [B * T]), wte);
-  x = tf.reshape(tf.add(tf.reshape(x, [B, T, d]), wpe), [B * T, d]);
+  const wpe = tf.slice(param(model, 'transformer.wpe.weight'), [start, 0], [S, d]);
+  const tokens = tf.reshape(embed(tf.reshape(ids, [B * S]), wte), [B, S, d]);
+  return tf.reshape(tf.add(tokens, wpe), [B * S, d]) as tf.Tensor2D;
+}
 
-  for (let i = 0; i < nLayer; i++) {
-    const h = `transformer.h.${i}`;
-    const a = layerNorm(x, param(model, `${h}.ln_1.weight`), param(model, `${h}.ln_1.bias`), eps);
-    const qkv = linear(
-      a,
-      param(model, `${h}.attn.c_attn.weight`),
-      param(model, `${h}.attn.c_attn.bias`),
-    );
-    // [B·T, 3d] → three [B·H, T, hd] tensors.
-    const heads = tf.transpose(tf.reshape(qkv, [B, T, 3, H, hd]), [2, 0, 3, 1, 4]);
-    const [q, k, v] = tf.unstack(tf.reshape(heads, [3, B * H, T, hd])) as tf.Tensor3D[];
-    const y = causalAttention(q!, k!, v!);
-    const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, T, hd]), [0, 2, 1, 3]), [
-      B * T,
-      d,
-    ]) as tf.Tensor2D;
-    x = tf.add(
-      x,
-      linear(
-        merged,
-        param(model, `${h}.attn.c_proj.weight`),
-        param(model, `${h}.attn.c_proj.bias`),
-      ),
-    );
+/** One pre-LN transformer block: x += attn(ln_1(x)); x += mlp(ln_2(x)). */
+export function block(
+  model: GPT,
+  layer: number,
+  x: tf.Tensor2D,
+  B: number,
+  attention: AttentionFn,
+): tf.Tensor2D {
+  const { nEmbd: d, nHead: H, layerNormEps: eps } = model.config;
+  const S = x.shape[0] / B;
+  const hd = d / H;
+  const w = (name: string) => param(model, `transformer.h.${layer}.${name}`);
 
-    const m = layerNorm(x, param(model, `${h}.ln_2.weight`), param(model, `${h}.ln_2.bias`), eps);
-    const up = geluTanh(
-      linear(m, param(model, `${h}.mlp.c_fc.weight`), param(model, `${h}.mlp.c_fc.bias`)),
-    );
-    x = tf.add(
-      x,
-      linear(
-        up as tf.Tensor2D,
-        param(model, `${h}.mlp.c_proj.weight`),
-        param(model, `${h}.mlp.c_proj.bias`),
-      ),
-    );
-  }
+  const a = layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), eps);
+  const qkv = linear(a, w('attn.c_attn.weight'), w('attn.c_attn.bias'));
+  // [B·S, 3d] → q, k, v as [B·H, S, hd] (c_attn's columns are q | k | v, each split into heads).
+  const heads = tf.transpose(tf.reshape(qkv, [B, S, 3, H, hd]), [2, 0, 3, 1, 4]);
+  const [q, k, v] = tf.unstack(tf.reshape(heads, [3, B * H, S, hd])) as tf.Tensor3D[];
+  const y = attention(q!, k!, v!, layer);
+  const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, S, hd]), [0, 2, 1, 3]), [B * S, d]);
+  x = tf.add(x, linear(merged as tf.Tensor2D, w('attn.c_proj.weight'), w('attn.c_proj.bias')));
 
-  x = layerNorm(
+  const m = layerNorm(x, w('ln_2.weight'), w('ln_2.bias'), eps);
+  const up = geluTanh(linear(m, w('mlp.c_fc.weight'), w('mlp.c_fc.bias'))) as tf.Tensor2D;
+  return tf.add(x, linear(up, w('mlp.c_proj.weight'), w('mlp.c_proj.bias')));
+}
+
+/** Final LayerNorm and the tied output projection: [B·S, d] → logits [B, S, V]. */
+export function head(model: GPT, x: tf.Tensor2D, B: number): tf.Tensor3D {
+  const { layerNormEps: eps, vocabSize: V } = model.config;
+  const normed = layerNorm(
     x,
     param(model, 'transformer.ln_f.weight'),
     param(model, 'transformer.ln_f.bias'),
     eps,
   );
-  const logits = matMul2d(x, tf.transpose(wte) as tf.Tensor2D); // tied embeddings
-  return tf.reshape(logits, [B, T, V]);
+  const wte = param(model, 'transformer.wte.weight');
+  const logits = matMul2d(normed, tf.transpose(wte) as tf.Tensor2D); // tied embeddings
+  return tf.reshape(logits, [B, x.shape[0] / B, V]);
+}
+
+const trainingAttention: AttentionFn = (q, k, v) => causalAttention(q, k, v);
+
+/** ids [B,T] (int32) → logits [B,T,V]. Call inside tf.tidy or a gradient function. */
+export function forward(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
+  const [B, T] = ids.shape;
+  if (T > model.config.nCtx)
+    throw new Error(`sequence of ${T} tokens exceeds the context of ${model.config.nCtx}`);
+  let x = embedTokens(model, ids);
+  for (let i = 0; i < model.config.nLayer; i++) x = block(model, i, x, B, trainingAttention);
+  return head(model, x, B);
 }
 
 /**

@@ -20,11 +20,15 @@ export {
   type Role,
 } from './config';
 export {
+  type AttentionFn,
+  block,
   cloneModel,
   createModel,
   disposeModel,
+  embedTokens,
   forward,
   type GPT,
+  head,
   maskedLoss,
   param,
   tokenLogProbs,
