@@ -40,7 +40,7 @@ export interface TierReport {
   'pass@k'?: number;
   /** Fraction of greedy plans equal to one of the task's reference plans. */
   plan_exact: number;
-  /** Fraction of greedy programs the sandbox could parse. */
+  /** Fraction of greedy completions holding a complete function that the sandbox could parse. */
   valid_syntax: number;
   /** Mean QuickJS work and peak heap bytes of the passing greedy programs (null when none passed). */
   exec_cost: number | null;
@@ -138,7 +138,12 @@ export async function evaluateTasks(
       'pass@1_reference_plan': indices.filter((i) => refResults[i]!.passed).length / n,
       plan_exact:
         indices.filter((i) => tasks[i]!.strategies.some((s) => s.plan === plans[i])).length / n,
-      valid_syntax: indices.filter((i) => !isSyntaxError(results[i]!)).length / n,
+      valid_syntax:
+        indices.filter(
+          (i) =>
+            extractFunction(codes[i]!, tasks[i]!.entryPoint).formatOk &&
+            !isSyntaxError(results[i]!),
+        ).length / n,
       exec_cost: mean(passing.map((r) => r.cost.work)),
       peak_memory: mean(passing.map((r) => r.cost.peakBytes)),
     };
