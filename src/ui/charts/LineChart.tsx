@@ -75,6 +75,14 @@ function makeOptions(
   };
 }
 
+/** Whether the user dragged a zoom window: new points then keep it (double-click resets). */
+function isZoomed(chart: uPlot): boolean {
+  const x = chart.data[0];
+  const { min, max } = chart.scales.x ?? {};
+  if (x.length < 2 || min === undefined || max === undefined) return false;
+  return min > (x[0] as number) || max < (x[x.length - 1] as number);
+}
+
 function formatValue(value: number | null): string {
   if (value === null) return '–';
   const abs = Math.abs(value);
@@ -178,7 +186,7 @@ export function LineChart({
   useLayoutEffect(() => {
     const chart = chartRef.current;
     if (!chart) return;
-    if (chart.data !== prepared.data) chart.setData(prepared.data);
+    if (chart.data !== prepared.data) chart.setData(prepared.data, !isZoomed(chart));
     if (readoutRef.current) writeReadout(readoutRef.current, prepared, chart.cursor.idx ?? null);
   }, [prepared]);
 

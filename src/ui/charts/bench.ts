@@ -10,6 +10,7 @@ import type { BenchSection, BenchTable } from '../../cli/benchTable';
 import type { ChartBenchResult } from './benchPage';
 
 const FRAMES = 180;
+const ROUNDS = 2;
 const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--enable-unsafe-webgpu',
@@ -94,8 +95,16 @@ export const chartsBench: BenchSection = async () => {
       return result;
     };
     await measure(MAIN); // warm-up: first load compiles the page's code
+    // The machines are shared: variants run interleaved, ROUNDS times, and each keeps its
+    // best round (the one least disturbed by other work).
     const results = new Map<Variant, ChartBenchResult>();
-    for (const variant of VARIANTS) results.set(variant, await measure(variant));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const variant of VARIANTS) {
+        const result = await measure(variant);
+        const best = results.get(variant);
+        if (!best || result.framesPerSecond > best.framesPerSecond) results.set(variant, result);
+      }
+    }
     const main = results.get(MAIN) as ChartBenchResult;
     const ceiling = results.get(VARIANTS.at(-1) as Variant) as ChartBenchResult;
     const rows = VARIANTS.map((variant) => {
@@ -115,7 +124,7 @@ export const chartsBench: BenchSection = async () => {
     const version = browser.version();
     const table: BenchTable = {
       title: 'Charts: LineChart redraw per animation frame (one point appended each frame)',
-      environment: `Headless Chromium ${version}, uPlot via React (setData), EMA smoothing 0.6, ${FRAMES} frames, 960 px × 300 px`,
+      environment: `Headless Chromium ${version}, uPlot via React (setData), EMA smoothing 0.6, ${FRAMES} frames, 960 px × 300 px, best of ${ROUNDS} interleaved rounds`,
       columns: [
         'variant',
         'series',
