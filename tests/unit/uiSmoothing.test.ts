@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_RUN_CONFIG } from '../../src/engine/runConfig';
 import {
   alignTo,
   prepareChart,
@@ -6,7 +7,10 @@ import {
   unionSteps,
   valueAt,
 } from '../../src/ui/charts/chartData';
+import { CHART_SPECS, chartSeries, metricColumn } from '../../src/ui/charts/chartSpecs';
+import { runColor } from '../../src/ui/charts/palette';
 import { positiveOnly, smoothEma } from '../../src/ui/charts/smoothing';
+import type { MetricPoint, RunRecord } from '../../src/ui/state/labStore';
 
 describe('EMA smoothing (TensorBoard, debiased)', () => {
   it('returns the values unchanged at weight 0', () => {
@@ -84,5 +88,34 @@ describe('chart data alignment', () => {
     expect(drawn.data[0]?.[999]).toBe(5000);
     // The last drawn value is the full-length EMA's last value, not an EMA of the sample.
     expect(drawn.data[1]?.[999]).toBe(full.data[1]?.[4999]);
+  });
+});
+
+describe('chart series from runs', () => {
+  it('takes only the steps a metric was logged at, ascending, one colour per run', () => {
+    const points: MetricPoint[] = [
+      { step: 3, values: { 'coder/reward': 0.3, 'coder/reward_std': 0.1 } },
+      { step: 1, values: { 'coder/reward': 0.1 } },
+      { step: 2, values: { 'eval/pass@1/L1': 0.5 } },
+      { step: 3, values: { 'coder/reward': 0.35, 'coder/reward_std': 0.2 } },
+    ];
+    expect(metricColumn(points, 'coder/reward', 'coder/reward_std')).toEqual({
+      steps: [1, 3],
+      values: [0.1, 0.35],
+      spread: [0, 0.2],
+    });
+    const run = (id: string, visible: boolean): RunRecord => ({
+      id,
+      name: id,
+      config: DEFAULT_RUN_CONFIG,
+      createdAt: 0,
+      visible,
+      points,
+    });
+    const runs = [run('a', true), run('b', false), run('c', true)];
+    const spec = CHART_SPECS.find((s) => s.name === 'coder-reward')!;
+    const series = chartSeries(spec, runs);
+    expect(series.map((s) => s.label)).toEqual(['a coder', 'c coder']);
+    expect(series.map((s) => s.color)).toEqual([runColor(0), runColor(2)]);
   });
 });

@@ -109,7 +109,26 @@ export function metricColumn(
     values.push(value);
     if (spread) spreads.push(point.values[spread] ?? 0);
   }
+  if (!isAscending(steps)) return sortedByStep(steps, values, spread ? spreads : undefined);
   return spread ? { steps, values, spread: spreads } : { steps, values };
+}
+
+function isAscending(steps: readonly number[]): boolean {
+  for (let i = 1; i < steps.length; i++)
+    if ((steps[i] as number) <= (steps[i - 1] as number)) return false;
+  return true;
+}
+
+/** Charts need ascending, unique steps; a run whose points arrived out of order is sorted (last
+ * value of a repeated step wins). */
+function sortedByStep(steps: number[], values: number[], spread?: number[]) {
+  const byStep = new Map<number, number>();
+  for (let i = 0; i < steps.length; i++) byStep.set(steps[i] as number, i);
+  const order = [...byStep.entries()].sort((a, b) => a[0] - b[0]).map(([, i]) => i);
+  const pick = (column: number[]) => order.map((i) => column[i] as number);
+  return spread
+    ? { steps: pick(steps), values: pick(values), spread: pick(spread) }
+    : { steps: pick(steps), values: pick(values) };
 }
 
 /**
