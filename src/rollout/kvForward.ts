@@ -25,10 +25,12 @@ export function forwardCached(
   type Out = { logits: tf.Tensor3D; cache: LayerCache[] };
   // tidy keeps every tensor inside the returned object and frees the rest.
   const out = tf.tidy(() => {
-    // Query i (absolute position start+i) sees keys 0..start+i.
-    const queryPos = tf.reshape(tf.add(tf.range(0, S, 1, 'int32'), start), [S, 1]);
-    const keyPos = tf.reshape(tf.range(0, Tall, 1, 'int32'), [1, Tall]);
-    const mask = tf.mul(tf.cast(tf.greater(keyPos, queryPos), 'float32'), -1e9);
+    // Query i (absolute position start+i) sees keys 0..start+i. Built in JavaScript: tiny,
+    // and it avoids int32/float mixing in tfjs ops.
+    const maskData = new Float32Array(S * Tall);
+    for (let i = 0; i < S; i++)
+      for (let j = start + i + 1; j < Tall; j++) maskData[i * Tall + j] = -1e9;
+    const mask = tf.tensor2d(maskData, [S, Tall]);
     const next: LayerCache[] = [];
     const cachedAttention: AttentionFn = (q, kNew, vNew, layer) => {
       const past = cache?.[layer];

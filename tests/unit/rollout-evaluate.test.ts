@@ -1,0 +1,92 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../src/gpu/backend';
+import { createModel, makeConfig } from '../../src/model';
+import { evaluateTasks } from '../../src/rollout';
+import type { RunResult, Sandbox, SandboxJob } from '../../src/sandbox/types';
+import type { Task } from '../../src/tasks';
+import { CharTokenizer } from '../../src/tokenizer';
+
+const tok = new CharTokenizer();
+
+function task(id: string, tier: Task['tier']): Task {
+  return {
+    id,
+    family: 'test',
+    tier,
+    statement: 'Add them up.',
+    entryPoint: 'solve',
+    arity: 1,
+    tests: [{ args: [[1, 2]], expected: 3 }],
+    strategies: [
+      { name: 'direct', plan: '1. add them up', code: 'function solve(a){return a[0]+a[1]}' },
+    ],
+    efficiencyTests: [],
+    steps: ['sum'],
+  };
+}
+
+/** A sandbox stand-in: `passing(call, index)` decides each verdict; costs are known. */
+function fakeSandbox(
+  passing: (call: number, index: number) => boolean,
+): Sandbox & { jobs: SandboxJob[] } {
+  const jobs: SandboxJob[] = [];
+  let call = 0;
+  return {
+    jobs,
+    async run(batch) {
+      jobs.push(...batch);
+      const thisCall = call++;
+      return batch.map((job, i): RunResult => {
+        const passed = passing(thisCall, i);
+        return {
+          id: job.id,
+          passed,
+          passCount: passed ? 1 : 0,
+          total: 1,
+          errorKind: null,
+          tests: [{ passed, errorKind: null }],
+          cost: { wallMs: 1, work: 100 + i, peakBytes: 1000 },
+        };
+      });
+    },
+    async close() {},
+  };
+}
+
+describe('planner → coder evaluation', () => {
+  beforeAll(async () => {
+    await initBackend('cpu');
+  });
+
+  it('reports pass@1, pass@k, cost and memory per tier', async () => {
+    const config = makeConfig('tiny', tok.vocabSize, 'planner', {
+      nEmbd: 16,
+      nLayer: 1,
+      nHead: 2,
+      nCtx: 64,
+    });
+    const planner = createModel(config, 1);
+    const coder = createModel({ ...config, role: 'coder' }, 2);
+    const tasks = [task('a', 'L1'), task('b', 'L1'), task('c', 'L2')];
+    // Calls: 0 greedy (task a passes), 1 reference plans (none), 2 sampled pairs a,a,b,b,c,c
+    // (only the first of c passes).
+    const sandbox = fakeSandbox((call, i) => (call === 0 && i === 0) || (call === 2 && i === 4));
+    const report = await evaluateTasks(planner, coder, tok, tasks, sandbox, {
+      samples: 2,
+      maxPlanTokens: 6,
+      maxCodeTokens: 6,
+    });
+    expect(report.tiers.L1!['pass@1']).toBe(0.5);
+    expect(report.tiers.L2!['pass@1']).toBe(0);
+    expect(report.overall['pass@1']).toBeCloseTo(1 / 3);
+    expect(report.tiers.L1!.exec_cost).toBe(100);
+    expect(report.tiers.L1!.peak_memory).toBe(1000);
+    expect(report.tiers.L2!.exec_cost).toBeNull();
+    expect(report.tiers.L2!['pass@k']).toBe(1);
+    expect(report.tiers.L2!['pass@1_sampled']).toBe(0.5);
+    expect(report.tiers.L1!['pass@k']).toBe(0);
+    // Greedy (3) + reference-plan (3) + 2 samples × 3 tasks jobs, all for entry point solve.
+    expect(sandbox.jobs).toHaveLength(12);
+    expect(sandbox.jobs.every((j) => j.kind === 'cases' && j.entryPoint === 'solve')).toBe(true);
+  });
+});
