@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import {
   causalAttention,
+  cloneModel,
   createModel,
   forward,
   type GPT,
@@ -109,5 +110,20 @@ describe('GPT model', () => {
       }
     }
     expect(checked).toBe(18);
+  });
+
+  it('cloneModel gives a frozen, independent reference copy', async () => {
+    const model = createModel(micro(), 9);
+    const ref = cloneModel(model);
+    const ids = batch(1, 8, 13, 2);
+    expect(Array.from(await forward(ref, ids).data())).toEqual(
+      Array.from(await forward(model, ids).data()),
+    );
+    expect([...ref.params.values()].every((v) => !v.trainable)).toBe(true);
+    const wte = model.params.get('transformer.wte.weight')!;
+    wte.assign(tf.add(wte, 1));
+    expect(Array.from(await forward(ref, ids).data())).not.toEqual(
+      Array.from(await forward(model, ids).data()),
+    );
   });
 });
