@@ -1,11 +1,13 @@
 // The training task stream of a run: the seeded generator's stream for the run's tier mix,
 // optionally filtered to some families. Its position is part of a snapshot, so a resumed
-// run draws exactly the tasks the uninterrupted run would have drawn.
+// run draws exactly the tasks the uninterrupted run would have drawn. With `taskPoolSize`
+// the run cycles through a fixed pool of the stream's first tasks (small, repeatable studies).
 import { generateTask, type Task } from '../tasks';
 import type { RunConfig } from './types';
 
 export class TaskStream {
   private index: number;
+  private pool: Task[] | null = null;
 
   constructor(
     private readonly config: RunConfig,
@@ -19,6 +21,22 @@ export class TaskStream {
   }
 
   next(count: number): Task[] {
+    const poolSize = this.config.taskPoolSize;
+    if (poolSize) {
+      this.pool ??= this.draw(poolSize, 0).tasks;
+      const pool = this.pool;
+      const start = this.index;
+      this.index += count;
+      return Array.from({ length: count }, (_, i) => pool[(start + i) % pool.length] as Task);
+    }
+    const drawn = this.draw(count, this.index);
+    this.index = drawn.next;
+    return drawn.tasks;
+  }
+
+  /** `count` tasks of the (filtered) stream from generator index `from`. */
+  private draw(count: number, from: number): { tasks: Task[]; next: number } {
+    let index = from;
     const families = this.config.taskFamilies;
     const options = {
       mix: this.config.tierMix,
@@ -31,10 +49,10 @@ export class TaskStream {
       if (tries > 10_000 * count) {
         throw new Error(`no training task of families ${families?.join(', ')} in tiers of the mix`);
       }
-      const task = generateTask(options, this.index++);
+      const task = generateTask(options, index++);
       if (!families || families.includes(task.family)) tasks.push(task);
     }
-    return tasks;
+    return { tasks, next: index };
   }
 }
 

@@ -21,6 +21,8 @@ export interface RunConfig {
   topK: number;
   /** Restrict the training task stream to these families (absent: every family of the mix). */
   taskFamilies?: string[];
+  /** Train on a fixed pool: the stream's first `taskPoolSize` tasks, cycled (absent: endless stream). */
+  taskPoolSize?: number;
 }
 
 /** One program the Coder wrote for one plan, judged by the sandbox. */
