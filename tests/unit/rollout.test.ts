@@ -62,7 +62,9 @@ describe('sampling', () => {
       seed: 42,
       stopId: STOP,
     };
+    const before = tf.memory().numTensors;
     const a = await new KvCacheSampler(m).sample(prompts, options);
+    expect(tf.memory().numTensors).toBe(before); // the cache and logits are all freed
     const b = await new KvCacheSampler(m).sample(prompts, options);
     expect(a).toEqual(b);
     const c = await new KvCacheSampler(m).sample(prompts, { ...options, seed: 43 });
