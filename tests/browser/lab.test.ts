@@ -114,6 +114,7 @@ describe('the lab page', () => {
       })
       .toBeGreaterThan(0);
 
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
     const editor = page.getByTestId('editor-sample-code');
     await editor.click();
     await page.keyboard.press('Control+A');
@@ -188,13 +189,11 @@ describe('the lab page', () => {
     expect(await fresh.getByTestId('sample-cell').count()).toBe(4);
 
     // A file that is not a run export is refused with a message, and the run stays.
-    await fresh
-      .getByTestId('import-input')
-      .setInputFiles({
-        name: 'bad.zip',
-        mimeType: 'application/zip',
-        buffer: Buffer.from('not a zip'),
-      });
+    await fresh.getByTestId('import-input').setInputFiles({
+      name: 'bad.zip',
+      mimeType: 'application/zip',
+      buffer: Buffer.from('not a zip'),
+    });
     await expect
       .poll(() => fresh.getByRole('alert').textContent())
       .toMatch(/Import of bad\.zip refused/);

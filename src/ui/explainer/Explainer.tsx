@@ -2,7 +2,7 @@
 // and std → advantages for each role, then the per-token clipped objective and KL term, all
 // typeset with KaTeX and filled in with the group's numbers. Presentation mode enlarges
 // everything for a classroom.
-import { useMemo } from 'react';
+import { useDeferredValue, useMemo } from 'react';
 import type { SampleGroup } from '../../engine/types';
 import { activeRun, type LabState, useLabStore } from '../state/labStore';
 import { setPresentation } from '../state/runActions';
@@ -35,8 +35,10 @@ function groupOnScreen(
 }
 
 export function Explainer() {
-  const groups = useLabStore((state) => state.groups);
-  const selection = useLabStore((state) => state.selection);
+  // Deferred: typesetting runs as interruptible background work, so a new step never
+  // blocks the main thread for long.
+  const groups = useDeferredValue(useLabStore((state) => state.groups));
+  const selection = useDeferredValue(useLabStore((state) => state.selection));
   const presentation = useLabStore((state) => state.presentation);
   const run = useLabStore(activeRun);
   const fallbackConfig = useLabStore((state) => state.config);

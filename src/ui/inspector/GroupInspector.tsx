@@ -1,3 +1,4 @@
+import { useDeferredValue } from 'react';
 import type { SampleGroup } from '../../engine/types';
 import { type Selection, useLabStore } from '../state/labStore';
 import { rewardColor } from './rewardColor';
@@ -19,8 +20,9 @@ const fmt = (value: number) => (value >= 0 ? ' ' : '') + value.toFixed(2);
 
 /** A step's task groups: N plans × M programs as a grid coloured by reward. */
 export function GroupInspector() {
-  const groups = useLabStore((s) => s.groups);
-  const selection = useLabStore((s) => s.selection);
+  // Deferred: a new step re-renders the grid as interruptible background work.
+  const groups = useDeferredValue(useLabStore((s) => s.groups));
+  const selection = useDeferredValue(useLabStore((s) => s.selection));
   if (groups.length === 0) {
     return (
       <section className="inspector empty" aria-label="Group inspector">

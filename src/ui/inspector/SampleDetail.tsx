@@ -20,6 +20,8 @@ export function SampleDetail({ group, planIndex, programIndex }: SampleDetailPro
   const [result, setResult] = useState<RunResult | null>(null);
   const [running, setRunning] = useState(false);
   const [referenceIndex, setReferenceIndex] = useState(0);
+  // Monaco costs ~90 ms to create: it opens on the first edit or run, not on every new step.
+  const [editing, setEditing] = useState(false);
 
   useEffect(() => {
     setCode(original);
@@ -53,8 +55,24 @@ export function SampleDetail({ group, planIndex, programIndex }: SampleDetailPro
           <pre className="plan" data-testid="sample-plan">
             {plan.plan || '(single mode: no plan)'}
           </pre>
-          <MonacoEditor label="sample-code" language="javascript" value={code} onChange={setCode} />
+          {editing ? (
+            <MonacoEditor
+              label="sample-code"
+              language="javascript"
+              value={code}
+              onChange={setCode}
+            />
+          ) : (
+            <pre className="code" data-testid="sample-code">
+              {code}
+            </pre>
+          )}
           <div className="toolbar">
+            {!editing && (
+              <button type="button" onClick={() => setEditing(true)}>
+                Edit
+              </button>
+            )}
             <button type="button" className="primary" onClick={() => void run()} disabled={running}>
               {running ? 'Running…' : 'Run in sandbox'}
             </button>

@@ -1,16 +1,26 @@
 // Store actions for the runs table and the chart/explainer controls (owned by the charts
 // work; kept apart from labStore.ts so the store's owner keeps a small file).
+import { newRun, switchToRun } from '../engineClient';
+import * as db from '../persist/runsDb';
 import { useLabStore } from './labStore';
 
 export function setRunVisible(id: string, visible: boolean): void {
   useLabStore.setState((state) => ({
     runs: state.runs.map((run) => (run.id === id ? { ...run, visible } : run)),
   }));
+  const run = useLabStore.getState().runs.find((r) => r.id === id);
+  if (run) void db.saveRun(run);
 }
 
-/** Makes a run the active one (the one the inspector and explainer follow). */
+/**
+ * Makes a run the active one: the engine resumes it from its saved snapshot, and the
+ * inspector and explainer follow its saved sample groups.
+ */
 export function setActiveRun(id: string): void {
-  useLabStore.setState({ activeRunId: id });
+  const state = useLabStore.getState();
+  if (state.activeRunId === id || state.status === 'training' || state.status === 'stepping')
+    return;
+  void switchToRun(id);
 }
 
 /**
@@ -22,8 +32,10 @@ export function deleteRun(id: string): boolean {
   const busy = state.status === 'training' || state.status === 'stepping';
   if (busy && state.activeRunId === id) return false;
   const runs = state.runs.filter((run) => run.id !== id);
+  void db.deleteRun(id);
   if (state.activeRunId === id) {
     useLabStore.setState({ runs, activeRunId: null, groups: [], selection: null });
+    void newRun(); // the engine always has a run to step
   } else {
     useLabStore.setState({ runs });
   }
