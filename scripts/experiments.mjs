@@ -5,6 +5,7 @@
 // Writes runs/experiments/<arm>-s<seed>/ (resumable: a cut-off run continues with --resume),
 // runs/experiments/results.json and the table in docs/EXPERIMENTS.md.
 // Options (env): STEPS=30 SEEDS=1,2,3 JOBS=2 CHECKPOINT=public/checkpoints/tiny EVAL_TASKS=50
+// OUT=runs/experiments DOC=docs/EXPERIMENTS.md (a dry run: OUT=/tmp/x DOC=/tmp/x.md STEPS=1 ...)
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,8 +15,8 @@ const SEEDS = (process.env.SEEDS ?? '1,2,3').split(',').map(Number);
 const JOBS = Number(process.env.JOBS ?? 2);
 const CHECKPOINT = process.env.CHECKPOINT ?? 'public/checkpoints/tiny';
 const EVAL_TASKS = Number(process.env.EVAL_TASKS ?? 50);
-const ROOT = 'runs/experiments';
-const DOC = 'docs/EXPERIMENTS.md';
+const ROOT = process.env.OUT ?? 'runs/experiments';
+const DOC = process.env.DOC ?? 'docs/EXPERIMENTS.md';
 
 // Same compute per step for every GRPO arm: 4 tasks and 32 programs (core and frozen Planner:
 // 4 tasks × 2 plans × 4 programs; single: 4 tasks × 8 programs, no plan).
@@ -23,7 +24,7 @@ const COMMON = [
   '--tasks-per-step',
   '4',
   '--lr',
-  '3e-4',
+  '1e-4',
   '--beta',
   '0.04',
   '--plan-tokens',
