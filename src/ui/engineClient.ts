@@ -14,6 +14,17 @@ let nextRequestId = 1;
 const judgeRequests = new Map<number, (result: RunResult) => void>();
 let errorId = 1;
 
+/**
+ * IndexedDB writes of engine events, in order. A status change is shown only after the
+ * writes before it have landed, so "idle" means the step is saved (a reload resumes it).
+ */
+let persisting: Promise<void> = Promise.resolve();
+function persist(write: () => Promise<void>) {
+  persisting = persisting.then(write).catch((error: unknown) => {
+    reportError(`Saving the run failed: ${(error as Error).message}`, true);
+  });
+}
+
 function send(command: EngineCommand) {
   worker?.postMessage(command);
 }
@@ -62,8 +73,10 @@ function onEvent(event: EngineEvent) {
       useLabStore.setState({ backend: event.report });
       return;
     case 'status':
-      useLabStore.setState({ status: event.status, step: event.step });
-      if (event.status !== 'warmstart') useLabStore.setState({ progress: null });
+      void persisting.then(() => {
+        useLabStore.setState({ status: event.status, step: event.step });
+        if (event.status !== 'warmstart') useLabStore.setState({ progress: null });
+      });
       return;
     case 'step': {
       const { report, runId } = event;
@@ -100,8 +113,14 @@ function onEvent(event: EngineEvent) {
             true,
           );
       }
-      if (run) void db.saveRun(run);
-      void db.saveGroups(runId, kept.slice(-PERSISTED_GROUP_STEPS));
+      if (run) persist(() => db.saveRun(run));
+      persist(() =>
+        db.saveStepGroups(
+          runId,
+          { step: report.step, groups: report.groups },
+          PERSISTED_GROUP_STEPS,
+        ),
+      );
       return;
     }
     case 'eval': {
@@ -114,11 +133,11 @@ function onEvent(event: EngineEvent) {
         else points.push({ step: report.step, values: report.metrics });
         return { ...r, points };
       });
-      if (run) void db.saveRun(run);
+      if (run) persist(() => db.saveRun(run));
       return;
     }
     case 'snapshot':
-      void db.saveSnapshot(event.runId, event.snapshot);
+      persist(() => db.saveSnapshot(event.runId, event.snapshot));
       snapshotWaiters.get(event.runId)?.(event.snapshot);
       snapshotWaiters.delete(event.runId);
       return;

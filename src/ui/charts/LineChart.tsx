@@ -152,42 +152,56 @@ export function LineChart({
   useLayoutEffect(() => {
     const host = plotRef.current;
     if (!host) return;
-    const width = Math.max(host.clientWidth, 120);
-    const options = makeOptions(
-      preparedRef.current,
-      width,
-      height,
-      logScale,
-      yRange,
-      (u) => {
-        if (readoutRef.current)
-          writeReadout(readoutRef.current, preparedRef.current, u.cursor.idx ?? null);
-      },
-      (u) => drawBands(u, preparedRef.current),
-      () => onDrawRef.current?.(),
-    );
-    const chart = new uPlot(options, preparedRef.current.data, host);
-    chartRef.current = chart;
-    const measure = () => {
-      const w = Math.max(host.clientWidth, 120);
-      if (w !== chart.width) chart.setSize({ width: w, height });
-      setPixels(Math.round(w * (window.devicePixelRatio || 1)));
-    };
-    measure();
-    const observer = new ResizeObserver(measure);
-    observer.observe(host);
+    let chart: uPlot | null = null;
+    let observer: ResizeObserver | null = null;
+    // Each chart is built in a task of its own: the panel's ten charts built in one task
+    // would hold the main thread for well over 50 ms on a slow machine.
+    const timer = setTimeout(() => build(host), 0);
     return () => {
-      observer.disconnect();
-      chart.destroy();
+      clearTimeout(timer);
+      observer?.disconnect();
+      chart?.destroy();
       chartRef.current = null;
     };
+
+    function build(host: HTMLDivElement) {
+      const width = Math.max(host.clientWidth, 120);
+      const options = makeOptions(
+        preparedRef.current,
+        width,
+        height,
+        logScale,
+        yRange,
+        (u) => {
+          if (readoutRef.current)
+            writeReadout(readoutRef.current, preparedRef.current, u.cursor.idx ?? null);
+        },
+        (u) => drawBands(u, preparedRef.current),
+        () => onDrawRef.current?.(),
+      );
+      const built = new uPlot(options, preparedRef.current.data, host);
+      chart = built;
+      chartRef.current = built;
+      const measure = () => {
+        const w = Math.max(host.clientWidth, 120);
+        if (w !== built.width) built.setSize({ width: w, height });
+        setPixels(Math.round(w * (window.devicePixelRatio || 1)));
+      };
+      measure();
+      observer = new ResizeObserver(measure);
+      observer.observe(host);
+    }
   }, [key, height]);
 
   useLayoutEffect(() => {
-    const chart = chartRef.current;
-    if (!chart) return;
-    if (chart.data !== prepared.data) chart.setData(prepared.data, !isZoomed(chart));
-    if (readoutRef.current) writeReadout(readoutRef.current, prepared, chart.cursor.idx ?? null);
+    // Also one task per chart, for the same reason as above.
+    const timer = setTimeout(() => {
+      const chart = chartRef.current;
+      if (!chart) return;
+      if (chart.data !== prepared.data) chart.setData(prepared.data, !isZoomed(chart));
+      if (readoutRef.current) writeReadout(readoutRef.current, prepared, chart.cursor.idx ?? null);
+    }, 0);
+    return () => clearTimeout(timer);
   }, [prepared]);
 
   return (

@@ -45,7 +45,7 @@ async function get<T>(store: StoreName, key: string): Promise<T | undefined> {
   >;
 }
 
-async function remove(store: StoreName, key: string): Promise<void> {
+async function remove(store: StoreName, key: string | IDBKeyRange): Promise<void> {
   const db = await open();
   await done(db.transaction(store, 'readwrite').objectStore(store).delete(key));
 }
@@ -65,11 +65,46 @@ export async function loadRuns(): Promise<RunRecord[]> {
 export const saveSnapshot = (runId: string, snapshot: RunSnapshot) =>
   put('snapshots', runId, snapshot);
 export const loadSnapshot = (runId: string) => get<RunSnapshot>('snapshots', runId);
-export const saveGroups = (runId: string, groups: StoredGroups) => put('groups', runId, groups);
-export const loadGroups = (runId: string) => get<StoredGroups>('groups', runId);
+// Groups are stored one step per key (`runId/step`), so each step writes only its own.
+const stepKey = (runId: string, step: number) => `${runId}/${String(step).padStart(10, '0')}`;
+const runRange = (runId: string, belowStep?: number) =>
+  IDBKeyRange.bound(
+    `${runId}/`,
+    belowStep === undefined ? `${runId}/\uffff` : stepKey(runId, belowStep),
+    false,
+    belowStep !== undefined,
+  );
+
+/** Saves one step's groups and forgets those older than `keep` steps. */
+export async function saveStepGroups(
+  runId: string,
+  entry: StoredGroups[number],
+  keep: number,
+): Promise<void> {
+  const db = await open();
+  const store = db.transaction('groups', 'readwrite').objectStore('groups');
+  store.put(entry, stepKey(runId, entry.step));
+  if (entry.step - keep + 1 > 0) await done(store.delete(runRange(runId, entry.step - keep + 1)));
+}
+
+export async function saveGroups(runId: string, groups: StoredGroups): Promise<void> {
+  for (const entry of groups) await saveStepGroups(runId, entry, groups.length);
+}
+
+export async function loadGroups(runId: string): Promise<StoredGroups> {
+  const db = await open();
+  return (await done(
+    db.transaction('groups', 'readonly').objectStore('groups').getAll(runRange(runId)),
+  )) as StoredGroups;
+}
 export const saveActiveRunId = (runId: string | null) => put('meta', 'activeRunId', runId);
 export const loadActiveRunId = () => get<string | null>('meta', 'activeRunId');
 
 export async function deleteRun(runId: string): Promise<void> {
-  await Promise.all([remove('runs', runId), remove('snapshots', runId), remove('groups', runId)]);
+  const db = await open();
+  await Promise.all([
+    remove('runs', runId),
+    remove('snapshots', runId),
+    done(db.transaction('groups', 'readwrite').objectStore('groups').delete(runRange(runId))),
+  ]);
 }
