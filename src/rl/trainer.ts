@@ -6,7 +6,7 @@
 // were drawn. The reference is a frozen copy of the weights the role started from; with
 // β = 0 it is never created and its forward pass is skipped.
 import * as tf from '@tensorflow/tfjs-core';
-import { cloneModel, disposeModel, forward, type GPT } from '../model';
+import { disposeModel, forward, type GPT } from '../model';
 import { grpoLoss, grpoLossMetrics } from './grpoLoss';
 import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
 import { tokenEntropies, tokenLogProbs } from './logProbs';
@@ -60,7 +60,7 @@ export class RoleTrainer {
   ) {
     // Adam without weight decay, as TRL's GRPO default (weight_decay 0).
     this.optimizer = tf.train.adam(options.learningRate, 0.9, 0.999, 1e-8);
-    this.reference = options.loss.beta > 0 ? cloneModel(model, false) : null;
+    this.reference = options.loss.beta > 0 ? frozenCopy(model) : null;
     this.variables = [...model.params.values()];
   }
 
@@ -160,16 +160,19 @@ export class RoleTrainer {
   /** Restores what exportState saved (same model shapes, same parameter order). */
   async importState(state: RoleTrainerState): Promise<void> {
     if (state.moments.length > 0) {
-      await this.optimizer.setWeights([
+      // setWeights wraps each tensor in a new variable (sharing its data): free ours after.
+      const weights = [
         { name: 'iter', tensor: tf.scalar(state.iterations, 'int32') },
         ...state.moments.map(({ name, shape, data }) => ({ name, tensor: tf.tensor(data, shape) })),
-      ]);
+      ];
+      await this.optimizer.setWeights(weights);
+      tf.dispose(weights.map((w) => w.tensor));
     }
     if (this.reference && state.reference) {
       for (const [name, variable] of this.reference.params) {
         const values = state.reference.get(name);
         if (!values) throw new Error(`trainer state: reference has no ${name}`);
-        variable.assign(tf.tensor(values, variable.shape));
+        tf.tidy(() => variable.assign(tf.tensor(values, variable.shape)));
       }
     }
   }
@@ -215,6 +218,18 @@ function paddedBatch(sequences: readonly PolicySequence[], padId: number): Padde
     oldLogProbs: tf.tensor2d(old, [G, width - 1]),
     advantages: tf.tensor1d(sequences.map((s) => s.advantage)),
   };
+}
+
+/** A non-trainable copy of the weights (the clones are freed; the variables keep their data). */
+function frozenCopy(model: GPT): GPT {
+  const params: GPT['params'] = new Map();
+  for (const [name, variable] of model.params) {
+    params.set(
+      name,
+      tf.tidy(() => tf.variable(tf.clone(variable), false)),
+    );
+  }
+  return { config: { ...model.config }, params };
 }
 
 /** Logits of positions 0..T−2 (those that predict a next token). */
