@@ -65,7 +65,9 @@ export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
   plansPerTask: 4,
   programsPerPlan: 4,
   temperature: 1.0,
-  maxPlanTokens: 96,
+  // The task world's longest reference plan is 166 characters (L4), its longest program 161
+  // (character tokens + <|endoftext|>): shorter caps cut plans off mid-step.
+  maxPlanTokens: 176,
   maxProgramTokens: 192,
   epsilonLow: 0.2,
   epsilonHigh: 0.2,
