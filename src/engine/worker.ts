@@ -7,6 +7,7 @@ import type { Sandbox } from '../sandbox/types';
 import { loadSuite, type Task } from '../tasks';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
+import { registerWasmFiles } from './wasmFiles';
 
 type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
 const SUITE_NAMES: SuiteName[] = ['L1', 'L2', 'L3', 'L4', 'heldout'];
@@ -43,6 +44,7 @@ function fail(error: unknown, recoverable: boolean) {
 }
 
 function ensureBackend(): Promise<BackendReport> {
+  registerWasmFiles();
   backend ??= initBackend('auto').then((report) => {
     post({ type: 'backend', report });
     return report;

@@ -1,0 +1,14 @@
+// tfjs-wasm fetches its .wasm files by name next to the script that runs it; in a bundled
+// Worker they live under hashed asset URLs, so name them before the backend starts.
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
+import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
+import wasmThreadedSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
+
+export function registerWasmFiles(): void {
+  setWasmPaths({
+    'tfjs-backend-wasm.wasm': wasmPlain,
+    'tfjs-backend-wasm-simd.wasm': wasmSimd,
+    'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedSimd,
+  });
+}
