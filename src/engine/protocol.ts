@@ -24,7 +24,9 @@ export type EngineCommand =
       code: string;
       entryPoint: string;
       tests: { args: unknown[]; expected: unknown }[];
-    };
+    }
+  /** "Your own task": a hand-written task file's text; the models answer its first task. */
+  | { type: 'solve'; requestId: number; taskFile: string };
 
 export type EngineStatus = 'loading' | 'idle' | 'training' | 'stepping' | 'warmstart' | 'failed';
 
@@ -36,5 +38,7 @@ export type EngineEvent =
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
   | { type: 'judged'; requestId: number; result: import('../sandbox/types').RunResult }
+  | { type: 'solved'; requestId: number; group: import('./types').SampleGroup | null; error?: string }
+  | { type: 'solved'; requestId: number; group: import('./types').SampleGroup | null; error?: string }
   /** `recoverable`: the run can continue from its last snapshot (lost device, crashed sandbox). */
   | { type: 'error'; message: string; recoverable: boolean };

@@ -35,7 +35,7 @@ import {
 } from './snapshotFiles';
 import { policySequences, sampleGroups } from './stepSamples';
 import { stepSeed, TaskStream } from './taskStream';
-import type { EvalReport, RunConfig, RunSnapshot, StepReport } from './types';
+import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
 
 export type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
 export type Suites = Partial<Record<SuiteName, Task[]>>;
@@ -264,6 +264,49 @@ export class TrainingSession {
       },
       this.sandbox,
     );
+  }
+
+  /**
+   * What the models do with one task right now: N plans × M programs, judged and credited
+   * as in a step, with no update (the page's "Your own task"). Seeded by the step reached.
+   */
+  async sampleGroup(task: Task): Promise<SampleGroup> {
+    const { grpo } = this.config;
+    const withPlans = usesPlanner(grpo.mode);
+    const rollouts = await sampleRollouts(
+      [task],
+      {
+        tokenizer: this.coder.tokenizer,
+        planner: withPlans
+          ? new KvCacheSampler(this.planner.model, this.coder.tokenizer.padId)
+          : null,
+        coder: new KvCacheSampler(this.coder.model, this.coder.tokenizer.padId),
+      },
+      {
+        plansPerTask: grpo.plansPerTask,
+        programsPerPlan: grpo.programsPerPlan,
+        maxPlanTokens: grpo.maxPlanTokens,
+        maxProgramTokens: grpo.maxProgramTokens,
+        temperature: grpo.temperature,
+        topK: this.config.topK,
+        plannerSeed: stepSeed(grpo.seed, this.stepCount, PLANNER_SEED_STREAM) + 7919,
+        coderSeed: stepSeed(grpo.seed, this.stepCount, CODER_SEED_STREAM) + 7919,
+      },
+    );
+    const judged = await judgePrograms(
+      this.sandbox,
+      rollouts.flatMap((r) => r.programs.flat().map((p) => ({ task: r.task, completion: p.text }))),
+    );
+    const plansPerTask = withPlans ? grpo.plansPerTask : 1;
+    const credit = assignCredit(
+      [judged.map((j) => j.outcome)],
+      { plansPerTask, programsPerPlan: grpo.programsPerPlan, withPlans },
+      grpo.rewardWeights,
+      grpo.scaleRewards,
+    );
+    const [group] = sampleGroups(this.stepCount, rollouts, judged, credit, grpo.programsPerPlan);
+    if (!group) throw new Error('sampling produced no group');
+    return group;
   }
 
   async snapshot(): Promise<RunSnapshot> {

@@ -4,7 +4,7 @@ import { type BackendReport, initBackend } from '../gpu/backend';
 import { fetchCheckpoint } from '../model';
 import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
-import { loadSuite, type Task } from '../tasks';
+import { formatTaskError, loadSuite, parseUserTasks, type Task } from '../tasks';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
 import { registerWasmFiles } from './wasmFiles';
@@ -93,11 +93,8 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
 async function stepOnce() {
   if (!session || !runId) throw new Error('No run: start one first.');
   const report = await session.trainStep();
+  // The session evaluates inside trainStep when due; eval metrics arrive with the step's.
   post({ type: 'step', runId, report });
-  const every = session.config.evalEvery;
-  if (every > 0 && report.step % every === 0) {
-    post({ type: 'eval', runId, report: await session.evaluate() });
-  }
   post({ type: 'snapshot', runId, snapshot: await session.snapshot() });
 }
 
@@ -157,6 +154,19 @@ async function handle(command: EngineCommand) {
         },
       ]);
       if (result) post({ type: 'judged', requestId: command.requestId, result });
+      return;
+    }
+    case 'solve': {
+      if (!session) throw new Error('No run: start one first.');
+      const { tasks, errors } = parseUserTasks(command.taskFile);
+      const task = tasks[0];
+      if (!task) {
+        const why = errors.map(formatTaskError).join('; ') || 'the file holds no task';
+        post({ type: 'solved', requestId: command.requestId, group: null, error: why });
+        return;
+      }
+      const group = await session.sampleGroup(task);
+      post({ type: 'solved', requestId: command.requestId, group });
       return;
     }
     case 'warmstart':

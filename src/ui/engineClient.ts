@@ -12,6 +12,10 @@ const PERSISTED_GROUP_STEPS = 20;
 let worker: Worker | null = null;
 let nextRequestId = 1;
 const judgeRequests = new Map<number, (result: RunResult) => void>();
+const solveRequests = new Map<
+  number,
+  (answer: { group: SampleGroup | null; error?: string }) => void
+>();
 let errorId = 1;
 
 /**
@@ -155,8 +159,14 @@ function onEvent(event: EngineEvent) {
       judgeRequests.get(event.requestId)?.(event.result);
       judgeRequests.delete(event.requestId);
       return;
+    case 'solved':
+      solveRequests.get(event.requestId)?.(event);
+      solveRequests.delete(event.requestId);
+      return;
     case 'error':
       reportError(event.message, event.recoverable);
+      for (const [id, resolve] of solveRequests) resolve({ group: null, error: event.message });
+      solveRequests.clear();
       return;
   }
 }
@@ -260,6 +270,15 @@ export function judge(
   return new Promise((resolve) => {
     judgeRequests.set(requestId, resolve);
     send({ type: 'judge', requestId, code, entryPoint, tests });
+  });
+}
+
+/** "Your own task": the models' N plans × M programs for a hand-written task, judged. */
+export function solve(taskFile: string): Promise<{ group: SampleGroup | null; error?: string }> {
+  const requestId = nextRequestId++;
+  return new Promise((resolve) => {
+    solveRequests.set(requestId, resolve);
+    send({ type: 'solve', requestId, taskFile });
   });
 }
 

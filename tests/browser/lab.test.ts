@@ -137,6 +137,26 @@ describe('the lab page', () => {
     await page.close();
   });
 
+  it('answers "your own task" with judged plans and programs, and names a bad field', async () => {
+    const { page, errors } = await openLab(browser, SMALL);
+    await waitIdle(page);
+    await page.getByRole('button', { name: 'Ask the models' }).click();
+    const panel = page.getByRole('region', { name: 'Your own task' });
+    await expect.poll(() => panel.getByTestId('sample-cell').count(), { timeout: 120_000 }).toBe(4);
+    expect(await panel.locator('.statement').textContent()).toContain('Keep the even numbers');
+
+    const editor = page.getByTestId('editor-own-task');
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('{"tasks": [{"statement": "x", "tests": []}]}');
+    await page.getByRole('button', { name: 'Ask the models' }).click();
+    await expect
+      .poll(() => panel.getByRole('alert').textContent(), { timeout: 30_000 })
+      .toMatch(/entryPoint/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('round-trips the config through the URL', async () => {
     const { page } = await openLab(browser, SMALL);
     await waitIdle(page);
@@ -195,7 +215,7 @@ describe('the lab page', () => {
       buffer: Buffer.from('not a zip'),
     });
     await expect
-      .poll(() => fresh.getByRole('alert').textContent())
+      .poll(() => fresh.getByTestId('errors').textContent())
       .toMatch(/Import of bad\.zip refused/);
     expect(await stepCount(fresh)).toBe(1);
     await source.close();

@@ -1,7 +1,7 @@
 import { useDeferredValue } from 'react';
 import type { SampleGroup } from '../../engine/types';
 import { type Selection, useLabStore } from '../state/labStore';
-import { rewardColor } from './rewardColor';
+import { GroupGrid } from './GroupGrid';
 import { SampleDetail } from './SampleDetail';
 
 function select(update: Partial<Selection>) {
@@ -15,8 +15,6 @@ function select(update: Partial<Selection>) {
     return { selection: { ...base, ...update } };
   });
 }
-
-const fmt = (value: number) => (value >= 0 ? ' ' : '') + value.toFixed(2);
 
 /** A step's task groups: N plans × M programs as a grid coloured by reward. */
 export function GroupInspector() {
@@ -77,68 +75,17 @@ export function GroupInspector() {
           <p className="statement">
             <strong>{group.tier}</strong> {group.statement} <code>{group.entryPoint}</code>
           </p>
-          <table className="group-grid">
-            <thead>
-              <tr>
-                <th>plan (reward, advantage)</th>
-                {group.plans[0]?.programs.map((_, m) => (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: columns are program positions
-                  <th key={m}>program {m + 1}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {group.plans.map((plan, n) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: rows are plan positions
-                <tr key={n}>
-                  <th
-                    className="plan-cell"
-                    style={{ background: rewardColor(plan.reward.total) }}
-                    title={plan.plan}
-                  >
-                    <div className="plan-text">{plan.plan || '(no plan: single mode)'}</div>
-                    <div className="nums">
-                      r {fmt(plan.reward.total)} · Â {fmt(plan.advantage)}
-                    </div>
-                  </th>
-                  {plan.programs.map((program, m) => {
-                    const selected =
-                      selection?.step === stepEntry.step &&
-                      selection.groupIndex === groupIndex &&
-                      selection.planIndex === n &&
-                      selection.programIndex === m;
-                    return (
-                      // biome-ignore lint/suspicious/noArrayIndexKey: cells are program positions
-                      <td key={m}>
-                        <button
-                          type="button"
-                          data-testid="sample-cell"
-                          className={`cell${selected ? ' selected' : ''}`}
-                          style={{ background: rewardColor(program.reward.total) }}
-                          onClick={() =>
-                            select({
-                              step: stepEntry.step,
-                              groupIndex,
-                              planIndex: n,
-                              programIndex: m,
-                            })
-                          }
-                          title={`pass ${program.reward.passFraction.toFixed(2)} · eff ${program.reward.efficiency.toFixed(2)} · format −${program.reward.formatPenalty.toFixed(2)}`}
-                        >
-                          <span>r {fmt(program.reward.total)}</span>
-                          <span>Â {fmt(program.advantage)}</span>
-                          <span>
-                            {program.passCount}/{program.total}
-                            {program.work !== null ? ` · ${program.work}w` : ''}
-                          </span>
-                        </button>
-                      </td>
-                    );
-                  })}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <GroupGrid
+            group={group}
+            selected={
+              selection?.step === stepEntry.step && selection.groupIndex === groupIndex
+                ? selection
+                : null
+            }
+            onSelect={(planIndex, programIndex) =>
+              select({ step: stepEntry.step, groupIndex, planIndex, programIndex })
+            }
+          />
           <SampleDetail
             group={group}
             planIndex={Math.min(selection?.planIndex ?? 0, group.plans.length - 1)}

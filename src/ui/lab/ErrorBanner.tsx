@@ -6,7 +6,7 @@ export function ErrorBanner() {
   const errors = useLabStore((s) => s.errors);
   if (errors.length === 0) return null;
   return (
-    <div className="errors" role="alert">
+    <div className="errors" role="alert" data-testid="errors">
       {errors.map((error) => (
         <div key={error.id} className="error-item">
           <span>{error.message}</span>

@@ -1,6 +1,7 @@
 import { ChartsPanel } from '../charts/ChartsPanel';
 import { Explainer } from '../explainer/Explainer';
 import { GroupInspector } from '../inspector/GroupInspector';
+import { OwnTaskPanel } from '../inspector/OwnTaskPanel';
 import { RunsTable } from '../runs/RunsTable';
 import { useLabStore } from '../state/labStore';
 import { ControlsPanel } from './ControlsPanel';
@@ -28,6 +29,7 @@ export function LabPage() {
               <GroupInspector />
               <Explainer />
             </div>
+            <OwnTaskPanel />
           </>
         )}
       </div>
