@@ -15,8 +15,11 @@ export type EngineCommand =
   | { type: 'evaluate' }
   /** Ask for a snapshot of the run (for IndexedDB and export). */
   | { type: 'snapshot' }
-  /** Supervised warm start from scratch for both roles, with progress events. */
-  | { type: 'warmstart'; minutes: number; seed: number }
+  /**
+   * Supervised warm start from scratch for both roles (progress events as it goes), then a
+   * new run on the models it made. Pause ends it early with the models trained so far.
+   */
+  | { type: 'warmstart'; runId: string; config: RunConfig; minutes: number; seed: number }
   /** Judge one program (the inspector's Run), without touching the run. */
   | {
       type: 'judge';
@@ -38,7 +41,17 @@ export type EngineEvent =
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
   | { type: 'judged'; requestId: number; result: import('../sandbox/types').RunResult }
-  | { type: 'solved'; requestId: number; group: import('./types').SampleGroup | null; error?: string }
-  | { type: 'solved'; requestId: number; group: import('./types').SampleGroup | null; error?: string }
+  | {
+      type: 'solved';
+      requestId: number;
+      group: import('./types').SampleGroup | null;
+      error?: string;
+    }
+  | {
+      type: 'solved';
+      requestId: number;
+      group: import('./types').SampleGroup | null;
+      error?: string;
+    }
   /** `recoverable`: the run can continue from its last snapshot (lost device, crashed sandbox). */
   | { type: 'error'; message: string; recoverable: boolean };

@@ -4,6 +4,7 @@ import { type BackendReport, initBackend } from '../gpu/backend';
 import { fetchCheckpoint } from '../model';
 import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
+import { warmStartModels } from '../sft/warmStart';
 import { formatTaskError, loadSuite, parseUserTasks, type Task } from '../tasks';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
@@ -26,6 +27,7 @@ let session: TrainingSession | null = null;
 let runId: string | null = null;
 let status: EngineStatus = 'loading';
 let wantTraining = false;
+let stopWarmStart = false;
 /** Commands run one at a time, in order, so a Step never overlaps a Start. */
 let queue: Promise<void> = Promise.resolve();
 
@@ -89,6 +91,38 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   setStatus('idle');
 }
 
+async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>) {
+  wantTraining = false;
+  stopWarmStart = false;
+  session?.dispose();
+  session = null;
+  runId = command.runId;
+  setStatus('warmstart');
+  await ensureBackend();
+  const deps = { sandbox: await ensureSandbox(), suites: await ensureSuites() };
+  const budgetSec = command.minutes * 60;
+  const started = performance.now();
+  const { planner, coder } = await warmStartModels({
+    preset: command.config.preset,
+    seed: command.seed,
+    minutes: command.minutes,
+    shouldStop: () => stopWarmStart,
+    onProgress: (role, progress) => {
+      const elapsed = (performance.now() - started) / 1000;
+      post({
+        type: 'progress',
+        task: 'Warm start',
+        fraction: Math.min(1, elapsed / budgetSec),
+        message: `${role} step ${progress.step} · loss ${progress.loss.toFixed(3)} · ${Math.round(progress.tokensPerSec)} tok/s`,
+        etaSec: Math.max(0, budgetSec - elapsed),
+      });
+    },
+  });
+  session = await TrainingSession.create(command.config, { planner, coder, ...deps });
+  post({ type: 'snapshot', runId: command.runId, snapshot: await session.snapshot() });
+  setStatus('idle');
+}
+
 /** One GRPO step, its report, an evaluation when due, and a snapshot to keep the run safe. */
 async function stepOnce() {
   if (!session || !runId) throw new Error('No run: start one first.');
@@ -124,6 +158,7 @@ async function handle(command: EngineCommand) {
       return;
     case 'pause':
       wantTraining = false;
+      stopWarmStart = true;
       return;
     case 'step':
       if (status !== 'idle') return;
@@ -170,7 +205,7 @@ async function handle(command: EngineCommand) {
       return;
     }
     case 'warmstart':
-      throw new Error('Warm start from scratch is not available in this build.');
+      return warmStart(command);
   }
 }
 

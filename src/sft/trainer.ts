@@ -123,6 +123,8 @@ export async function runSft(
         windowSteps = 0;
         windowTokens = 0;
         windowStart = t;
+        // A macrotask turn, so a Worker running this hears Pause between steps.
+        await new Promise((resolve) => setTimeout(resolve, 0));
       }
     }
   } finally {

@@ -255,6 +255,25 @@ export async function switchToRun(runId: string) {
   await startRun(run, snapshot, groups);
 }
 
+/** Trains both roles from scratch in the page, then starts a run on the new models. */
+export async function warmStartFromScratch(minutes: number) {
+  const config = useLabStore.getState().config;
+  const run = newRunRecord(
+    config,
+    `warm start from scratch · ${minutes} min · seed ${config.grpo.seed}`,
+  );
+  useLabStore.setState((state) => ({
+    runs: [...state.runs, run],
+    activeRunId: run.id,
+    groups: [],
+    selection: null,
+    step: 0,
+  }));
+  await db.saveRun(run);
+  await db.saveActiveRunId(run.id);
+  send({ type: 'warmstart', runId: run.id, config, minutes, seed: config.grpo.seed });
+}
+
 export const train = () => send({ type: 'train' });
 export const pause = () => send({ type: 'pause' });
 export const step = () => send({ type: 'step' });

@@ -157,6 +157,24 @@ describe('the lab page', () => {
     await page.close();
   });
 
+  it('trains a warm start from scratch with a progress bar, then steps on it', async () => {
+    const { page, errors } = await openLab(browser, SMALL);
+    await waitIdle(page);
+    await page.getByLabel('Warm start minutes').selectOption('0.25');
+    await page.getByRole('button', { name: 'Warm start from scratch' }).click();
+    await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/^warmstart/);
+    await expect
+      .poll(() => page.getByTestId('progress').textContent(), { timeout: 60_000 })
+      .toMatch(/Warm start: planner step \d+ · loss [\d.]+.*ETA \d+ s/);
+    await waitIdle(page, 120_000);
+    expect(await page.getByTestId('run-row').count()).toBe(2);
+    expect(await page.getByTestId('runs-table').textContent()).toContain('warm start from scratch');
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('round-trips the config through the URL', async () => {
     const { page } = await openLab(browser, SMALL);
     await waitIdle(page);

@@ -1,5 +1,6 @@
+import { useState } from 'react';
 import { encodeRunConfig } from '../../engine/runConfig';
-import { newRun, pause, step, train } from '../engineClient';
+import { newRun, pause, step, train, warmStartFromScratch } from '../engineClient';
 import { activeRun, useLabStore } from '../state/labStore';
 import { ExportImport } from './ExportImport';
 
@@ -12,6 +13,7 @@ export function RunToolbar() {
   const run = useLabStore(activeRun);
   const presentation = useLabStore((s) => s.presentation);
   const idle = status === 'idle';
+  const [warmStartMinutes, setWarmStartMinutes] = useState(5);
   const pending =
     run && encodeRunConfig(run.config).toString() !== encodeRunConfig(config).toString();
 
@@ -21,7 +23,11 @@ export function RunToolbar() {
         <button type="button" className="primary" onClick={train} disabled={!idle}>
           Train
         </button>
-        <button type="button" onClick={pause} disabled={status !== 'training'}>
+        <button
+          type="button"
+          onClick={pause}
+          disabled={status !== 'training' && status !== 'warmstart'}
+        >
           Pause
         </button>
         <button type="button" onClick={step} disabled={!idle} title="Exactly one GRPO step">
@@ -46,6 +52,25 @@ export function RunToolbar() {
           <span className="hint"> ({backend.reason})</span>
         )}
       </div>
+      <button
+        type="button"
+        onClick={() => void warmStartFromScratch(warmStartMinutes)}
+        disabled={!idle}
+        title="Supervised training of both roles from random weights, in this page; Pause ends it early"
+      >
+        Warm start from scratch
+      </button>
+      <select
+        aria-label="Warm start minutes"
+        value={warmStartMinutes}
+        onChange={(e) => setWarmStartMinutes(Number(e.target.value))}
+      >
+        {[0.25, 1, 5, 15, 30].map((m) => (
+          <option key={m} value={m}>
+            {m < 1 ? `${m * 60} s` : `${m} min`}
+          </option>
+        ))}
+      </select>
       {pending && <div className="pending">Settings changed: Reset starts a run with them.</div>}
       <div className="spacer" />
       <ExportImport />

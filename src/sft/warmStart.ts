@@ -1,0 +1,63 @@
+// The whole warm start from scratch, as engine code (no Node, no DOM): a fresh tokenizer,
+// the Planner trained on statement → plan, then the Coder on statement + plan → code.
+// The page's "train warm start from scratch" runs this in its engine Worker; the prng is
+// forked in the same order as `npm run warmstart`, so a seed and step budget give the same
+// models in both.
+import type { LoadedCheckpoint, PresetName } from '../model';
+import { createModel, makeConfig, Prng } from '../model';
+import { createTaskSampler } from '../tasks';
+import { CharTokenizer } from '../tokenizer';
+import { BucketedBatches } from './batches';
+import type { AgentRole } from './format';
+import { taskExampleSource } from './taskExamples';
+import { DEFAULT_SFT, runSft, type SftProgress } from './trainer';
+
+export interface WarmStartOptions {
+  preset: PresetName;
+  seed: number;
+  /** Time budget for both roles together … */
+  minutes?: number;
+  /** … or steps per role. */
+  steps?: number;
+  batchSize?: number;
+  /** Share of the time budget that goes to the Planner (it trains first). */
+  plannerShare?: number;
+  onProgress?: (role: AgentRole, progress: SftProgress) => void;
+  shouldStop?: () => boolean;
+}
+
+const TIER_MIX = { L1: 1, L2: 2, L3: 2, L4: 1 };
+
+export async function warmStartModels(
+  options: WarmStartOptions,
+): Promise<{ planner: LoadedCheckpoint; coder: LoadedCheckpoint }> {
+  const { preset, seed, minutes, steps, batchSize = 16, plannerShare = 0.35 } = options;
+  if (minutes === undefined && steps === undefined)
+    throw new Error('warm start: give minutes or steps');
+  const tokenizer = new CharTokenizer();
+  const prng = new Prng(seed);
+
+  const trainRole = async (role: AgentRole, share: number): Promise<LoadedCheckpoint> => {
+    const config = makeConfig(preset, tokenizer.vocabSize, role);
+    const model = createModel(config, prng.fork());
+    const tasks = createTaskSampler({ mix: TIER_MIX, split: 'train', seed: prng.fork() });
+    const source = taskExampleSource((n) => tasks.next(n), tokenizer, [role], prng.fork(), false);
+    const batches = new BucketedBatches(source, batchSize, prng.fork(), 8, config.nCtx);
+    const result = await runSft(
+      model,
+      () => batches.next(),
+      {
+        ...DEFAULT_SFT,
+        padId: tokenizer.padId,
+        ...(steps !== undefined ? { steps } : { minutes: (minutes ?? 0) * share }),
+        ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+      },
+      (progress) => options.onProgress?.(role, progress),
+    );
+    return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, mix: TIER_MIX } } };
+  };
+
+  const planner = await trainRole('planner', plannerShare);
+  const coder = await trainRole('coder', 1 - plannerShare);
+  return { planner, coder };
+}
