@@ -1,5 +1,6 @@
 // The page's engine Worker: owns the backend, the models, the sandbox pool and the run, and
 // speaks the protocol in ./protocol.ts. The main thread only renders what comes out.
+import * as tf from '@tensorflow/tfjs-core';
 import { type BackendReport, initBackend } from '../gpu/backend';
 import { fetchCheckpoint } from '../model';
 import { createBrowserSandbox } from '../sandbox/browser';
@@ -8,6 +9,7 @@ import { warmStartModels } from '../sft/warmStart';
 import { formatTaskError, loadSuite, parseUserTasks, type Task } from '../tasks';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
+import type { RunSnapshot } from './types';
 import { registerWasmFiles } from './wasmFiles';
 
 type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
@@ -28,6 +30,8 @@ let runId: string | null = null;
 let status: EngineStatus = 'loading';
 let wantTraining = false;
 let stopWarmStart = false;
+/** The run as of its last completed step: what a lost GPU device falls back to. */
+let lastSnapshot: RunSnapshot | null = null;
 /** Commands run one at a time, in order, so a Step never overlaps a Start. */
 let queue: Promise<void> = Promise.resolve();
 
@@ -49,9 +53,39 @@ function ensureBackend(): Promise<BackendReport> {
   registerWasmFiles();
   backend ??= initBackend('auto').then((report) => {
     post({ type: 'backend', report });
+    if (report.backend === 'webgpu') watchDevice();
     return report;
   });
   return backend;
+}
+
+/** A lost GPU device ends the webgpu backend: say so, move to wasm, resume the last step. */
+function watchDevice() {
+  const device = (tf.backend() as unknown as { device?: GPUDevice }).device;
+  void device?.lost.then((info) => {
+    if (info.reason === 'destroyed' && !session) return; // our own shutdown
+    wantTraining = false;
+    fail(
+      new Error(
+        `The GPU device was lost (${info.message || info.reason}); continuing on wasm from the last saved step.`,
+      ),
+      true,
+    );
+    backend = initBackend('wasm').then((report) => {
+      post({ type: 'backend', report });
+      return report;
+    });
+    queue = queue.then(async () => {
+      await backend;
+      if (!lastSnapshot) return;
+      session = null; // its tensors lived on the lost device
+      session = await TrainingSession.restore(lastSnapshot, {
+        sandbox: await ensureSandbox(),
+        suites: await ensureSuites(),
+      });
+      setStatus('idle');
+    });
+  });
 }
 
 function ensureSandbox(): Promise<Sandbox> {
@@ -78,6 +112,7 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   runId = command.runId;
   await ensureBackend();
   const deps = { sandbox: await ensureSandbox(), suites: await ensureSuites() };
+  lastSnapshot = command.snapshot ?? null;
   if (command.snapshot) {
     session = await TrainingSession.restore(command.snapshot, deps);
   } else {
@@ -87,6 +122,7 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
       fetchCheckpoint(`${folder}coder/`),
     ]);
     session = await TrainingSession.create(command.config, { planner, coder, ...deps });
+    lastSnapshot = await session.snapshot();
   }
   setStatus('idle');
 }
@@ -119,7 +155,8 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
     },
   });
   session = await TrainingSession.create(command.config, { planner, coder, ...deps });
-  post({ type: 'snapshot', runId: command.runId, snapshot: await session.snapshot() });
+  lastSnapshot = await session.snapshot();
+  post({ type: 'snapshot', runId: command.runId, snapshot: lastSnapshot });
   setStatus('idle');
 }
 
@@ -129,7 +166,8 @@ async function stepOnce() {
   const report = await session.trainStep();
   // The session evaluates inside trainStep when due; eval metrics arrive with the step's.
   post({ type: 'step', runId, report });
-  post({ type: 'snapshot', runId, snapshot: await session.snapshot() });
+  lastSnapshot = await session.snapshot();
+  post({ type: 'snapshot', runId, snapshot: lastSnapshot });
 }
 
 async function trainLoop() {
