@@ -12,7 +12,7 @@ describe('sandbox playground', () => {
   });
 
   it('runs the example and shows per-test verdicts, cost and memory', async () => {
-    const { page, errors } = await openLab(browser);
+    const { page, errors } = await openLab(browser, '#playground');
     await page.getByRole('button', { name: 'Run' }).click();
     await expect.poll(() => page.getByTestId('verdict').count(), { timeout: 30_000 }).toBe(4);
     expect(await page.getByTestId('summary').textContent()).toContain('4 / 4 tests passed');
@@ -26,7 +26,7 @@ describe('sandbox playground', () => {
   });
 
   it('re-judges an edited program: a wrong answer and an infinite loop', async () => {
-    const { page, errors } = await openLab(browser);
+    const { page, errors } = await openLab(browser, '#playground');
     const editor = page.getByTestId('editor-code');
     await editor.click();
     await page.keyboard.press('Control+A');
