@@ -4,6 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { BenchSection, BenchTable } from '../cli/benchTable';
 import { type BackendName, type BackendReport, initBackend } from '../gpu/backend';
 import { KvCacheSampler } from '../rollout/kvSampler';
+import { CharTokenizer } from '../tokenizer';
 import { AdamW } from './adamw';
 import { makeConfig, parameterCount } from './config';
 import { type GPT, maskedLoss } from './gpt';
@@ -11,7 +12,7 @@ import { initialValues, makeVariables } from './params';
 import { Prng } from './prng';
 import { optimizerStep } from './train';
 
-const VOCAB = 103;
+const VOCAB = new CharTokenizer().vocabSize;
 const TRAIN = { batch: 8, length: 96, steps: 2 };
 const SAMPLE = { batch: 16, prompt: 24, newTokens: 32 };
 
