@@ -14,6 +14,8 @@ import {
   saveCheckpoint,
 } from '../../src/model';
 import { loadCheckpointDir, saveCheckpointDir } from '../../src/model/checkpointNode';
+import { KvCacheSampler } from '../../src/rollout';
+import { completionText, plannerPrompt } from '../../src/sft';
 import { CharTokenizer } from '../../src/tokenizer';
 
 const tokenizer = new CharTokenizer();
@@ -113,5 +115,29 @@ describe('checkpoints', () => {
     expect(() =>
       loadCheckpoint({ ...good, 'model.safetensors': encodeSafetensors(tensors) }),
     ).toThrow(/shape mismatch for transformer.h.0.ln_1.weight/);
+  });
+
+  it('the shipped tiny warm start loads, names its roles and writes a numbered plan', async () => {
+    for (const role of ['planner', 'coder'] as const) {
+      const {
+        model,
+        tokenizer: tk,
+        lab,
+      } = await loadCheckpointDir(`public/checkpoints/tiny/${role}`, false);
+      expect(model.config).toMatchObject({ preset: 'tiny', role, nEmbd: 64, nLayer: 2, nHead: 4 });
+      expect(tk.vocab).toEqual(tokenizer.vocab);
+      expect(lab.seed).toBe(1);
+      expect(String(lab.command)).toContain('--preset tiny --seed 1');
+    }
+    const { model } = await loadCheckpointDir('public/checkpoints/tiny/planner', false);
+    const prompt = plannerPrompt(tokenizer, 'Keep the even numbers of the array.');
+    const out = await new KvCacheSampler(model).sample([prompt], {
+      maxNewTokens: 60,
+      temperature: 0,
+      topK: 0,
+      seed: 1,
+      stopId: tokenizer.eosId,
+    });
+    expect(completionText(tokenizer, out.tokens[0]!)).toMatch(/^1\. /);
   });
 });
