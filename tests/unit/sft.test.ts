@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { createModel, makeConfig } from '../../src/model';
+import { createModel, makeConfig, readValues } from '../../src/model';
 import {
   BucketedBatches,
   makeBatch,
@@ -75,6 +75,31 @@ describe('supervised warm start', () => {
     expect(events[0]!.loss).toBeGreaterThan(2.5);
     expect(events.at(-1)!.loss).toBeLessThan(0.6 * events[0]!.loss);
     expect(tf.memory().numTensors).toBeLessThan(200); // nothing leaks per step
+  });
+
+  it('same seed and steps, same backend → bit-identical weights', async () => {
+    const train = async () => {
+      const model = createModel(
+        makeConfig('tiny', tok.vocabSize, 'coder', { nEmbd: 16, nLayer: 1, nHead: 2, nCtx: 64 }),
+        4,
+      );
+      let i = 0;
+      const source = (n: number): RoleExample[] =>
+        Array.from({ length: n }, () => roleExample(tok, 'coder', corpus[i++ % corpus.length]!));
+      const batches = new BucketedBatches(source, 4, 9, 2, 64);
+      await runSft(model, () => batches.next(), {
+        steps: 5,
+        peakLr: 1e-2,
+        minLr: 1e-3,
+        warmupSteps: 2,
+        logEvery: 5,
+        padId: tok.padId,
+      });
+      return readValues(model.params);
+    };
+    const [a, b] = [await train(), await train()];
+    for (const [name, data] of a)
+      expect(Buffer.from(b.get(name)!.buffer).equals(Buffer.from(data.buffer)), name).toBe(true);
   });
 
   it('engine code imports nothing from Node (it also runs in a Worker)', () => {
