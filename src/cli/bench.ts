@@ -1,8 +1,9 @@
 // `npm run bench`: every section prints one table; variants are compared as ratios
 // measured in the same run, because these machines are shared and noisy.
 // Usage: npm run bench [-- section-name ...]
-import { type BenchSection, formatTable } from './benchTable';
+
 import { benchSections } from './benchSections';
+import { type BenchSection, formatTable } from './benchTable';
 
 const only = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const selected = Object.entries(benchSections as Record<string, BenchSection>).filter(
@@ -12,7 +13,9 @@ for (const [name, section] of selected) {
   try {
     console.log(`${formatTable(await section())}\n`);
   } catch (error) {
-    console.log(`## ${name}\n\nfailed: ${error instanceof Error ? error.message : String(error)}\n`);
+    console.log(
+      `## ${name}\n\nfailed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exitCode = 1;
   }
 }

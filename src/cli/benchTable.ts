@@ -13,7 +13,9 @@ export type BenchSection = () => Promise<BenchTable>;
 
 export function formatTable(table: BenchTable): string {
   const cells = [table.columns, ...table.rows.map((row) => row.map(formatCell))];
-  const widths = table.columns.map((_, c) => Math.max(...cells.map((row) => String(row[c] ?? '').length)));
+  const widths = table.columns.map((_, c) =>
+    Math.max(...cells.map((row) => String(row[c] ?? '').length)),
+  );
   const line = (row: (string | number)[]) =>
     `| ${row.map((cell, c) => String(cell ?? '').padEnd(widths[c] ?? 0)).join(' | ')} |`;
   const out = [`## ${table.title}`, '', table.environment, '', line(cells[0] ?? [])];

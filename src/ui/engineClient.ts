@@ -165,7 +165,7 @@ function onEvent(event: EngineEvent) {
       return;
     case 'error':
       reportError(event.message, event.recoverable);
-      for (const [id, resolve] of solveRequests) resolve({ group: null, error: event.message });
+      for (const resolve of solveRequests.values()) resolve({ group: null, error: event.message });
       solveRequests.clear();
       return;
   }
