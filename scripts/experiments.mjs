@@ -5,7 +5,8 @@
 // Writes runs/experiments/<arm>-s<seed>/ (resumable: a cut-off run continues with --resume),
 // runs/experiments/results.json and the table in docs/EXPERIMENTS.md.
 // Options (env): STEPS=30 SEEDS=1,2,3 JOBS=2 CHECKPOINT=public/checkpoints/tiny EVAL_TASKS=50
-// OUT=runs/experiments DOC=docs/EXPERIMENTS.md (a dry run: OUT=/tmp/x DOC=/tmp/x.md STEPS=1 ...)
+// OUT=runs/experiments DOC=docs/EXPERIMENTS.md TABLE_ONLY=1 (rewrite the table from the runs on
+// disk; a dry run: OUT=/tmp/x DOC=/tmp/x.md STEPS=1 ...)
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -135,9 +136,12 @@ const jobs = [
   () => train('warm-start-coder-alone', 1),
   ...SEEDS.flatMap((seed) => Object.keys(ARMS).map((arm) => () => train(arm, seed))),
 ];
-const started = Date.now();
-await pool(jobs, JOBS);
-console.log(`all runs done in ${((Date.now() - started) / 60000).toFixed(1)} min`);
+// TABLE_ONLY=1 rewrites the table from the runs on disk without starting any.
+if (process.env.TABLE_ONLY !== '1') {
+  const started = Date.now();
+  await pool(jobs, JOBS);
+  console.log(`all runs done in ${((Date.now() - started) / 60000).toFixed(1)} min`);
+}
 writeTable();
 
 function writeTable() {
@@ -151,8 +155,8 @@ function writeTable() {
   const columns = ['heldout', 'L1', 'L2', 'L3', 'L4'];
   const results = {};
   const lines = [
-    `| arm | runs | ${columns.map((c) => `pass@1 ${c}`).join(' | ')} | L4 exec cost (work) | L4 peak memory (KB) |`,
-    `|---|---|${columns.map(() => '---').join('|')}|---|---|`,
+    `| arm | runs | ${columns.map((c) => `pass@1 ${c}`).join(' | ')} | L4 exec cost (work) | L4 peak memory (KB) | coder/reward, first → last 5 steps |`,
+    `|---|---|${columns.map(() => '---').join('|')}|---|---|---|`,
   ];
   for (const [label, arm, seeds] of rows) {
     const evals = seeds
@@ -162,7 +166,7 @@ function writeTable() {
     results[arm] = evals;
     if (evals.length === 0) {
       lines.push(
-        `| ${label} | 0/${seeds.length} (not run yet) |${columns.map(() => ' – |').join('')} – | – |`,
+        `| ${label} | 0/${seeds.length} (not run yet) |${columns.map(() => ' – |').join('')} – | – | – |`,
       );
       continue;
     }
@@ -178,7 +182,7 @@ function writeTable() {
           ? Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1))
           : 0;
       const note = values.length < evals.length ? ` (${values.length} runs)` : '';
-      return seeds.length > 1
+      return values.length > 1
         ? `${mean.toFixed(digits)} ± ${std.toFixed(digits)}${note}`
         : `${mean.toFixed(digits)}${note}`;
     };
@@ -187,7 +191,7 @@ function writeTable() {
         .map((c) => cell((e) => e.metrics[`eval/pass@1/${c}`]))
         .join(
           ' | ',
-        )} | ${cell((e) => e.suites.L4?.execCost, 1, 1)} | ${cell((e) => e.suites.L4?.peakMemory, 1 / 1024, 1)} |`,
+        )} | ${cell((e) => e.suites.L4?.execCost, 1, 1)} | ${cell((e) => e.suites.L4?.peakMemory, 1 / 1024, 1)} | ${rewardTrend(arm, seeds)} |`,
     );
   }
   writeFileSync(join(ROOT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -208,4 +212,23 @@ function writeTable() {
     : `${doc}\n${table}\n`;
   writeFileSync(DOC, updated);
   console.log(table);
+}
+
+/** Mean training reward of the Coder over the first and the last 5 steps (all seeds). */
+function rewardTrend(arm, seeds) {
+  const curves = seeds
+    .map((seed) => join(ROOT, `${arm}-s${seed}`, 'metrics.jsonl'))
+    .filter((path) => existsSync(path))
+    .map((path) =>
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line)['coder/reward']),
+    )
+    .filter((curve) => curve.length >= 10);
+  if (curves.length === 0) return '–';
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const first = mean(curves.flatMap((c) => c.slice(0, 5)));
+  const last = mean(curves.flatMap((c) => c.slice(-5)));
+  return `${first.toFixed(3)} → ${last.toFixed(3)}`;
 }
