@@ -143,6 +143,7 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
     seed: command.seed,
     minutes: command.minutes,
     shouldStop: () => stopWarmStart,
+    logEvery: 2,
     onProgress: (role, progress) => {
       const elapsed = (performance.now() - started) / 1000;
       post({

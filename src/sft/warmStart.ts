@@ -22,6 +22,8 @@ export interface WarmStartOptions {
   batchSize?: number;
   /** Share of the time budget that goes to the Planner (it trains first). */
   plannerShare?: number;
+  /** Report progress every this many steps (the page wants it often, the CLI less). */
+  logEvery?: number;
   onProgress?: (role: AgentRole, progress: SftProgress) => void;
   shouldStop?: () => boolean;
 }
@@ -49,6 +51,7 @@ export async function warmStartModels(
       {
         ...DEFAULT_SFT,
         padId: tokenizer.padId,
+        logEvery: options.logEvery ?? DEFAULT_SFT.logEvery,
         ...(steps !== undefined ? { steps } : { minutes: (minutes ?? 0) * share }),
         ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
       },

@@ -165,7 +165,7 @@ describe('the lab page', () => {
     await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/^warmstart/);
     await expect
       .poll(() => page.getByTestId('progress').textContent(), { timeout: 60_000 })
-      .toMatch(/Warm start: planner step \d+ · loss [\d.]+.*ETA \d+ s/);
+      .toMatch(/Warm start: (planner|coder) step \d+ · loss [\d.]+.*ETA \d+ s/);
     await waitIdle(page, 120_000);
     expect(await page.getByTestId('run-row').count()).toBe(2);
     expect(await page.getByTestId('runs-table').textContent()).toContain('warm start from scratch');

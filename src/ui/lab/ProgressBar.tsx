@@ -4,7 +4,7 @@ import { useLabStore } from '../state/labStore';
 export function ProgressBar() {
   const progress = useLabStore((s) => s.progress);
   const status = useLabStore((s) => s.status);
-  if (!progress && status !== 'loading') return null;
+  if (!progress && status !== 'loading' && status !== 'warmstart') return null;
   const fraction = progress?.fraction ?? 0;
   return (
     <div className="progress" data-testid="progress">
@@ -14,7 +14,9 @@ export function ProgressBar() {
       <span className="hint">
         {progress
           ? `${progress.task}: ${progress.message}${progress.etaSec !== null ? ` · ETA ${Math.ceil(progress.etaSec)} s` : ''}`
-          : 'Loading the warm-start checkpoints and the sandbox…'}
+          : status === 'warmstart'
+            ? 'Warm start: starting…'
+            : 'Loading the warm-start checkpoints and the sandbox…'}
       </span>
     </div>
   );
