@@ -1,10 +1,9 @@
 // The whole warm start from scratch, as engine code (no Node, no DOM): a fresh tokenizer,
 // the Planner trained on statement → plan, then the Coder on statement + plan → code.
-// The page's "train warm start from scratch" runs this in its engine Worker; the prng is
-// forked in the same order as `npm run warmstart`, so a seed and step budget give the same
-// models in both.
+// The page's "train warm start from scratch" runs this in its engine Worker and
+// `npm run warmstart` in Node, so a seed and step budget give the same models in both.
 import type { LoadedCheckpoint, PresetName } from '../model';
-import { createModel, makeConfig, Prng } from '../model';
+import { createModel, makeConfig, Prng, parameterCount } from '../model';
 import { createTaskSampler } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
 import { BucketedBatches } from './batches';
@@ -22,9 +21,13 @@ export interface WarmStartOptions {
   batchSize?: number;
   /** Share of the time budget that goes to the Planner (it trains first). */
   plannerShare?: number;
+  /** One model for both roles, told apart by a role token. */
+  shared?: boolean;
   /** Report progress every this many steps (the page wants it often, the CLI less). */
   logEvery?: number;
-  onProgress?: (role: AgentRole, progress: SftProgress) => void;
+  onProgress?: (role: AgentRole | 'shared', progress: SftProgress) => void;
+  /** Called when a role starts training, with its parameter count. */
+  onRoleStart?: (role: AgentRole | 'shared', parameters: number) => void;
   shouldStop?: () => boolean;
 }
 
@@ -39,11 +42,22 @@ export async function warmStartModels(
   const tokenizer = new CharTokenizer();
   const prng = new Prng(seed);
 
-  const trainRole = async (role: AgentRole, share: number): Promise<LoadedCheckpoint> => {
+  const trainRole = async (
+    role: AgentRole | 'shared',
+    share: number,
+  ): Promise<LoadedCheckpoint> => {
     const config = makeConfig(preset, tokenizer.vocabSize, role);
     const model = createModel(config, prng.fork());
     const tasks = createTaskSampler({ mix: TIER_MIX, split: 'train', seed: prng.fork() });
-    const source = taskExampleSource((n) => tasks.next(n), tokenizer, [role], prng.fork(), false);
+    const roles: AgentRole[] = role === 'shared' ? ['planner', 'coder'] : [role];
+    const source = taskExampleSource(
+      (n) => tasks.next(n),
+      tokenizer,
+      roles,
+      prng.fork(),
+      role === 'shared',
+    );
+    options.onRoleStart?.(role, parameterCount(config));
     const batches = new BucketedBatches(source, batchSize, prng.fork(), 8, config.nCtx);
     const result = await runSft(
       model,
@@ -60,6 +74,10 @@ export async function warmStartModels(
     return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, mix: TIER_MIX } } };
   };
 
+  if (options.shared) {
+    const both = await trainRole('shared', 1);
+    return { planner: both, coder: both };
+  }
   const planner = await trainRole('planner', plannerShare);
   const coder = await trainRole('coder', 1 - plannerShare);
   return { planner, coder };
