@@ -214,11 +214,12 @@ function writeTable() {
   console.log(table);
 }
 
-/** Mean training reward of the Coder over the first and the last 5 steps (all seeds). */
+/** Mean training reward of the Coder over the first and the last 5 steps (finished runs). */
 function rewardTrend(arm, seeds) {
   const curves = seeds
-    .map((seed) => join(ROOT, `${arm}-s${seed}`, 'metrics.jsonl'))
-    .filter((path) => existsSync(path))
+    .map((seed) => join(ROOT, `${arm}-s${seed}`))
+    .filter((dir) => existsSync(join(dir, 'eval.json'))) // finished runs only
+    .map((dir) => join(dir, 'metrics.jsonl'))
     .map((path) =>
       readFileSync(path, 'utf8')
         .split('\n')
