@@ -1,23 +1,13 @@
 // `npm run screenshot`: docs/screenshot.png, the lab mid-training on its defaults.
 // Needs a build (`npm run build`) and Debian's Chromium.
-import { chromium } from 'playwright-core';
+
 import { preview } from 'vite';
+import { launchChromium } from '../src/cli/chromium';
 
 const server = await preview({ preview: { port: 0, host: '127.0.0.1' } });
 const address = server.httpServer.address();
 if (!address || typeof address === 'string') throw new Error('preview server has no port');
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: [
-    '--no-sandbox',
-    '--enable-unsafe-webgpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-    '--disable-quic',
-  ],
-});
+const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1440, height: 1500 } });
 await page.goto(`http://127.0.0.1:${address.port}/?tasks=2&eval=2&evaltasks=4`);
 const status = () => page.getByTestId('engine-status').textContent();

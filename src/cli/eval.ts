@@ -9,23 +9,9 @@ import { loadCheckpointDir } from '../model/checkpointNode';
 import { evaluateTasks, type TierReport } from '../rollout';
 import { createSandbox } from '../sandbox';
 import { loadSuite } from '../tasks';
+import { parseFlags } from './flags';
 
-function flags(argv: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--') || a === '--') continue;
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out.set(a.slice(2), 'true');
-    else {
-      out.set(a.slice(2), next);
-      i++;
-    }
-  }
-  return out;
-}
-
-const f = flags(process.argv.slice(2));
+const f = parseFlags(process.argv.slice(2));
 const checkpoint = f.get('checkpoint');
 const suites = (f.get('suite') ?? 'heldout').split(',');
 if (!checkpoint) {

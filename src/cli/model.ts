@@ -9,25 +9,11 @@ import { type BackendName, initBackend } from '../gpu/backend';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { KvCacheSampler } from '../rollout';
-
-function flags(argv: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--') || a === '--') continue;
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out.set(a.slice(2), 'true');
-    else {
-      out.set(a.slice(2), next);
-      i++;
-    }
-  }
-  return out;
-}
+import { parseFlags } from './flags';
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
 const command = args[0];
-const f = flags(args.slice(1));
+const f = parseFlags(args.slice(1));
 const dir = f.get('checkpoint');
 if (!command || !['logits', 'info', 'sample'].includes(command) || !dir) {
   console.error('usage: model (logits|info|sample) --checkpoint DIR [--text "..."]');

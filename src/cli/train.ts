@@ -20,21 +20,7 @@ import type { TrainingMode } from '../rl/config';
 import { createSandbox } from '../sandbox';
 import { loadSuite, SUITES, type Tier } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
-
-function flags(argv: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (!arg.startsWith('--')) continue;
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out.set(arg.slice(2), 'true');
-    else {
-      out.set(arg.slice(2), next);
-      i++;
-    }
-  }
-  return out;
-}
+import { parseFlags } from './flags';
 
 const argv = process.argv.slice(2);
 if (argv[0] !== 'grpo') {
@@ -43,7 +29,7 @@ if (argv[0] !== 'grpo') {
   );
   process.exit(2);
 }
-const f = flags(argv.slice(1));
+const f = parseFlags(argv.slice(1));
 const number = (name: string): number | undefined =>
   f.has(name) ? Number(f.get(name)) : undefined;
 

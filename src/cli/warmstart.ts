@@ -8,23 +8,9 @@ import { join } from 'node:path';
 import { type BackendName, initBackend } from '../gpu/backend';
 import { saveCheckpointDir } from '../model/checkpointNode';
 import { warmStartModels } from '../sft/warmStart';
+import { parseFlags } from './flags';
 
-function flags(argv: string[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) continue;
-    const next = argv[i + 1];
-    if (next === undefined || next.startsWith('--')) out.set(a.slice(2), 'true');
-    else {
-      out.set(a.slice(2), next);
-      i++;
-    }
-  }
-  return out;
-}
-
-const f = flags(process.argv.slice(2));
+const f = parseFlags(process.argv.slice(2));
 const preset = f.get('preset') ?? 'tiny';
 const seed = Number(f.get('seed') ?? 1);
 const minutes = f.has('minutes') ? Number(f.get('minutes')) : undefined;

@@ -10,7 +10,7 @@
 import { assignCredit, type RoleCredit } from '../agents/credit';
 import { type EvaluationResult, evaluateSuites } from '../agents/evaluate';
 import { judgePrograms } from '../agents/judge';
-import { sampleRollouts } from '../agents/rollout';
+import { sampleRollouts, type TaskRollout } from '../agents/rollout';
 import { disposeModel, type LoadedCheckpoint, loadCheckpoint, saveCheckpoint } from '../model';
 import {
   grpoLossOptions,
@@ -153,26 +153,7 @@ export class TrainingSession {
     const withPlans = usesPlanner(grpo.mode);
 
     const rolloutStart = now();
-    const rollouts = await sampleRollouts(
-      tasks,
-      {
-        tokenizer: this.coder.tokenizer,
-        planner: withPlans
-          ? new KvCacheSampler(this.planner.model, this.coder.tokenizer.padId)
-          : null,
-        coder: new KvCacheSampler(this.coder.model, this.coder.tokenizer.padId),
-      },
-      {
-        plansPerTask: grpo.plansPerTask,
-        programsPerPlan: grpo.programsPerPlan,
-        maxPlanTokens: grpo.maxPlanTokens,
-        maxProgramTokens: grpo.maxProgramTokens,
-        temperature: grpo.temperature,
-        topK: this.config.topK,
-        plannerSeed: stepSeed(grpo.seed, stepIndex, PLANNER_SEED_STREAM),
-        coderSeed: stepSeed(grpo.seed, stepIndex, CODER_SEED_STREAM),
-      },
-    );
+    const rollouts = await this.rollout(tasks, stepIndex, 0);
     const rolloutSeconds = (now() - rolloutStart) / 1000;
 
     const sandboxStart = now();
@@ -249,14 +230,8 @@ export class TrainingSession {
       const tasks = this.suites[name];
       if (tasks) chosen[name] = tasks.slice(0, this.config.evalTasksPerTier);
     }
-    const withPlans = usesPlanner(this.config.grpo.mode);
-    const padId = this.coder.tokenizer.padId;
     return evaluateSuites(
-      {
-        tokenizer: this.coder.tokenizer,
-        planner: withPlans ? new KvCacheSampler(this.planner.model, padId) : null,
-        coder: new KvCacheSampler(this.coder.model, padId),
-      },
+      this.agents(),
       chosen,
       {
         maxPlanTokens: this.config.grpo.maxPlanTokens,
@@ -266,6 +241,33 @@ export class TrainingSession {
     );
   }
 
+  /** Samplers over the current weights; no Planner in `single` mode. */
+  private agents() {
+    const padId = this.coder.tokenizer.padId;
+    return {
+      tokenizer: this.coder.tokenizer,
+      planner: usesPlanner(this.config.grpo.mode)
+        ? new KvCacheSampler(this.planner.model, padId)
+        : null,
+      coder: new KvCacheSampler(this.coder.model, padId),
+    };
+  }
+
+  /** The Planner's N plans and the Coder's M programs per plan, seeded by step. */
+  private rollout(tasks: Task[], stepIndex: number, seedOffset: number): Promise<TaskRollout[]> {
+    const { grpo } = this.config;
+    return sampleRollouts(tasks, this.agents(), {
+      plansPerTask: grpo.plansPerTask,
+      programsPerPlan: grpo.programsPerPlan,
+      maxPlanTokens: grpo.maxPlanTokens,
+      maxProgramTokens: grpo.maxProgramTokens,
+      temperature: grpo.temperature,
+      topK: this.config.topK,
+      plannerSeed: stepSeed(grpo.seed, stepIndex, PLANNER_SEED_STREAM) + seedOffset,
+      coderSeed: stepSeed(grpo.seed, stepIndex, CODER_SEED_STREAM) + seedOffset,
+    });
+  }
+
   /**
    * What the models do with one task right now: N plans × M programs, judged and credited
    * as in a step, with no update (the page's "Your own task"). Seeded by the step reached.
@@ -273,26 +275,8 @@ export class TrainingSession {
   async sampleGroup(task: Task): Promise<SampleGroup> {
     const { grpo } = this.config;
     const withPlans = usesPlanner(grpo.mode);
-    const rollouts = await sampleRollouts(
-      [task],
-      {
-        tokenizer: this.coder.tokenizer,
-        planner: withPlans
-          ? new KvCacheSampler(this.planner.model, this.coder.tokenizer.padId)
-          : null,
-        coder: new KvCacheSampler(this.coder.model, this.coder.tokenizer.padId),
-      },
-      {
-        plansPerTask: grpo.plansPerTask,
-        programsPerPlan: grpo.programsPerPlan,
-        maxPlanTokens: grpo.maxPlanTokens,
-        maxProgramTokens: grpo.maxProgramTokens,
-        temperature: grpo.temperature,
-        topK: this.config.topK,
-        plannerSeed: stepSeed(grpo.seed, this.stepCount, PLANNER_SEED_STREAM) + 7919,
-        coderSeed: stepSeed(grpo.seed, this.stepCount, CODER_SEED_STREAM) + 7919,
-      },
-    );
+    // Its own seeds (offset), so asking never replays the next training step's samples.
+    const rollouts = await this.rollout([task], this.stepCount, 7919);
     const judged = await judgePrograms(
       this.sandbox,
       rollouts.flatMap((r) => r.programs.flat().map((p) => ({ task: r.task, completion: p.text }))),

@@ -1,23 +1,9 @@
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { inject } from 'vitest';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchChromium } from '../../src/cli/chromium';
 
 /** Debian's Chromium, headless, with WebGPU enabled (SwiftShader on GPU-less machines). */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--no-sandbox',
-      '--enable-unsafe-webgpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
-}
+export const launchBrowser = launchChromium;
 
 /** Opens the lab and collects page errors, so a test can assert there were none. */
 export async function openLab(

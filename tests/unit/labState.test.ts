@@ -1,19 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RUN_CONFIG, decodeRunConfig, encodeRunConfig } from '../../src/engine/runConfig';
 import type { RunConfig } from '../../src/engine/types';
+import { Rng } from '../../src/tasks';
 import { filesToRun, metricsCsv, runToFiles } from '../../src/ui/persist/runFiles';
 import { crc32, readZip, writeZip } from '../../src/ui/persist/zip';
 import type { RunRecord } from '../../src/ui/state/labStore';
 
 function seededRandom(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.float();
 }
 
 describe('run config in the URL', () => {

@@ -4,22 +4,13 @@
 // (goal ≥ 30 at 4 × 10k points) and the time per update, with variants (no bands, 1k points)
 // measured in the same run as ratios to the main case.
 import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import { build, preview } from 'vite';
 import type { BenchSection, BenchTable } from '../../cli/benchTable';
+import { launchChromium } from '../../cli/chromium';
 import type { ChartBenchResult } from './benchPage';
 
 const FRAMES = 180;
 const ROUNDS = 2;
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--enable-unsafe-webgpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 
 interface Variant {
   name: string;
@@ -72,10 +63,7 @@ export const chartsBench: BenchSection = async () => {
   const address = server.httpServer.address();
   if (!address || typeof address === 'string') throw new Error('preview server has no port');
   const base = `http://127.0.0.1:${address.port}/chart-bench.html`;
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
-  });
+  const browser = await launchChromium();
   try {
     const measure = async (variant: Variant): Promise<ChartBenchResult> => {
       const page = await browser.newPage({ viewport: { width: 1000, height: 600 } });
