@@ -1,0 +1,33 @@
+// One GPUDevice for the custom kernels. In Node it comes from Dawn (the `webgpu` package),
+// over SwiftShader's Vulkan on CPU-only machines (installNodeWebgpu sets that up).
+
+export interface KernelDevice {
+  device: GPUDevice;
+  /** The adapter in words: vendor, architecture, device, and whether it is a fallback. */
+  adapter: string;
+}
+
+export type KernelDeviceResult = { ok: true; gpu: KernelDevice } | { ok: false; why: string };
+
+let pending: Promise<KernelDeviceResult> | null = null;
+
+export function getKernelDevice(): Promise<KernelDeviceResult> {
+  pending ??= open();
+  return pending;
+}
+
+async function open(): Promise<KernelDeviceResult> {
+  let gpu: GPU | null | undefined = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
+  if (!gpu && typeof process !== 'undefined' && process.versions?.node) {
+    const { installNodeWebgpu } = await import('../nodeWebgpu');
+    gpu = await installNodeWebgpu();
+  }
+  if (!gpu) return { ok: false, why: 'no navigator.gpu and the `webgpu` package did not load' };
+  const adapter = await gpu.requestAdapter();
+  if (!adapter) return { ok: false, why: 'requestAdapter() returned null' };
+  const device = await adapter.requestDevice();
+  const info = adapter.info;
+  const words = [info.vendor, info.architecture, info.device, info.description].filter(Boolean);
+  const fallback = info.isFallbackAdapter ? ' (fallback adapter)' : '';
+  return { ok: true, gpu: { device, adapter: `${words.join(' / ') || 'unknown'}${fallback}` } };
+}
