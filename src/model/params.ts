@@ -75,7 +75,10 @@ export function makeVariables(
     if (data.length !== expected) {
       throw new Error(`parameter ${spec.name}: ${data.length} values, expected ${expected}`);
     }
-    params.set(spec.name, tf.variable(tf.tensor(data, spec.shape, 'float32'), trainable));
+    // tf.variable copies its initial value: free the temporary, or every load leaks it.
+    const initial = tf.tensor(data, spec.shape, 'float32');
+    params.set(spec.name, tf.variable(initial, trainable));
+    initial.dispose();
   }
   return params;
 }
