@@ -1,10 +1,36 @@
 import type { ReactNode } from 'react';
 import type { RunConfig } from '../../engine/types';
 import type { GrpoConfig } from '../../rl/config';
+import type { RewardWeights } from '../../rl/rewards';
 import { writeConfigToUrl } from '../engineClient';
 import { useLabStore } from '../state/labStore';
 
 const TIERS = ['L1', 'L2', 'L3', 'L4'] as const;
+
+/** The numeric GRPO settings, in the order the panel shows them (name = URL key). */
+const GRPO_NUMBERS: {
+  label: string;
+  name: string;
+  key: keyof GrpoConfig;
+  step?: number;
+  min?: number;
+  integer?: boolean;
+}[] = [
+  { label: 'Tasks per step', name: 'tasks', key: 'tasksPerStep', min: 1, integer: true },
+  { label: 'N plans per task', name: 'n', key: 'plansPerTask', min: 1, integer: true },
+  { label: 'M programs per plan', name: 'm', key: 'programsPerPlan', min: 2, integer: true },
+  { label: 'β (KL)', name: 'beta', key: 'beta', step: 0.01, min: 0 },
+  { label: 'ε low', name: 'epsl', key: 'epsilonLow', step: 0.05, min: 0 },
+  { label: 'ε high', name: 'epsh', key: 'epsilonHigh', step: 0.05, min: 0 },
+  { label: 'Learning rate', name: 'lr', key: 'learningRate', step: 0.00001, min: 0 },
+  { label: 'Temperature', name: 'temp', key: 'temperature', step: 0.1, min: 0.1 },
+];
+
+const WEIGHT_NUMBERS: { label: string; name: string; key: keyof RewardWeights; step: number }[] = [
+  { label: 'Reward: pass weight', name: 'wpass', key: 'passFraction', step: 0.1 },
+  { label: 'Reward: λ efficiency', name: 'weff', key: 'efficiency', step: 0.05 },
+  { label: 'Reward: format penalty', name: 'wfmt', key: 'formatPenalty', step: 0.1 },
+];
 
 function setConfig(update: (config: RunConfig) => RunConfig) {
   const config = update(useLabStore.getState().config);
@@ -13,6 +39,10 @@ function setConfig(update: (config: RunConfig) => RunConfig) {
 }
 
 function setGrpo<K extends keyof GrpoConfig>(key: K, value: GrpoConfig[K]) {
+  setConfig((config) => ({ ...config, grpo: { ...config.grpo, [key]: value } }));
+}
+
+function setGrpoNumber(key: keyof GrpoConfig, value: number) {
   setConfig((config) => ({ ...config, grpo: { ...config.grpo, [key]: value } }));
 }
 
@@ -107,75 +137,17 @@ export function ControlsPanel() {
           </Field>
         ))}
       </fieldset>
-      <Field label="Tasks per step">
-        <NumberInput
-          name="tasks"
-          value={grpo.tasksPerStep}
-          min={1}
-          onChange={(v) => setGrpo('tasksPerStep', v)}
-        />
-      </Field>
-      <Field label="N plans per task">
-        <NumberInput
-          name="n"
-          value={grpo.plansPerTask}
-          min={1}
-          onChange={(v) => setGrpo('plansPerTask', v)}
-        />
-      </Field>
-      <Field label="M programs per plan">
-        <NumberInput
-          name="m"
-          value={grpo.programsPerPlan}
-          min={2}
-          onChange={(v) => setGrpo('programsPerPlan', v)}
-        />
-      </Field>
-      <Field label="β (KL)">
-        <NumberInput
-          name="beta"
-          value={grpo.beta}
-          step={0.01}
-          min={0}
-          onChange={(v) => setGrpo('beta', v)}
-        />
-      </Field>
-      <Field label="ε low">
-        <NumberInput
-          name="epsl"
-          value={grpo.epsilonLow}
-          step={0.05}
-          min={0}
-          onChange={(v) => setGrpo('epsilonLow', v)}
-        />
-      </Field>
-      <Field label="ε high">
-        <NumberInput
-          name="epsh"
-          value={grpo.epsilonHigh}
-          step={0.05}
-          min={0}
-          onChange={(v) => setGrpo('epsilonHigh', v)}
-        />
-      </Field>
-      <Field label="Learning rate">
-        <NumberInput
-          name="lr"
-          value={grpo.learningRate}
-          step={0.00001}
-          min={0}
-          onChange={(v) => setGrpo('learningRate', v)}
-        />
-      </Field>
-      <Field label="Temperature">
-        <NumberInput
-          name="temp"
-          value={grpo.temperature}
-          step={0.1}
-          min={0.1}
-          onChange={(v) => setGrpo('temperature', v)}
-        />
-      </Field>
+      {GRPO_NUMBERS.map((field) => (
+        <Field key={field.name} label={field.label}>
+          <NumberInput
+            name={field.name}
+            value={grpo[field.key] as number}
+            step={field.step}
+            min={field.min}
+            onChange={(v) => setGrpoNumber(field.key, field.integer ? Math.floor(v) : v)}
+          />
+        </Field>
+      ))}
       <Field label="Loss aggregation">
         <select
           name="loss"
@@ -187,30 +159,16 @@ export function ControlsPanel() {
           <option value="dr_grpo">dr_grpo</option>
         </select>
       </Field>
-      <Field label="Reward: pass weight">
-        <NumberInput
-          name="wpass"
-          value={weights.passFraction}
-          step={0.1}
-          onChange={(v) => setGrpo('rewardWeights', { ...weights, passFraction: v })}
-        />
-      </Field>
-      <Field label="Reward: λ efficiency">
-        <NumberInput
-          name="weff"
-          value={weights.efficiency}
-          step={0.05}
-          onChange={(v) => setGrpo('rewardWeights', { ...weights, efficiency: v })}
-        />
-      </Field>
-      <Field label="Reward: format penalty">
-        <NumberInput
-          name="wfmt"
-          value={weights.formatPenalty}
-          step={0.1}
-          onChange={(v) => setGrpo('rewardWeights', { ...weights, formatPenalty: v })}
-        />
-      </Field>
+      {WEIGHT_NUMBERS.map((field) => (
+        <Field key={field.name} label={field.label}>
+          <NumberInput
+            name={field.name}
+            value={weights[field.key]}
+            step={field.step}
+            onChange={(v) => setGrpo('rewardWeights', { ...weights, [field.key]: v })}
+          />
+        </Field>
+      ))}
       <Field label="Seed">
         <NumberInput
           name="seed"
