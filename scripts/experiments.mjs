@@ -48,45 +48,10 @@ const ARMS = {
 
 function runArgs(arm, seed) {
   const out = join(ROOT, `${arm}-s${seed}`);
-  if (arm === 'warm-start') {
-    return {
-      out,
-      args: [
-        '--mode',
-        'core',
-        '--plans',
-        '2',
-        '--programs',
-        '4',
-        '--steps',
-        '0',
-        '--seed',
-        '1',
-        ...COMMON,
-        '--out',
-        out,
-      ],
-    };
-  }
-  if (arm === 'warm-start-coder-alone') {
-    return {
-      out,
-      args: [
-        '--mode',
-        'single',
-        '--plans',
-        '1',
-        '--programs',
-        '8',
-        '--steps',
-        '0',
-        '--seed',
-        '1',
-        ...COMMON,
-        '--out',
-        out,
-      ],
-    };
+  // The warm-start rows: zero GRPO steps, evaluated like the arms they start.
+  const evalOnly = { 'warm-start': ARMS.core, 'warm-start-coder-alone': ARMS.single }[arm];
+  if (evalOnly) {
+    return { out, args: [...evalOnly, '--steps', '0', '--seed', '1', ...COMMON, '--out', out] };
   }
   const resumable =
     existsSync(join(out, 'snapshot', 'run.json')) && existsSync(join(out, 'config.json'));

@@ -1,7 +1,7 @@
 // The page ↔ engine Worker protocol: commands in, events out. Everything crossing it is
 // plain structured-clonable data; the Worker owns the models, the sandbox pool and the run.
 import type { BackendReport } from '../gpu/backend';
-import type { EvalReport, RunConfig, RunSnapshot, StepReport } from './types';
+import type { RunConfig, RunSnapshot, StepReport } from './types';
 
 export type EngineCommand =
   /** Start (or replace) the run: from the shipped warm start, or from a saved snapshot. */
@@ -11,8 +11,6 @@ export type EngineCommand =
   | { type: 'pause' }
   /** Exactly one GRPO step, then pause. */
   | { type: 'step' }
-  /** Evaluate on the fixed suites now. */
-  | { type: 'evaluate' }
   /** Ask for a snapshot of the run (for IndexedDB and export). */
   | { type: 'snapshot' }
   /**
@@ -37,7 +35,6 @@ export type EngineEvent =
   | { type: 'backend'; report: BackendReport }
   | { type: 'status'; status: EngineStatus; runId: string | null; step: number }
   | { type: 'step'; runId: string; report: StepReport }
-  | { type: 'eval'; runId: string; report: EvalReport }
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
   | { type: 'judged'; requestId: number; result: import('../sandbox/types').RunResult }

@@ -10,7 +10,7 @@ import { formatTaskError, loadSuite, parseUserTasks, type Task } from '../tasks'
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
 import type { RunSnapshot } from './types';
-import { registerWasmFiles } from './wasmFiles';
+import { wasmFilePaths } from './wasmFiles';
 
 type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
 const SUITE_NAMES: SuiteName[] = ['L1', 'L2', 'L3', 'L4', 'heldout'];
@@ -50,8 +50,7 @@ function fail(error: unknown, recoverable: boolean) {
 }
 
 function ensureBackend(): Promise<BackendReport> {
-  registerWasmFiles();
-  backend ??= initBackend('auto').then((report) => {
+  backend ??= initBackend('auto', { wasmPaths: wasmFilePaths() }).then((report) => {
     post({ type: 'backend', report });
     if (report.backend === 'webgpu') watchDevice();
     return report;
@@ -71,7 +70,7 @@ function watchDevice() {
       ),
       true,
     );
-    backend = initBackend('wasm').then((report) => {
+    backend = initBackend('wasm', { wasmPaths: wasmFilePaths() }).then((report) => {
       post({ type: 'backend', report });
       return report;
     });
@@ -208,10 +207,6 @@ async function handle(command: EngineCommand) {
         setStatus('idle');
       }
       return;
-    case 'evaluate':
-      if (!session || !runId) return;
-      post({ type: 'eval', runId, report: await session.evaluate() });
-      return;
     case 'snapshot':
       if (!session || !runId) return;
       post({ type: 'snapshot', runId, snapshot: await session.snapshot() });
@@ -250,8 +245,10 @@ async function handle(command: EngineCommand) {
 
 scope.onmessage = (event) => {
   const command = event.data;
-  if (command.type === 'pause' || command.type === 'train') {
-    void handle(command);
+  // Not queued: pause/train steer the loop, and judging needs only the sandbox pool, not
+  // the run a queued start may still be loading.
+  if (command.type === 'pause' || command.type === 'train' || command.type === 'judge') {
+    handle(command).catch((error) => fail(error, true));
     return;
   }
   queue = queue

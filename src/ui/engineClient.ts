@@ -11,7 +11,10 @@ const PERSISTED_GROUP_STEPS = 20;
 
 let worker: Worker | null = null;
 let nextRequestId = 1;
-const judgeRequests = new Map<number, (result: RunResult) => void>();
+const judgeRequests = new Map<
+  number,
+  { resolve: (result: RunResult) => void; reject: (error: Error) => void }
+>();
 const solveRequests = new Map<
   number,
   (answer: { group: SampleGroup | null; error?: string }) => void
@@ -110,12 +113,11 @@ function onEvent(event: EngineEvent) {
               }
             : state.selection,
       }));
-      for (const { skippedUpdates } of [report]) {
-        for (const skipped of skippedUpdates)
-          reportError(
-            `Step ${report.step}: ${skipped.role} update skipped (${skipped.reason}).`,
-            true,
-          );
+      for (const skipped of report.skippedUpdates) {
+        reportError(
+          `Step ${report.step}: ${skipped.role} update skipped (${skipped.reason}).`,
+          true,
+        );
       }
       if (run) persist(() => db.saveRun(run));
       persist(() =>
@@ -125,19 +127,6 @@ function onEvent(event: EngineEvent) {
           PERSISTED_GROUP_STEPS,
         ),
       );
-      return;
-    }
-    case 'eval': {
-      const { report, runId } = event;
-      const run = updateRun(runId, (r) => {
-        const points = [...r.points];
-        const at = points.findIndex((p) => p.step === report.step);
-        if (at >= 0)
-          points[at] = { step: report.step, values: { ...points[at]!.values, ...report.metrics } };
-        else points.push({ step: report.step, values: report.metrics });
-        return { ...r, points };
-      });
-      if (run) persist(() => db.saveRun(run));
       return;
     }
     case 'snapshot':
@@ -156,7 +145,7 @@ function onEvent(event: EngineEvent) {
       });
       return;
     case 'judged':
-      judgeRequests.get(event.requestId)?.(event.result);
+      judgeRequests.get(event.requestId)?.resolve(event.result);
       judgeRequests.delete(event.requestId);
       return;
     case 'solved':
@@ -167,6 +156,8 @@ function onEvent(event: EngineEvent) {
       reportError(event.message, event.recoverable);
       for (const resolve of solveRequests.values()) resolve({ group: null, error: event.message });
       solveRequests.clear();
+      for (const { reject } of judgeRequests.values()) reject(new Error(event.message));
+      judgeRequests.clear();
       return;
   }
 }
@@ -277,7 +268,6 @@ export async function warmStartFromScratch(minutes: number) {
 export const train = () => send({ type: 'train' });
 export const pause = () => send({ type: 'pause' });
 export const step = () => send({ type: 'step' });
-export const evaluate = () => send({ type: 'evaluate' });
 
 /** Runs a program in the engine's sandbox pool (the inspector's Run). */
 export function judge(
@@ -286,8 +276,8 @@ export function judge(
   tests: SampleGroup['tests'],
 ): Promise<RunResult> {
   const requestId = nextRequestId++;
-  return new Promise((resolve) => {
-    judgeRequests.set(requestId, resolve);
+  return new Promise((resolve, reject) => {
+    judgeRequests.set(requestId, { resolve, reject });
     send({ type: 'judge', requestId, code, entryPoint, tests });
   });
 }

@@ -34,6 +34,8 @@ export function SampleDetail({ group, planIndex, programIndex }: SampleDetailPro
     setRunning(true);
     try {
       setResult(await judge(code, group.entryPoint, group.tests));
+    } catch {
+      setResult(null); // the engine's error is already in the page's error banner
     } finally {
       setRunning(false);
     }

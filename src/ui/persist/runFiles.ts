@@ -90,5 +90,3 @@ export function filesToRun(files: Record<string, Uint8Array>): {
   }
   return { run, groups, snapshot: { step: meta.step, config: meta.config, files: snapshotFiles } };
 }
-
-export { encoder as textEncoder };

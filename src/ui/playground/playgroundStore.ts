@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 import type { RunResult } from '../../sandbox/types';
-import { pageSandbox } from '../sandboxClient';
+import { judge } from '../engineClient';
 import { exampleCode, exampleTests } from './example';
 import { detectEntryPoint, parseTests } from './parseTests';
 
@@ -31,11 +31,9 @@ export const usePlaygroundStore = create<PlaygroundState>((set, get) => ({
       const entryPoint = detectEntryPoint(code);
       if (!entryPoint)
         throw new Error('No function found: declare one with `function name(...) {…}`.');
-      const sandbox = await pageSandbox();
-      const [result] = await sandbox.run([
-        { kind: 'cases', id: 'playground', code, entryPoint, tests },
-      ]);
-      set({ result: result ?? null });
+      // The engine Worker's sandbox pool: one pool for the whole page.
+      const result = await judge(code, entryPoint, tests);
+      set({ result });
     } catch (error) {
       set({ error: error instanceof Error ? error.message : String(error), result: null });
     } finally {
