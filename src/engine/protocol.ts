@@ -1,11 +1,23 @@
 // The page ↔ engine Worker protocol: commands in, events out. Everything crossing it is
 // plain structured-clonable data; the Worker owns the models, the sandbox pool and the run.
 import type { BackendReport } from '../gpu/backend';
+import type { FailureKind } from './failure';
 import type { RunConfig, RunSnapshot, StepReport } from './types';
 
 export type EngineCommand =
-  /** Start (or replace) the run: from the shipped warm start, or from a saved snapshot. */
-  | { type: 'start'; runId: string; config: RunConfig; snapshot?: RunSnapshot }
+  /**
+   * Start (or replace) the run: from the shipped warm start, or from a saved snapshot. With a
+   * snapshot, `config.memoryBudgetMiB` replaces the snapshot's (a retry after an
+   * out-of-memory). `continueWith` trains or steps as soon as the run is loaded: a
+   * restarted engine picks up what the user had asked of the one that failed.
+   */
+  | {
+      type: 'start';
+      runId: string;
+      config: RunConfig;
+      snapshot?: RunSnapshot;
+      continueWith?: 'train' | 'step';
+    }
   /** Keep stepping until paused. */
   | { type: 'train' }
   | { type: 'pause' }
@@ -27,13 +39,26 @@ export type EngineCommand =
       tests: { args: unknown[]; expected: unknown }[];
     }
   /** "Your own task": a hand-written task file's text; the models answer its first task. */
-  | { type: 'solve'; requestId: number; taskFile: string };
+  | { type: 'solve'; requestId: number; taskFile: string }
+  /**
+   * Test only: the next training step fails midway, after its programs are judged and
+   * before any update. `throw`: a plain error; `abort`: the wasm heap is wrecked, as a real
+   * out-of-memory leaves it, so this and every later wasm call in the Worker fails.
+   */
+  | { type: 'failNextStep'; how: 'throw' | 'abort' };
 
 export type EngineStatus = 'loading' | 'idle' | 'training' | 'stepping' | 'warmstart' | 'failed';
 
 export type EngineEvent =
   | { type: 'backend'; report: BackendReport }
-  | { type: 'status'; status: EngineStatus; runId: string | null; step: number }
+  | {
+      type: 'status';
+      status: EngineStatus;
+      runId: string | null;
+      step: number;
+      /** The micro-batch budget the run uses, in MiB, when the engine reports one. */
+      memoryBudgetMiB?: number;
+    }
   | { type: 'step'; runId: string; report: StepReport }
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
@@ -44,11 +69,20 @@ export type EngineEvent =
       group: import('./types').SampleGroup | null;
       error?: string;
     }
-  | {
-      type: 'solved';
-      requestId: number;
-      group: import('./types').SampleGroup | null;
-      error?: string;
-    }
   /** `recoverable`: the run can continue from its last snapshot (lost device, crashed sandbox). */
-  | { type: 'error'; message: string; recoverable: boolean };
+  | { type: 'error'; message: string; recoverable: boolean }
+  /**
+   * The engine cannot go on (out of memory, an XNNPACK failure, a wasm abort, a step that
+   * broke midway): its state is no longer trustworthy, so the page replaces the Worker and
+   * restores the run from its last saved snapshot. Sent once; the Worker then ignores
+   * every command.
+   */
+  | {
+      type: 'fatal';
+      kind: FailureKind;
+      message: string;
+      /** What the engine was doing, in words ("the Coder update (64 sequences)"). */
+      activity: string;
+      /** The step the run had completed (the failed one is step + 1). */
+      step: number;
+    };

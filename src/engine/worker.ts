@@ -7,6 +7,7 @@ import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
 import { warmStartModels } from '../sft/warmStart';
 import { formatTaskError, loadSuite, parseUserTasks, type Task } from '../tasks';
+import { classifyFailure, type EngineFailure, isXnnFailureLine, looksOutOfMemory } from './failure';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
 import type { RunSnapshot } from './types';
@@ -19,6 +20,10 @@ const scope = self as unknown as {
   postMessage(event: EngineEvent, transfer?: Transferable[]): void;
   onmessage: ((event: MessageEvent<EngineCommand>) => void) | null;
   location: { origin: string };
+  addEventListener(
+    type: 'unhandledrejection' | 'error',
+    listener: (event: { reason?: unknown; error?: unknown; message?: string }) => void,
+  ): void;
 };
 const base = new URL(import.meta.env.BASE_URL, scope.location.origin).href;
 
@@ -34,14 +39,122 @@ let stopWarmStart = false;
 let lastSnapshot: RunSnapshot | null = null;
 /** Commands run one at a time, in order, so a Step never overlaps a Start. */
 let queue: Promise<void> = Promise.resolve();
+/** Set once the engine cannot go on; from then on the Worker only waits to be replaced. */
+let fatal: EngineFailure | null = null;
+/** What the Worker itself is doing, for when the session does not say (loading, sampling). */
+let workerActivity = 'a training step';
+/** Test only: how the next step fails midway (see the `failNextStep` command). */
+let armedFailure: 'throw' | 'abort' | null = null;
+/** The last lines the engine logged: a failure is classified with what was said before it. */
+const recentLogLines: string[] = [];
+const KEPT_LOG_LINES = 20;
+
+// Every console method, before the wasm backend starts: emscripten binds its print
+// functions to whichever console methods exist when the module is created, and
+// tfjs-backend-wasm reports a failed XNNPACK call only as a printed line, after which the
+// kernel returns without writing its output. Throwing here, inside that call, stops the
+// step before anything is computed from the unwritten output.
+for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+  const original = console[method].bind(console);
+  console[method] = (...args: unknown[]) => {
+    original(...args);
+    const line = args.map(String).join(' ');
+    recentLogLines.push(line);
+    if (recentLogLines.length > KEPT_LOG_LINES) recentLogLines.shift();
+    if (isXnnFailureLine(line)) {
+      const error = new Error(line);
+      becomeFatal(error);
+      throw error;
+    }
+  };
+}
+
+// Out-of-memory errors that escape every handler (a rejected promise nobody awaited).
+scope.addEventListener('unhandledrejection', (event) => {
+  if (looksOutOfMemory(String((event.reason as Error | undefined)?.message ?? event.reason))) {
+    becomeFatal(event.reason);
+  }
+});
+scope.addEventListener('error', (event) => {
+  if (looksOutOfMemory(event.message ?? '')) becomeFatal(event.error ?? event.message);
+});
 
 function post(event: EngineEvent) {
+  // After a fatal failure nothing this Worker computes can be trusted, not even a status.
+  if (fatal && event.type !== 'fatal') return;
   scope.postMessage(event);
+}
+
+/** What the session says it is doing (once the engine reports it), else what the Worker is. */
+function currentActivity(): string {
+  const reported = (session as unknown as { activity?: unknown } | null)?.activity;
+  return typeof reported === 'string' && reported ? reported : workerActivity;
+}
+
+/** The session's micro-batch budget, once the engine reports one. */
+function sessionBudgetMiB(): number | undefined {
+  const reported = (session as unknown as { memoryBudgetMiB?: unknown } | null)?.memoryBudgetMiB;
+  return typeof reported === 'number' && Number.isFinite(reported) ? reported : undefined;
+}
+
+/**
+ * Ends this engine: tells the page once what failed and where, then ignores every command.
+ * The page replaces the Worker and restores the last saved snapshot; nothing here is saved,
+ * since the failed step (or the wasm heap) may have left the models half-updated.
+ */
+function becomeFatal(error: unknown) {
+  if (fatal) return;
+  fatal = classifyFailure(error, recentLogLines);
+  wantTraining = false;
+  stopWarmStart = true;
+  post({ type: 'fatal', ...fatal, activity: currentActivity(), step: session?.step ?? 0 });
 }
 
 function setStatus(next: EngineStatus) {
   status = next;
-  post({ type: 'status', status, runId, step: session?.step ?? 0 });
+  const memoryBudgetMiB = sessionBudgetMiB();
+  post({
+    type: 'status',
+    status,
+    runId,
+    step: session?.step ?? 0,
+    ...(memoryBudgetMiB !== undefined ? { memoryBudgetMiB } : {}),
+  });
+}
+
+/**
+ * The sandbox as the session sees it: the pool, plus the test-only failure, fired after a
+ * step's programs are judged (its rollouts are done, its updates are not).
+ */
+function sessionSandbox(pool: Sandbox): Sandbox {
+  return {
+    run: async (jobs) => {
+      const results = await pool.run(jobs);
+      const how = armedFailure;
+      armedFailure = null;
+      if (how === 'throw') throw new Error('Test failure: the engine was told to fail mid-step.');
+      if (how === 'abort') wreckWasmHeap();
+      return results;
+    },
+    close: () => pool.close(),
+  };
+}
+
+/**
+ * Test only: leaves the wasm module as a real out-of-memory does. Overwriting the heap
+ * scrambles the allocator's and tfjs's tables, so this allocation and every later wasm
+ * call trap on a pointer out of bounds.
+ */
+function wreckWasmHeap(): never {
+  const module = (
+    tf.backend() as unknown as { wasm?: { HEAPU8: Uint8Array; _malloc(bytes: number): number } }
+  ).wasm;
+  if (!module) {
+    throw new Error(`Test abort: the ${tf.getBackend()} backend has no wasm heap to wreck.`);
+  }
+  module.HEAPU8.fill(0xff);
+  module._malloc(64);
+  throw new Error('Test abort: the wasm heap was overwritten but still allocated.');
 }
 
 function fail(error: unknown, recoverable: boolean) {
@@ -79,7 +192,7 @@ function watchDevice() {
       if (!lastSnapshot) return;
       session = null; // its tensors lived on the lost device
       session = await TrainingSession.restore(lastSnapshot, {
-        sandbox: await ensureSandbox(),
+        sandbox: sessionSandbox(await ensureSandbox()),
         suites: await ensureSuites(),
       });
       setStatus('idle');
@@ -105,15 +218,16 @@ function ensureSuites(): Promise<Partial<Record<SuiteName, Task[]>>> {
 
 async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   wantTraining = false;
+  workerActivity = 'loading the run';
   setStatus('loading');
   session?.dispose();
   session = null;
   runId = command.runId;
   await ensureBackend();
-  const deps = { sandbox: await ensureSandbox(), suites: await ensureSuites() };
+  const deps = { sandbox: sessionSandbox(await ensureSandbox()), suites: await ensureSuites() };
   lastSnapshot = command.snapshot ?? null;
   if (command.snapshot) {
-    session = await TrainingSession.restore(command.snapshot, deps);
+    session = await TrainingSession.restore(withBudget(command.snapshot, command.config), deps);
   } else {
     const folder = `${base}checkpoints/${command.config.preset}/`;
     const [planner, coder] = await Promise.all([
@@ -123,7 +237,20 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
     session = await TrainingSession.create(command.config, { planner, coder, ...deps });
     lastSnapshot = await session.snapshot();
   }
+  workerActivity = 'a training step';
   setStatus('idle');
+  if (command.continueWith === 'train') beginTraining();
+  else if (command.continueWith === 'step') await stepCommand();
+}
+
+/** The snapshot with the page's memory budget: a retry after an out-of-memory halves it. */
+function withBudget(snapshot: RunSnapshot, config: RunSnapshot['config']): RunSnapshot {
+  const { memoryBudgetMiB: _saved, ...rest } = snapshot.config;
+  const memoryBudgetMiB = config.memoryBudgetMiB;
+  return {
+    ...snapshot,
+    config: memoryBudgetMiB === undefined ? rest : { ...rest, memoryBudgetMiB },
+  };
 }
 
 async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>) {
@@ -132,9 +259,10 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
   session?.dispose();
   session = null;
   runId = command.runId;
+  workerActivity = 'the warm start';
   setStatus('warmstart');
   await ensureBackend();
-  const deps = { sandbox: await ensureSandbox(), suites: await ensureSuites() };
+  const deps = { sandbox: sessionSandbox(await ensureSandbox()), suites: await ensureSuites() };
   const budgetSec = command.minutes * 60;
   const started = performance.now();
   const { planner, coder } = await warmStartModels({
@@ -157,22 +285,35 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
   session = await TrainingSession.create(command.config, { planner, coder, ...deps });
   lastSnapshot = await session.snapshot();
   post({ type: 'snapshot', runId: command.runId, snapshot: lastSnapshot });
+  workerActivity = 'a training step';
   setStatus('idle');
 }
 
-/** One GRPO step, its report, an evaluation when due, and a snapshot to keep the run safe. */
+/**
+ * One GRPO step, its report, an evaluation when due, and a snapshot to keep the run safe.
+ * Any error inside is fatal: a step that broke midway may have updated one role and not
+ * the other, so only the last snapshot is a state worth continuing from.
+ */
 async function stepOnce() {
   if (!session || !runId) throw new Error('No run: start one first.');
-  const report = await session.trainStep();
-  // The session evaluates inside trainStep when due; eval metrics arrive with the step's.
-  post({ type: 'step', runId, report });
-  lastSnapshot = await session.snapshot();
-  post({ type: 'snapshot', runId, snapshot: lastSnapshot });
+  try {
+    workerActivity = 'a training step';
+    const report = await session.trainStep();
+    // The session evaluates inside trainStep when due; eval metrics arrive with the step's.
+    post({ type: 'step', runId, report });
+    workerActivity = 'saving the step';
+    lastSnapshot = await session.snapshot();
+    post({ type: 'snapshot', runId, snapshot: lastSnapshot });
+    workerActivity = 'a training step';
+  } catch (error) {
+    becomeFatal(error);
+    throw error;
+  }
 }
 
 async function trainLoop() {
   setStatus('training');
-  while (wantTraining && session) {
+  while (wantTraining && session && !fatal) {
     await stepOnce();
     // Let pause/step commands in between steps.
     await new Promise((resolve) => setTimeout(resolve, 0));
@@ -180,33 +321,40 @@ async function trainLoop() {
   setStatus('idle');
 }
 
+function beginTraining() {
+  if (status !== 'idle' || fatal) return;
+  wantTraining = true;
+  // Not queued: the loop must not block the commands that stop it.
+  void trainLoop().catch((error) => {
+    wantTraining = false;
+    fail(error, true);
+    setStatus('idle');
+  });
+}
+
+async function stepCommand() {
+  if (status !== 'idle' || fatal) return;
+  setStatus('stepping');
+  try {
+    await stepOnce();
+  } finally {
+    setStatus('idle');
+  }
+}
+
 async function handle(command: EngineCommand) {
   switch (command.type) {
     case 'start':
       return start(command);
     case 'train':
-      if (status !== 'idle') return;
-      wantTraining = true;
-      // Not queued: the loop must not block the commands that stop it.
-      void trainLoop().catch((error) => {
-        wantTraining = false;
-        fail(error, true);
-        setStatus('idle');
-      });
+      beginTraining();
       return;
     case 'pause':
       wantTraining = false;
       stopWarmStart = true;
       return;
     case 'step':
-      if (status !== 'idle') return;
-      setStatus('stepping');
-      try {
-        await stepOnce();
-      } finally {
-        setStatus('idle');
-      }
-      return;
+      return stepCommand();
     case 'snapshot':
       if (!session || !runId) return;
       post({ type: 'snapshot', runId, snapshot: await session.snapshot() });
@@ -234,28 +382,47 @@ async function handle(command: EngineCommand) {
         post({ type: 'solved', requestId: command.requestId, group: null, error: why });
         return;
       }
-      const group = await session.sampleGroup(task);
-      post({ type: 'solved', requestId: command.requestId, group });
+      workerActivity = 'answering your own task';
+      try {
+        const group = await session.sampleGroup(task);
+        post({ type: 'solved', requestId: command.requestId, group });
+      } finally {
+        workerActivity = 'a training step';
+      }
       return;
     }
     case 'warmstart':
       return warmStart(command);
+    case 'failNextStep':
+      armedFailure = command.how;
+      return;
   }
+}
+
+/** A command's error: fatal when it says the backend's memory ran out, else reported. */
+function failCommand(command: EngineCommand, error: unknown) {
+  if (fatal || classifyFailure(error, recentLogLines).kind === 'out_of_memory') {
+    becomeFatal(error);
+    return;
+  }
+  fail(error, command.type !== 'start');
+  if (command.type === 'start') setStatus('failed');
+  else if (status === 'stepping') setStatus('idle');
 }
 
 scope.onmessage = (event) => {
   const command = event.data;
-  // Not queued: pause/train steer the loop, and judging needs only the sandbox pool, not
-  // the run a queued start may still be loading.
-  if (command.type === 'pause' || command.type === 'train' || command.type === 'judge') {
-    handle(command).catch((error) => fail(error, true));
+  if (fatal) return; // the page is replacing this Worker
+  // Not queued: pause/train steer the loop, judging needs only the sandbox pool, not the
+  // run a queued start may still be loading, and a test failure must reach a running step.
+  if (
+    command.type === 'pause' ||
+    command.type === 'train' ||
+    command.type === 'judge' ||
+    command.type === 'failNextStep'
+  ) {
+    handle(command).catch((error) => failCommand(command, error));
     return;
   }
-  queue = queue
-    .then(() => handle(command))
-    .catch((error) => {
-      fail(error, command.type !== 'start');
-      if (command.type === 'start') setStatus('failed');
-      else if (status === 'stepping') setStatus('idle');
-    });
+  queue = queue.then(() => handle(command)).catch((error) => failCommand(command, error));
 };

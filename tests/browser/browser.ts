@@ -16,3 +16,17 @@ export async function openLab(
   await page.goto(`${inject('baseUrl')}${path}`);
   return { page, errors };
 }
+
+/** The messages in the page's error banner, oldest first (the page keeps the last five). */
+export function bannerMessages(page: Page): Promise<string[]> {
+  return page.getByTestId('errors').locator('.error-item span').allTextContents();
+}
+
+/** The banner's messages that none of `expected` matches: a test's unexplained errors. */
+export async function unexpectedBannerMessages(
+  page: Page,
+  expected: RegExp[] = [],
+): Promise<string[]> {
+  const messages = await bannerMessages(page);
+  return messages.filter((message) => !expected.some((pattern) => pattern.test(message)));
+}

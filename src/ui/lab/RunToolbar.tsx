@@ -9,6 +9,7 @@ export function RunToolbar() {
   const status = useLabStore((s) => s.status);
   const currentStep = useLabStore((s) => s.step);
   const backend = useLabStore((s) => s.backend);
+  const memoryBudgetMiB = useLabStore((s) => s.memoryBudgetMiB);
   const config = useLabStore((s) => s.config);
   const run = useLabStore(activeRun);
   const presentation = useLabStore((s) => s.presentation);
@@ -50,6 +51,12 @@ export function RunToolbar() {
         {backend ? `${backend.backend} · ${backend.adapter}` : 'starting backend…'}
         {backend && backend.backend !== 'webgpu' && (
           <span className="hint"> ({backend.reason})</span>
+        )}
+        {memoryBudgetMiB !== null && (
+          <span className="hint" data-testid="memory-budget">
+            {' '}
+            · micro-batches ≤ {memoryBudgetMiB} MiB
+          </span>
         )}
       </div>
       <button

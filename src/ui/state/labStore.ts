@@ -50,6 +50,8 @@ export interface LabState {
   status: EngineStatus;
   step: number;
   backend: BackendReport | null;
+  /** The micro-batch budget the engine reported it uses, in MiB (null: not reported). */
+  memoryBudgetMiB: number | null;
   progress: Progress | null;
   errors: { id: number; message: string; recoverable: boolean }[];
   presentation: boolean;
@@ -69,6 +71,7 @@ export const useLabStore = create<LabState>(() => ({
   status: 'loading',
   step: 0,
   backend: null,
+  memoryBudgetMiB: null,
   progress: null,
   errors: [],
   presentation: false,
