@@ -116,7 +116,9 @@ describe('the engine survives failure', () => {
     await waitIdle(page);
     expect(await stepCount(page)).toBe(2);
     expect(await chartPoints(page, 'coder-reward')).toBe(2);
-    expect(new URL(page.url()).searchParams.get('mem')).toBe(String(budget));
+    expect(await page.evaluate(() => new URLSearchParams(location.search).get('mem'))).toBe(
+      String(budget),
+    );
     expect(await page.locator('input[name=mem]').inputValue()).toBe(String(budget));
 
     // The replaced engine works as before: another step lands.

@@ -1,0 +1,89 @@
+// Settings that cannot run are refused before they run: where they are typed, in words,
+// with the engine's own validation, and they never reach the URL; a link with one bad
+// value keeps its other values and names the one it ignored.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bannerMessages, launchBrowser, openLab, unexpectedBannerMessages } from './browser';
+
+const SMALL = '?tasks=1&n=2&m=2&eval=0&seed=3';
+
+const problemOf = (page: Page, name: string) =>
+  page
+    .locator('.field-row', { has: page.locator(`[name="${name}"]`) })
+    .locator('.field-problem')
+    .textContent({ timeout: 5_000 });
+// From the page itself: page.url() learns of history.replaceState only a moment later.
+const urlParam = (page: Page, key: string) =>
+  page.evaluate((key) => new URLSearchParams(location.search).get(key), key);
+/** Boot has settled (it writes the run's settings into the store and the URL). */
+const waitIdle = (page: Page) =>
+  expect
+    .poll(() => page.getByTestId('engine-status').textContent(), { timeout: 120_000 })
+    .toMatch(/^idle/);
+
+describe('run settings', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('refuses values the engine would reject where they are typed, and keeps them out of the URL', async () => {
+    const { page, errors } = await openLab(browser, SMALL);
+    await waitIdle(page);
+
+    await page.locator('input[name=n]').fill('1');
+    expect(await problemOf(page, 'n')).toBe(
+      'N plans per task must be at least 2 in core mode: the Planner needs a group Not applied.',
+    );
+    expect(await urlParam(page, 'n')).toBe('2');
+
+    await page.locator('input[name=lr]').fill('-0.001');
+    expect(await problemOf(page, 'lr')).toMatch(/^Learning rate must be a finite number > 0/);
+    expect(await urlParam(page, 'lr')).toBeNull();
+
+    // A good value is taken at once, and clears the refusal.
+    await page.locator('input[name=lr]').fill('0.0002');
+    expect(await page.locator('input[name=lr]').getAttribute('aria-invalid')).toBeNull();
+    expect(await urlParam(page, 'lr')).toBe('0.0002');
+
+    // N = 1 is fine without a Planner group; core mode is then the setting refused.
+    await page.locator('input[name=n]').fill('3');
+    expect(await urlParam(page, 'n')).toBe('3');
+    await page.locator('select[name=mode]').selectOption('single');
+    await page.locator('input[name=n]').fill('1');
+    expect(await urlParam(page, 'n')).toBe('1');
+    await page.locator('select[name=mode]').selectOption('core');
+    expect(await problemOf(page, 'mode')).toMatch(/^N plans per task must be at least 2 in core/);
+    expect(await urlParam(page, 'mode')).toBe('single');
+    expect(await page.locator('select[name=mode]').inputValue()).toBe('single');
+
+    await page.locator('input[name=m]').fill('');
+    expect(await problemOf(page, 'm')).toBe('M programs per plan needs a number. Not applied.');
+    expect(await urlParam(page, 'm')).toBe('2');
+
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('opens a link with one bad value: the other values apply and the bad one is named', async () => {
+    const { page, errors } = await openLab(browser, `${SMALL}&lr=-1&beta=0.1`);
+    await waitIdle(page);
+    await expect
+      .poll(() => bannerMessages(page))
+      .toEqual([
+        "Link setting ignored: lr=-1 (learningRate must be a finite number > 0, got -1); the link's other settings apply.",
+      ]);
+    expect(await page.locator('input[name=n]').inputValue()).toBe('2');
+    expect(await page.locator('input[name=beta]').inputValue()).toBe('0.1');
+    expect(await page.locator('input[name=lr]').inputValue()).toBe('0.00005');
+    await expect.poll(() => urlParam(page, 'lr')).toBeNull();
+    expect(await urlParam(page, 'beta')).toBe('0.1');
+    expect(await urlParam(page, 'tasks')).toBe('1');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
