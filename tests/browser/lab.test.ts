@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab } from './browser';
+import { launchBrowser, openLab, unexpectedBannerMessages } from './browser';
 
 // One task, 2 plans × 2 programs per step, no periodic evaluation: a few seconds a step on wasm.
 const SMALL = '?tasks=1&n=2&m=2&eval=0&seed=3';
@@ -75,6 +75,7 @@ describe('the lab page', () => {
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/lab-mid-training.png', fullPage: false });
     expect(errors).toEqual([]);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
     await page.close();
   });
 
@@ -97,6 +98,7 @@ describe('the lab page', () => {
     expect(await chartPoints(page, 'coder-reward')).toBe(2);
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(3);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
     await context.close();
   });
 
@@ -134,6 +136,7 @@ describe('the lab page', () => {
       )
       .toBe('"edited"');
     expect(errors).toEqual([]);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
     await page.close();
   });
 
@@ -154,6 +157,7 @@ describe('the lab page', () => {
       .poll(() => panel.getByRole('alert').textContent(), { timeout: 30_000 })
       .toMatch(/entryPoint/);
     expect(errors).toEqual([]);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
     await page.close();
   });
 
@@ -172,6 +176,7 @@ describe('the lab page', () => {
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(1);
     expect(errors).toEqual([]);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
     await page.close();
   });
 
@@ -191,6 +196,8 @@ describe('the lab page', () => {
     expect(await second.locator('input[name=beta]').inputValue()).toBe('0.1');
     expect(await second.locator('select[name=loss]').inputValue()).toBe('dr_grpo');
     expect(await second.locator('input[name=n]').inputValue()).toBe('2');
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
+    expect(await unexpectedBannerMessages(second)).toEqual([]);
     await page.close();
     await second.close();
   });
@@ -236,6 +243,8 @@ describe('the lab page', () => {
       .poll(() => fresh.getByTestId('errors').textContent())
       .toMatch(/Import of bad\.zip refused/);
     expect(await stepCount(fresh)).toBe(1);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
+    expect(await unexpectedBannerMessages(fresh, [/^Import of bad\.zip refused/])).toEqual([]);
     await source.close();
     await target.close();
   });
