@@ -88,7 +88,10 @@ function post(event: EngineEvent) {
 /** What the session says it is doing (once the engine reports it), else what the Worker is. */
 function currentActivity(): string {
   const reported = (session as unknown as { activity?: unknown } | null)?.activity;
-  return typeof reported === 'string' && reported ? reported : workerActivity;
+  // An idle session failed in what the Worker was doing around it (saving, loading).
+  return typeof reported === 'string' && reported && reported !== 'idle'
+    ? reported
+    : workerActivity;
 }
 
 /** The session's micro-batch budget, once the engine reports one. */

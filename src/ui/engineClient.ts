@@ -173,7 +173,10 @@ function onEvent(event: EngineEvent) {
         useLabStore.setState({
           status: event.status,
           step: event.step,
-          memoryBudgetMiB: event.memoryBudgetMiB ?? null,
+          // A status sent before the run is loaded says nothing of its budget.
+          ...(event.memoryBudgetMiB !== undefined
+            ? { memoryBudgetMiB: event.memoryBudgetMiB }
+            : {}),
         });
         if (event.status !== 'warmstart') useLabStore.setState({ progress: null });
       });
