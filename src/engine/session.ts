@@ -7,11 +7,19 @@
 // Same config (with its seed) on the same backend → the same curves; a snapshot restores
 // weights, Adam state, frozen references, the task stream position and the step.
 
+import * as tf from '@tensorflow/tfjs-core';
 import { assignCredit, type RoleCredit } from '../agents/credit';
 import { type EvaluationResult, evaluateSuites } from '../agents/evaluate';
 import { judgePrograms } from '../agents/judge';
 import { sampleRollouts, type TaskRollout } from '../agents/rollout';
-import { disposeModel, type LoadedCheckpoint, loadCheckpoint, saveCheckpoint } from '../model';
+import {
+  BYTES_PER_MIB,
+  disposeModel,
+  type LoadedCheckpoint,
+  loadCheckpoint,
+  memoryBudgetBytes,
+  saveCheckpoint,
+} from '../model';
 import {
   grpoLossOptions,
   type Role,
@@ -79,6 +87,9 @@ export function defaultRunConfig(
 export class TrainingSession {
   private stepCount = 0;
   private readonly trainers = new Map<Role, RoleTrainer>();
+  /** Bytes one micro-batch may hold: the run's override, else the backend's default. */
+  private readonly budgetBytes: number;
+  private activityText = 'idle';
 
   private constructor(
     readonly config: RunConfig,
@@ -91,6 +102,7 @@ export class TrainingSession {
     if (planner.tokenizer.vocabSize !== coder.tokenizer.vocabSize) {
       throw new Error('planner and coder must share one tokenizer');
     }
+    this.budgetBytes = memoryBudgetBytes(tf.getBackend(), config.memoryBudgetMiB);
     for (const role of trainedRoles(config.grpo.mode)) {
       const model = role === 'planner' ? planner.model : coder.model;
       this.trainers.set(
@@ -102,6 +114,7 @@ export class TrainingSession {
           maxGradNorm: config.grpo.maxGradNorm,
           loss: grpoLossOptions(config.grpo, role),
           padId: coder.tokenizer.padId,
+          memoryBudgetBytes: this.budgetBytes,
         }),
       );
     }
@@ -144,6 +157,16 @@ export class TrainingSession {
     return this.stepCount;
   }
 
+  /** What the session is doing now, in words ("the Coder update (64 sequences)"), for errors. */
+  get activity(): string {
+    return this.activityText;
+  }
+
+  /** The micro-batch memory budget in force, in MiB. */
+  get memoryBudgetMiB(): number {
+    return this.budgetBytes / BYTES_PER_MIB;
+  }
+
   /** Exactly one GRPO step; every `evalEvery` steps the report also carries eval/* metrics. */
   async trainStep(): Promise<StepReport> {
     const { grpo } = this.config;
@@ -153,10 +176,12 @@ export class TrainingSession {
     const withPlans = usesPlanner(grpo.mode);
 
     const rolloutStart = now();
+    this.activityText = `sampling (${tasks.length} tasks)`;
     const rollouts = await this.rollout(tasks, stepIndex, 0);
     const rolloutSeconds = (now() - rolloutStart) / 1000;
 
     const sandboxStart = now();
+    this.activityText = 'judging programs in the sandbox';
     const judged = await judgePrograms(
       this.sandbox,
       rollouts.flatMap((r) => r.programs.flat().map((p) => ({ task: r.task, completion: p.text }))),
@@ -175,7 +200,9 @@ export class TrainingSession {
     const updateStart = now();
     const updates = new Map<Role, RoleUpdate>();
     for (const [role, trainer] of this.trainers) {
-      updates.set(role, await trainer.update(policySequences(role, rollouts, credit)));
+      const sequences = policySequences(role, rollouts, credit);
+      this.activityText = `the ${role === 'planner' ? 'Planner' : 'Coder'} update (${sequences.length} sequences)`;
+      updates.set(role, await trainer.update(sequences));
     }
     const updateSeconds = (now() - updateStart) / 1000;
 
@@ -202,8 +229,10 @@ export class TrainingSession {
       timings: { stepSeconds: 0, rolloutSeconds, sandboxSeconds, updateSeconds },
     });
     if (this.config.evalEvery > 0 && this.stepCount % this.config.evalEvery === 0) {
+      this.activityText = 'the evaluation';
       Object.assign(metrics, (await this.evaluate()).metrics);
     }
+    this.activityText = 'idle';
     metrics[TIMING_METRICS.step] = (now() - started) / 1000;
     const skippedUpdates = [...updates].flatMap(([role, update]) =>
       update.skipped.map((reason) => ({ role, reason })),
@@ -247,9 +276,9 @@ export class TrainingSession {
     return {
       tokenizer: this.coder.tokenizer,
       planner: usesPlanner(this.config.grpo.mode)
-        ? new KvCacheSampler(this.planner.model, padId)
+        ? new KvCacheSampler(this.planner.model, padId, this.budgetBytes)
         : null,
-      coder: new KvCacheSampler(this.coder.model, padId),
+      coder: new KvCacheSampler(this.coder.model, padId, this.budgetBytes),
     };
   }
 

@@ -23,6 +23,12 @@ export interface RunConfig {
   taskFamilies?: string[];
   /** Train on a fixed pool: the stream's first `taskPoolSize` tasks, cycled (absent: endless stream). */
   taskPoolSize?: number;
+  /**
+   * Memory budget of one micro-batch (update, reference forward, sampling, evaluation), in
+   * MiB. Absent: the backend's own (src/rl/memoryBudget.ts). The engine halves it after an
+   * out-of-memory and retries.
+   */
+  memoryBudgetMiB?: number;
 }
 
 /** One program the Coder wrote for one plan, judged by the sandbox. */

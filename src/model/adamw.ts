@@ -1,5 +1,6 @@
-// AdamW with global-norm gradient clipping and a warm-up + cosine learning-rate schedule.
-// Shared by the supervised warm start and the GRPO trainer.
+// AdamW and the warm-up + cosine learning-rate schedule: the one optimizer of the lab, used by
+// the supervised warm start and by the GRPO trainer. It only applies gradients; the NaN/Inf
+// guard and global-norm clipping come before it, in one place (./safeUpdate.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import type { GPT } from './gpt';
 
@@ -7,9 +8,8 @@ export interface AdamWOptions {
   beta1: number;
   beta2: number;
   eps: number;
+  /** Decoupled weight decay, on matrices only (not biases or LayerNorm gains); 0: plain Adam. */
   weightDecay: number;
-  /** Clip the global gradient norm to this value; 0 disables clipping. */
-  clipNorm: number;
 }
 
 export const DEFAULT_ADAMW: AdamWOptions = {
@@ -17,23 +17,40 @@ export const DEFAULT_ADAMW: AdamWOptions = {
   beta2: 0.95,
   eps: 1e-8,
   weightDecay: 0.01,
-  clipNorm: 1,
 };
+
+/** Adam's state as plain arrays, for snapshots: every first moment in parameter order, then every second. */
+export interface AdamWState {
+  step: number;
+  moments: { name: string; shape: number[]; data: Float32Array }[];
+}
+
+interface Slot {
+  name: string;
+  param: tf.Variable;
+  m: tf.Variable;
+  v: tf.Variable;
+}
 
 export class AdamW {
   readonly options: AdamWOptions;
-  private readonly m = new Map<string, tf.Variable>();
-  private readonly v = new Map<string, tf.Variable>();
+  /** The step size of the next applyGradients (the schedule sets it before each step). */
+  learningRate: number;
+  /** By tf variable name, as tf.variableGrads keys its gradients. */
+  private readonly slots = new Map<string, Slot>();
   private t = 0;
 
-  constructor(
-    private readonly model: GPT,
-    options: Partial<AdamWOptions> = {},
-  ) {
+  constructor(model: GPT, options: Partial<AdamWOptions> = {}, learningRate = 1e-3) {
     this.options = { ...DEFAULT_ADAMW, ...options };
-    for (const [name, p] of model.params) {
-      this.m.set(name, tf.variable(tf.zerosLike(p), false));
-      this.v.set(name, tf.variable(tf.zerosLike(p), false));
+    this.learningRate = learningRate;
+    for (const [name, param] of model.params) {
+      this.slots.set(param.name, {
+        name,
+        param,
+        // In a tidy: a variable keeps its initial tensor's data, the tensor itself is freed.
+        m: tf.tidy(() => tf.variable(tf.zerosLike(param), false)),
+        v: tf.tidy(() => tf.variable(tf.zerosLike(param), false)),
+      });
     }
   }
 
@@ -42,41 +59,79 @@ export class AdamW {
   }
 
   /**
-   * Applies one update from gradients keyed by parameter name (GPT-2 names). Returns the
-   * global gradient norm before clipping. Does not dispose the gradients.
+   * One update from gradients keyed by tf variable name (tf.variableGrads' keys). A parameter
+   * without a gradient is left alone. Does not dispose the gradients.
    */
-  async apply(grads: Map<string, tf.Tensor>, lr: number): Promise<number> {
-    const { beta1, beta2, eps, weightDecay, clipNorm } = this.options;
-    // Pairwise adds, not addN: addN of ~30 tensors exceeds WebGPU's 8 storage buffers per stage.
-    const normTensor = tf.tidy(() =>
-      tf.sqrt([...grads.values()].map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b))),
-    );
-    const gradNorm = (await normTensor.data())[0]!;
-    normTensor.dispose();
-    const scale = clipNorm > 0 && gradNorm > clipNorm ? clipNorm / (gradNorm + 1e-6) : 1;
+  applyGradients(grads: tf.NamedTensorMap): void {
+    const { beta1, beta2, eps, weightDecay } = this.options;
+    const lr = this.learningRate;
     this.t++;
     const c1 = 1 - beta1 ** this.t;
     const c2 = 1 - beta2 ** this.t;
     tf.tidy(() => {
-      for (const [name, p] of this.model.params) {
-        const raw = grads.get(name);
-        if (!raw) continue; // a parameter outside the loss gets no update
-        const g = scale === 1 ? raw : tf.mul(raw, scale);
-        const m = this.m.get(name)!;
-        const v = this.v.get(name)!;
+      for (const [key, { param, m, v }] of this.slots) {
+        const g = grads[key];
+        if (!g) continue;
         m.assign(tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1)));
         v.assign(tf.add(tf.mul(v, beta2), tf.mul(tf.square(g), 1 - beta2)));
         const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), eps));
-        // Decoupled weight decay on matrices only (not biases or LayerNorm gains).
-        const decayed = p.rank >= 2 && weightDecay > 0 ? tf.mul(p, 1 - lr * weightDecay) : p;
-        p.assign(tf.sub(decayed, tf.mul(update, lr)));
+        const decayed =
+          param.rank >= 2 && weightDecay > 0 ? tf.mul(param, 1 - lr * weightDecay) : param;
+        param.assign(tf.sub(decayed, tf.mul(update, lr)));
       }
     });
-    return gradNorm;
+  }
+
+  async exportState(): Promise<AdamWState> {
+    const slots = [...this.slots.values()];
+    const moments = [];
+    for (const kind of ['m', 'v'] as const) {
+      for (const slot of slots) {
+        moments.push({
+          name: `${slot.name}/${kind}`,
+          shape: [...slot[kind].shape],
+          data: (await slot[kind].data()) as Float32Array,
+        });
+      }
+    }
+    return { step: this.t, moments };
+  }
+
+  /**
+   * Restores exportState's moments by position (all first moments, then all second ones, in
+   * parameter order: also the layout of tfjs Adam's getWeights, which older snapshots hold).
+   */
+  importState(state: AdamWState): void {
+    const slots = [...this.slots.values()];
+    if (state.moments.length === 0) {
+      this.t = state.step;
+      return;
+    }
+    if (state.moments.length !== 2 * slots.length) {
+      throw new Error(
+        `optimizer state holds ${state.moments.length} moments, the model needs ${2 * slots.length}`,
+      );
+    }
+    slots.forEach((slot, index) => {
+      for (const [kind, offset] of [
+        ['m', 0],
+        ['v', slots.length],
+      ] as const) {
+        const saved = state.moments[offset + index]!;
+        if (saved.data.length !== slot.param.size) {
+          throw new Error(`optimizer state: ${saved.name} does not fit ${slot.name}`);
+        }
+        tf.tidy(() => slot[kind].assign(tf.tensor(saved.data, slot.param.shape)));
+      }
+    });
+    this.t = state.step;
   }
 
   dispose(): void {
-    for (const t of [...this.m.values(), ...this.v.values()]) t.dispose();
+    for (const slot of this.slots.values()) {
+      slot.m.dispose();
+      slot.v.dispose();
+    }
   }
 }
 

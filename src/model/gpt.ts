@@ -111,10 +111,20 @@ export function tokenLogProbs(model: GPT, ids: tf.Tensor2D, temperature = 1): tf
   return tf.sum(tf.mul(logp, pick), -1) as tf.Tensor2D;
 }
 
-/** Masked mean cross-entropy of next-token prediction; mask [B, T−1] marks the targets that count. */
-export function maskedLoss(model: GPT, ids: tf.Tensor2D, mask: tf.Tensor2D): tf.Scalar {
+/**
+ * Masked mean cross-entropy of next-token prediction; mask [B, T−1] marks the targets that
+ * count. `targetTokens`: the whole batch's count when this is one micro-batch of it (default:
+ * this mask's sum), so micro-batch losses add up to the batch's.
+ */
+export function maskedLoss(
+  model: GPT,
+  ids: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  targetTokens?: number,
+): tf.Scalar {
   const logp = tokenLogProbs(model, ids);
-  return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), tf.maximum(tf.sum(mask), 1)) as tf.Scalar;
+  const normalizer = targetTokens ?? tf.maximum(tf.sum(mask), 1);
+  return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), normalizer) as tf.Scalar;
 }
 
 /** A frozen (non-trainable) copy, e.g. GRPO's reference policy. */

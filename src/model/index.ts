@@ -1,4 +1,4 @@
-export { AdamW, type AdamWOptions, DEFAULT_ADAMW, learningRate } from './adamw';
+export { AdamW, type AdamWOptions, type AdamWState, DEFAULT_ADAMW, learningRate } from './adamw';
 export {
   CHECKPOINT_FILES,
   type CheckpointFiles,
@@ -33,8 +33,23 @@ export {
   param,
   tokenLogProbs,
 } from './gpt';
+export {
+  BYTES_PER_MIB,
+  defaultMemoryBudgetBytes,
+  memoryBudgetBytes,
+  packByBudget,
+  samplingBytes,
+  trainingBytes,
+} from './memory';
 export { causalAttention, geluTanh, layerNorm, linear, matMul2d } from './ops';
 export { initialValues, makeVariables, type Params, parameterSpecs, readValues } from './params';
 export { Prng } from './prng';
 export { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';
-export { optimizerStep, type StepResult } from './train';
+export {
+  applyGradientsSafely,
+  type GradientApplier,
+  guardedUpdate,
+  type SkipReason,
+  type UpdateReport,
+} from './safeUpdate';
+export { accumulatedStep, accumulateGradients, optimizerStep, type StepResult } from './train';

@@ -1,10 +1,20 @@
-// A guarded optimizer step: gradients are checked for NaN/Inf and clipped by global norm
-// before they reach the weights. A non-finite loss or gradient skips the step (weights and
-// optimizer state untouched) and says why, instead of silently poisoning the model.
+// The guarded optimizer step, the one way gradients reach weights (warm start and GRPO):
+// gradients are checked for NaN/Inf and clipped by global norm first. A non-finite loss or
+// gradient skips the step (weights and optimizer state untouched) and says why, instead of
+// silently poisoning the model.
 
 import * as tf from '@tensorflow/tfjs-core';
 
 export type SkipReason = 'non_finite_loss' | 'non_finite_gradient';
+
+/**
+ * What the guard needs of an optimizer: the lab's AdamW, or any tf.Optimizer (whose type asks
+ * for variables where tfjs itself passes plain gradient tensors, as minimize does).
+ */
+export interface GradientApplier {
+  applyGradients(grads: VariableMap): void;
+}
+type VariableMap = { [name: string]: tf.Variable };
 
 export interface GradientCheck {
   /** Global L2 norm over all gradients (NaN/Inf when some gradient is). */
@@ -35,11 +45,11 @@ export async function inspectGradients(grads: tf.NamedTensorMap): Promise<Gradie
     const tensors = names.map((name) => grads[name] as tf.Tensor);
     // x·0 is 0 for finite x and NaN for NaN/Inf: a finiteness test every backend has.
     const finiteFlags = tensors.map((g) => tf.sum(tf.mul(g, 0)));
-    const largest = tf.max(tf.stack(tensors.map((g) => tf.max(tf.abs(g)))));
+    const largest = tf.max(stackFew(tensors.map((g) => tf.max(tf.abs(g)))));
     const scale = tf.maximum(largest, 1e-30);
     const scaledSquares = tensors.map((g) => tf.sum(tf.square(tf.div(g, scale))));
-    const globalNorm = tf.mul(largest, tf.sqrt(tf.addN(scaledSquares)));
-    return tf.stack([globalNorm, ...finiteFlags]);
+    const globalNorm = tf.mul(largest, tf.sqrt(addPairwise(scaledSquares)));
+    return stackFew([globalNorm, ...finiteFlags]);
   });
   const values = await packed.data();
   packed.dispose();
@@ -47,6 +57,33 @@ export async function inspectGradients(grads: tf.NamedTensorMap): Promise<Gradie
     globalNorm: values[0] ?? Number.NaN,
     nonFiniteVariables: names.filter((_, index) => !Number.isFinite(values[index + 1] ?? 0)),
   };
+}
+
+// WebGPU binds at most 8 storage buffers per shader: an addN or stack over a model's ~30
+// gradients silently returns zeros there, so sums and stacks go a few inputs at a time.
+const FEW = 4;
+
+function addPairwise(tensors: tf.Tensor[]): tf.Tensor {
+  let level = tensors;
+  while (level.length > 1) {
+    const next: tf.Tensor[] = [];
+    for (let i = 0; i < level.length; i += 2) {
+      next.push(i + 1 < level.length ? tf.add(level[i]!, level[i + 1]!) : level[i]!);
+    }
+    level = next;
+  }
+  return level[0] ?? tf.scalar(0);
+}
+
+/** tf.stack of scalars, FEW at a time. */
+function stackFew(scalars: tf.Tensor[]): tf.Tensor1D {
+  let level: tf.Tensor[] = scalars.map((x) => tf.reshape(x, [1]));
+  while (level.length > 1) {
+    const next: tf.Tensor[] = [];
+    for (let i = 0; i < level.length; i += FEW) next.push(tf.concat(level.slice(i, i + FEW)));
+    level = next;
+  }
+  return (level[0] ?? tf.zeros([0])) as tf.Tensor1D;
 }
 
 /**
@@ -72,7 +109,7 @@ export function clipByGlobalNorm(
  * Does not dispose `grads`.
  */
 export async function applyGradientsSafely(
-  optimizer: tf.Optimizer,
+  optimizer: GradientApplier,
   grads: tf.NamedTensorMap,
   loss: number,
   maxGradNorm: number,
@@ -90,7 +127,7 @@ export async function applyGradientsSafely(
   };
   if (skipReason) return { ...report, applied: false, skipReason, clipped: false };
   const clip = clipByGlobalNorm(grads, maxGradNorm, check.globalNorm);
-  optimizer.applyGradients(clip.grads);
+  optimizer.applyGradients(clip.grads as VariableMap);
   tf.dispose(clip.grads);
   return { ...report, applied: true, skipReason: null, clipped: clip.clipped };
 }
@@ -100,7 +137,7 @@ export async function applyGradientsSafely(
  * omitted), checked, clipped to `maxGradNorm`, applied. Disposes every tensor it creates.
  */
 export async function guardedUpdate(
-  optimizer: tf.Optimizer,
+  optimizer: GradientApplier,
   lossFn: () => tf.Scalar,
   options: { maxGradNorm: number; variables?: tf.Variable[] },
 ): Promise<UpdateReport> {

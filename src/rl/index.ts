@@ -13,5 +13,5 @@ export * from './grpoLossTypes';
 export * from './logProbs';
 export * from './metrics';
 export * from './rewards';
-export * from './safeUpdate';
+export * from '../model/safeUpdate';
 export * from './seededRandom';

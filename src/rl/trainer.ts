@@ -1,16 +1,30 @@
-// The GRPO update of one role, nanoGPT style: pad the role's sampled sequences into one
-// batch, then numIterations times: forward → per-token log-probs → clipped surrogate (+ β·k3
-// to a frozen reference) → gradients → NaN/Inf guard → global-norm clip → Adam step.
+// The GRPO update of one role, nanoGPT style: the role's sampled sequences are packed into
+// micro-batches under the memory budget (longest first, little padding), then numIterations
+// times: for each micro-batch forward → per-token log-probs → clipped surrogate (+ β·k3 to a
+// frozen reference) → gradients, summed over the micro-batches → one NaN/Inf guard, one
+// global-norm clip, one AdamW step (src/model/train.ts, the warm start's path too). Each
+// micro-batch's loss is divided by the whole batch's normalizer (dapo: its tokens, grpo: its
+// sequences, dr_grpo: sequences × max length), so the step equals the one-pass step.
 //
 // π_old is the sampling policy: its log-probs come from the sampler, taken when the tokens
 // were drawn. The reference is a frozen copy of the weights the role started from; with
 // β = 0 it is never created and its forward pass is skipped.
 import * as tf from '@tensorflow/tfjs-core';
-import { disposeModel, forward, type GPT } from '../model';
+import {
+  AdamW,
+  accumulateGradients,
+  applyGradientsSafely,
+  defaultMemoryBudgetBytes,
+  disposeModel,
+  forward,
+  type GPT,
+  packByBudget,
+  type SkipReason,
+  trainingBytes,
+} from '../model';
 import { grpoLoss, grpoLossMetrics } from './grpoLoss';
 import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
 import { tokenEntropies, tokenLogProbs } from './logProbs';
-import { applyGradientsSafely, type SkipReason } from './safeUpdate';
 
 /** One sampled completion as the update sees it. */
 export interface PolicySequence {
@@ -29,6 +43,8 @@ export interface RoleTrainerOptions {
   maxGradNorm: number;
   loss: GrpoLossOptions;
   padId: number;
+  /** Bytes one micro-batch may hold (src/model/memory.ts); default: the backend's. */
+  memoryBudgetBytes?: number;
 }
 
 export interface RoleUpdate {
@@ -38,6 +54,8 @@ export interface RoleUpdate {
   gradNorm: number;
   /** Why an iteration's update was skipped (NaN/Inf), one entry per skipped iteration. */
   skipped: SkipReason[];
+  /** How many micro-batches the sequences were split into. */
+  microBatches: number;
 }
 
 /** Optimizer state and reference weights as plain arrays, for snapshots. */
@@ -50,103 +68,178 @@ export interface RoleTrainerState {
 }
 
 export class RoleTrainer {
-  private readonly optimizer: tf.AdamOptimizer;
+  private readonly optimizer: AdamW;
   private readonly reference: GPT | null;
   private readonly variables: tf.Variable[];
+  private budgetBytes: number;
 
   constructor(
     readonly model: GPT,
     readonly options: RoleTrainerOptions,
   ) {
-    // Adam without weight decay, as TRL's GRPO default (weight_decay 0).
-    this.optimizer = tf.train.adam(options.learningRate, 0.9, 0.999, 1e-8);
+    // No weight decay and β₂ 0.999, as TRL's GRPO defaults (AdamW, weight_decay 0).
+    this.optimizer = new AdamW(
+      model,
+      { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 },
+      options.learningRate,
+    );
     this.reference = options.loss.beta > 0 ? frozenCopy(model) : null;
     this.variables = [...model.params.values()];
+    this.budgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
+  }
+
+  /** Changes the micro-batch budget (the engine halves it after an out-of-memory). */
+  setMemoryBudget(bytes: number): void {
+    this.budgetBytes = bytes;
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
-    const batch = paddedBatch(sequences, this.options.padId);
-    const { temperature } = this.options;
-    const refLogProbs = this.reference
-      ? tf.tidy(
-          () =>
-            tokenLogProbs(
-              targetLogits(this.reference as GPT, batch.ids),
-              batch.targets,
-              temperature,
-            ) as tf.Tensor2D,
-        )
-      : undefined;
+    const batch = this.prepare(sequences);
     const metrics: GrpoLossMetrics[] = [];
     const gradNorms: number[] = [];
     const skipped: SkipReason[] = [];
     try {
       for (let iteration = 0; iteration < this.options.numIterations; iteration++) {
-        // The forward inside the gradient also yields the metrics' log-probs and entropies.
-        let kept: { logProbs: tf.Tensor2D; entropies: tf.Tensor2D } | null = null;
-        const lossFn = (): tf.Scalar => {
-          const logits = targetLogits(this.model, batch.ids);
-          const logProbs = tokenLogProbs(logits, batch.targets, temperature) as tf.Tensor2D;
-          kept = {
-            logProbs: tf.keep(tf.clone(logProbs)),
-            entropies: tf.keep(tokenEntropies(logits, temperature) as tf.Tensor2D),
-          };
-          return grpoLoss(
-            {
-              logProbs,
-              oldLogProbs: batch.oldLogProbs,
-              refLogProbs,
-              advantages: batch.advantages,
-              mask: batch.mask,
-            },
-            this.options.loss,
+        const summed = await this.accumulate(batch);
+        try {
+          const report = await applyGradientsSafely(
+            this.optimizer,
+            summed.grads,
+            summed.loss,
+            this.options.maxGradNorm,
           );
-        };
-        const { value, grads } = tf.variableGrads(lossFn, this.variables);
-        const lossValue = (await value.data())[0] ?? Number.NaN;
-        const report = await applyGradientsSafely(
-          this.optimizer,
-          grads,
-          lossValue,
-          this.options.maxGradNorm,
-        );
-        value.dispose();
-        tf.dispose(grads);
-        const used = kept as { logProbs: tf.Tensor2D; entropies: tf.Tensor2D } | null;
-        if (used) {
-          metrics.push(
-            await grpoLossMetrics(
-              {
-                logProbs: used.logProbs,
-                oldLogProbs: batch.oldLogProbs,
-                refLogProbs,
-                advantages: batch.advantages,
-                mask: batch.mask,
-                entropies: used.entropies,
-              },
-              this.options.loss,
-            ),
-          );
-          tf.dispose([used.logProbs, used.entropies]);
+          metrics.push(summed.metrics);
+          gradNorms.push(report.gradNorm);
+          if (report.skipReason) skipped.push(report.skipReason);
+        } finally {
+          tf.dispose(Object.values(summed.grads));
         }
-        gradNorms.push(report.gradNorm);
-        if (report.skipReason) skipped.push(report.skipReason);
       }
     } finally {
-      tf.dispose([batch.ids, batch.targets, batch.mask, batch.oldLogProbs, batch.advantages]);
-      refLogProbs?.dispose();
+      disposePrepared(batch);
     }
-    return { metrics: averageMetrics(metrics), gradNorm: meanOf(gradNorms), skipped };
+    return {
+      metrics: averageMetrics(metrics),
+      gradNorm: meanOf(gradNorms),
+      skipped,
+      microBatches: batch.pieces.length,
+    };
+  }
+
+  /**
+   * The gradient of one iteration's loss by parameter name, with its metrics, and no step
+   * taken (the check that micro-batching changes nothing). The caller disposes the grads.
+   */
+  async gradients(
+    sequences: readonly PolicySequence[],
+  ): Promise<{ grads: Map<string, tf.Tensor>; metrics: GrpoLossMetrics; microBatches: number }> {
+    const batch = this.prepare(sequences);
+    try {
+      const summed = await this.accumulate(batch);
+      const grads = new Map<string, tf.Tensor>();
+      for (const [name, variable] of this.model.params) {
+        const gradient = summed.grads[variable.name];
+        if (gradient) grads.set(name, gradient);
+      }
+      return { grads, metrics: summed.metrics, microBatches: batch.pieces.length };
+    } finally {
+      disposePrepared(batch);
+    }
+  }
+
+  /** Micro-batches under the budget, the whole batch's loss options, the reference's log-probs. */
+  private prepare(sequences: readonly PolicySequence[]): PreparedBatch {
+    const { temperature, padId } = this.options;
+    const pieces = packByBudget(
+      sequences.map((s) => s.prompt.length + s.completion.length),
+      (rows, width) => trainingBytes(this.model.config, rows, width),
+      this.budgetBytes,
+    ).map((indices) => indices.map((i) => sequences[i]!));
+    // Once per micro-batch and kept across iterations (small: [rows, width − 1] each).
+    const refLogProbs = pieces.map((piece) =>
+      this.reference ? referenceLogProbs(this.reference, piece, padId, temperature) : undefined,
+    );
+    return { pieces, loss: this.batchLossOptions(sequences), refLogProbs };
+  }
+
+  /** Σ over the micro-batches of the loss's gradient, and the iteration's metrics. */
+  private async accumulate(
+    batch: PreparedBatch,
+  ): Promise<{ grads: tf.NamedTensorMap; loss: number; metrics: GrpoLossMetrics }> {
+    const { temperature, padId } = this.options;
+    const { pieces, loss, refLogProbs } = batch;
+    const pieceMetrics: PieceMetrics[] = [];
+    // The piece in flight: built inside the gradient's tidy, kept for its metrics.
+    let current: KeptPiece | null = null;
+    const summed = await accumulateGradients(
+      this.variables,
+      pieces.length,
+      (index) => {
+        const padded = keepAll(paddedBatch(pieces[index]!, padId));
+        const logits = targetLogits(this.model, padded.ids);
+        const logProbs = tokenLogProbs(logits, padded.targets, temperature) as tf.Tensor2D;
+        current = {
+          ...padded,
+          logProbs: tf.keep(tf.clone(logProbs)),
+          entropies: tf.keep(tokenEntropies(logits, temperature) as tf.Tensor2D),
+        };
+        return grpoLoss(
+          {
+            logProbs,
+            oldLogProbs: padded.oldLogProbs,
+            refLogProbs: refLogProbs[index],
+            advantages: padded.advantages,
+            mask: padded.mask,
+          },
+          loss,
+        );
+      },
+      async (index) => {
+        const kept = current as KeptPiece | null;
+        if (!kept) return;
+        current = null;
+        try {
+          pieceMetrics.push({
+            metrics: await grpoLossMetrics(
+              {
+                logProbs: kept.logProbs,
+                oldLogProbs: kept.oldLogProbs,
+                refLogProbs: refLogProbs[index],
+                advantages: kept.advantages,
+                mask: kept.mask,
+                entropies: kept.entropies,
+              },
+              loss,
+            ),
+            tokens: pieces[index]!.reduce((sum, s) => sum + s.completion.length, 0),
+            outputs: pieces[index]!.length,
+          });
+        } finally {
+          tf.dispose(Object.values(kept));
+        }
+      },
+    );
+    return { ...summed, metrics: combinePieceMetrics(pieceMetrics) };
+  }
+
+  /** The loss options with the whole batch's normalizers (TRL's num_items_in_batch). */
+  private batchLossOptions(sequences: readonly PolicySequence[]): GrpoLossOptions {
+    const tokens = sequences.reduce((sum, s) => sum + s.completion.length, 0);
+    const width = Math.max(2, ...sequences.map((s) => s.prompt.length + s.completion.length));
+    const given = this.options.loss.normalizer ?? {};
+    return {
+      ...this.options.loss,
+      normalizer: {
+        tokens: Math.max(tokens, 1),
+        outputs: sequences.length,
+        // The one-pass default: the padded width of the whole batch.
+        maxLength: given.maxLength ?? width - 1,
+      },
+    };
   }
 
   async exportState(): Promise<RoleTrainerState> {
-    const weights = await this.optimizer.getWeights();
-    const iterations = (await weights[0]?.tensor.data())?.[0] ?? 0;
-    const moments = [];
-    for (const { name, tensor } of weights.slice(1)) {
-      moments.push({ name, shape: tensor.shape, data: (await tensor.data()) as Float32Array });
-    }
-    weights[0]?.tensor.dispose();
+    const { step, moments } = await this.optimizer.exportState();
     let reference: Map<string, Float32Array> | null = null;
     if (this.reference) {
       reference = new Map();
@@ -154,20 +247,12 @@ export class RoleTrainer {
         reference.set(name, (await variable.data()) as Float32Array);
       }
     }
-    return { iterations, moments, reference };
+    return { iterations: step, moments, reference };
   }
 
   /** Restores what exportState saved (same model shapes, same parameter order). */
   async importState(state: RoleTrainerState): Promise<void> {
-    if (state.moments.length > 0) {
-      // setWeights wraps each tensor in a new variable (sharing its data): free ours after.
-      const weights = [
-        { name: 'iter', tensor: tf.scalar(state.iterations, 'int32') },
-        ...state.moments.map(({ name, shape, data }) => ({ name, tensor: tf.tensor(data, shape) })),
-      ];
-      await this.optimizer.setWeights(weights);
-      tf.dispose(weights.map((w) => w.tensor));
-    }
+    this.optimizer.importState({ step: state.iterations, moments: state.moments });
     if (this.reference && state.reference) {
       for (const [name, variable] of this.reference.params) {
         const values = state.reference.get(name);
@@ -217,6 +302,76 @@ function paddedBatch(sequences: readonly PolicySequence[], padId: number): Padde
     mask: tf.tensor2d(mask, [G, width - 1]),
     oldLogProbs: tf.tensor2d(old, [G, width - 1]),
     advantages: tf.tensor1d(sequences.map((s) => s.advantage)),
+  };
+}
+
+interface PreparedBatch {
+  pieces: PolicySequence[][];
+  loss: GrpoLossOptions;
+  refLogProbs: (tf.Tensor2D | undefined)[];
+}
+
+type KeptPiece = PaddedBatch & { logProbs: tf.Tensor2D; entropies: tf.Tensor2D };
+
+interface PieceMetrics {
+  metrics: GrpoLossMetrics;
+  tokens: number;
+  outputs: number;
+}
+
+function disposePrepared(batch: PreparedBatch): void {
+  tf.dispose(batch.refLogProbs.filter((t): t is tf.Tensor2D => t !== undefined));
+}
+
+function keepAll(batch: PaddedBatch): PaddedBatch {
+  for (const tensor of Object.values(batch)) tf.keep(tensor);
+  return batch;
+}
+
+/** log π_ref of each completion token of `piece`, [rows, width − 1], outside any gradient. */
+function referenceLogProbs(
+  reference: GPT,
+  piece: readonly PolicySequence[],
+  padId: number,
+  temperature: number,
+): tf.Tensor2D {
+  return tf.tidy(() => {
+    const batch = paddedBatch(piece, padId);
+    return tokenLogProbs(
+      targetLogits(reference, batch.ids),
+      batch.targets,
+      temperature,
+    ) as tf.Tensor2D;
+  });
+}
+
+/**
+ * One iteration's metrics from its micro-batches: the loss is a sum (each piece carries the
+ * whole batch's normalizer), token means are weighted by tokens, lengths by sequences.
+ */
+function combinePieceMetrics(pieces: readonly PieceMetrics[]): GrpoLossMetrics {
+  const tokens = Math.max(
+    1,
+    pieces.reduce((sum, p) => sum + p.tokens, 0),
+  );
+  const outputs = Math.max(
+    1,
+    pieces.reduce((sum, p) => sum + p.outputs, 0),
+  );
+  const tokenMean = (pick: (m: GrpoLossMetrics) => number) =>
+    pieces.reduce((sum, p) => sum + pick(p.metrics) * p.tokens, 0) / tokens;
+  const nullableMean = (pick: (m: GrpoLossMetrics) => number | null) =>
+    pieces.some((p) => pick(p.metrics) === null) ? null : tokenMean((m) => pick(m) ?? 0);
+  return {
+    loss: pieces.reduce((sum, p) => sum + p.metrics.loss, 0),
+    kl: nullableMean((m) => m.kl),
+    clipRatioLow: tokenMean((m) => m.clipRatioLow),
+    clipRatioHigh: tokenMean((m) => m.clipRatioHigh),
+    clipRatioRegion: tokenMean((m) => m.clipRatioRegion),
+    entropy: nullableMean((m) => m.entropy),
+    meanLength: pieces.reduce((sum, p) => sum + p.metrics.meanLength * p.outputs, 0) / outputs,
+    minLength: Math.min(...pieces.map((p) => p.metrics.minLength)),
+    maxLength: Math.max(...pieces.map((p) => p.metrics.maxLength)),
   };
 }
 

@@ -3,7 +3,7 @@
 // row's own prompt token while it is still inside its prompt, else a sampled one. So no
 // padding or attention masks are needed and every row computes exactly what it would alone.
 import * as tf from '@tensorflow/tfjs-core';
-import type { GPT } from '../model';
+import { defaultMemoryBudgetBytes, type GPT, samplingBytes } from '../model';
 import { disposeCache, forwardCached, type LayerCache } from './kvForward';
 import { pickToken, rowPrng } from './pick';
 import type { SampleOptions, SampleResult, Sampler } from './types';
@@ -12,9 +12,63 @@ export class KvCacheSampler implements Sampler {
   constructor(
     private readonly model: GPT,
     private readonly padId = 0,
+    /** Bytes one batch of rows may hold (src/model/memory.ts); default: the backend's. */
+    private readonly memoryBudgetBytes?: number,
   ) {}
 
+  /**
+   * Samples every prompt; a batch larger than the memory budget runs as consecutive chunks.
+   * Row r draws from its own stream (seed, r) whatever chunk it lands in, so chunking does
+   * not change which tokens are drawn.
+   */
   async sample(prompts: number[][], options: SampleOptions): Promise<SampleResult> {
+    const chunks = this.chunks(prompts, options.maxNewTokens);
+    if (chunks.length <= 1) return this.sampleChunk(prompts, options, 0);
+    const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
+    for (const [start, end] of chunks) {
+      const part = await this.sampleChunk(prompts.slice(start, end), options, start);
+      result.tokens.push(...part.tokens);
+      result.logProbs.push(...part.logProbs);
+      result.finished.push(...part.finished);
+    }
+    return result;
+  }
+
+  /**
+   * Consecutive [start, end) row ranges whose prefill (of their common prompt prefix, at most
+   * their shortest prompt) and cache stay within the budget; at least one row each.
+   */
+  private chunks(prompts: number[][], maxNewTokens: number): [number, number][] {
+    const config = this.model.config;
+    const budget = this.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
+    const ranges: [number, number][] = [];
+    let start = 0;
+    let shortest = Number.POSITIVE_INFINITY;
+    let width = 0;
+    for (let row = 0; row < prompts.length; row++) {
+      const length = prompts[row]!.length;
+      const nextShortest = Math.min(shortest, length);
+      const nextWidth = Math.max(width, Math.min(config.nCtx, length + maxNewTokens));
+      const bytes = samplingBytes(config, row - start + 1, nextShortest, nextWidth);
+      if (row > start && bytes > budget) {
+        ranges.push([start, row]);
+        start = row;
+        shortest = length;
+        width = Math.min(config.nCtx, length + maxNewTokens);
+      } else {
+        shortest = nextShortest;
+        width = nextWidth;
+      }
+    }
+    if (prompts.length > 0) ranges.push([start, prompts.length]);
+    return ranges;
+  }
+
+  private async sampleChunk(
+    prompts: number[][],
+    options: SampleOptions,
+    rowOffset: number,
+  ): Promise<SampleResult> {
     const { maxNewTokens, temperature, topK, seed, stopId } = options;
     const B = prompts.length;
     const result: SampleResult = {
@@ -29,7 +83,7 @@ export class KvCacheSampler implements Sampler {
     const longest = Math.max(...prompts.map((p) => p.length));
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
-    const prngs = prompts.map((_, r) => rowPrng(seed, r));
+    const prngs = prompts.map((_, r) => rowPrng(seed, rowOffset + r));
     const done = prompts.map(() => false);
     const budget = prompts.map((p) => Math.min(maxNewTokens, nCtx - p.length));
     budget.forEach((b, r) => {

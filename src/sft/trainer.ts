@@ -1,13 +1,17 @@
 // The supervised warm start: next-token cross-entropy on answer tokens only, AdamW,
 // warm-up + cosine decay, gradient clipping, progress events. Engine code: no Node or DOM
 // imports, so it runs in Node and in a Worker alike.
+import * as tf from '@tensorflow/tfjs-core';
 import {
   AdamW,
   type AdamWOptions,
+  accumulatedStep,
+  defaultMemoryBudgetBytes,
   type GPT,
   learningRate,
   maskedLoss,
-  optimizerStep,
+  packByBudget,
+  trainingBytes,
 } from '../model';
 import { makeBatch } from './batches';
 import type { RoleExample } from './format';
@@ -21,6 +25,10 @@ export interface SftOptions {
   minLr: number;
   warmupSteps: number;
   adamw?: Partial<AdamWOptions>;
+  /** Global gradient-norm clip (0: none; default 1). */
+  maxGradNorm?: number;
+  /** Bytes one micro-batch may hold (default: the backend's, src/model/memory.ts). */
+  memoryBudgetBytes?: number;
   /** Emit a progress event every this many steps. */
   logEvery: number;
   padId: number;
@@ -33,7 +41,8 @@ export const DEFAULT_SFT: Omit<SftOptions, 'padId'> = {
   minLr: 1e-4,
   warmupSteps: 50,
   logEvery: 10,
-  adamw: { weightDecay: 0.01, clipNorm: 1 },
+  adamw: { weightDecay: 0.01 },
+  maxGradNorm: 1,
 };
 
 export interface SftProgress {
@@ -65,6 +74,9 @@ export async function runSft(
   if (options.steps === undefined && options.minutes === undefined)
     throw new Error('sft: give steps or minutes');
   const optimizer = new AdamW(model, options.adamw);
+  const variables = [...model.params.values()];
+  const budget = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
+  const bytesOf = (rows: number, width: number) => trainingBytes(model.config, rows, width);
   const budgetSec = options.minutes !== undefined ? options.minutes * 60 : Number.POSITIVE_INFINITY;
   const maxSteps = options.steps ?? Number.POSITIVE_INFINITY;
   const start = now();
@@ -87,20 +99,40 @@ export async function runSft(
         totalSteps: step < 5 ? Number.MAX_SAFE_INTEGER : totalSteps,
       });
       const examplesNow = nextBatch();
-      const batch = makeBatch(examplesNow, options.padId);
-      const { loss, gradNorm } = await optimizerStep(
-        model,
-        optimizer,
-        () => maskedLoss(model, batch.ids, batch.mask),
-        lr,
+      // Micro-batches under the memory budget; each loss is divided by the whole batch's
+      // answer tokens, so the accumulated step is the one-batch step.
+      const pieces = packByBudget(
+        examplesNow.map((e) => e.prompt.length + e.answer.length),
+        bytesOf,
+        budget,
       );
-      batch.ids.dispose();
-      batch.mask.dispose();
+      const targetTokens = Math.max(
+        1,
+        examplesNow.reduce((sum, e) => sum + e.answer.length, 0),
+      );
+      optimizer.learningRate = lr;
+      const { loss, gradNorm } = await accumulatedStep(
+        optimizer,
+        variables,
+        pieces.length,
+        (index) => {
+          const batch = makeBatch(
+            pieces[index]!.map((i) => examplesNow[i]!),
+            options.padId,
+          );
+          return maskedLoss(model, batch.ids, batch.mask, targetTokens);
+        },
+        options.maxGradNorm ?? 1,
+      );
+      const batchTokens = examplesNow.reduce(
+        (sum, e) => sum + e.prompt.length + e.answer.length,
+        0,
+      );
       step++;
       examples += examplesNow.length;
       windowLoss += loss;
       windowSteps++;
-      windowTokens += batch.tokens;
+      windowTokens += batchTokens;
       finalLoss = loss;
       if (step % options.logEvery === 0 || step === maxSteps) {
         const t = now();

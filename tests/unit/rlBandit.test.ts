@@ -8,7 +8,7 @@ import { contiguousGroups, groupAdvantages } from '../../src/rl/advantages';
 import type { LossType } from '../../src/rl/config';
 import { grpoLoss, grpoLossMetrics } from '../../src/rl/grpoLoss';
 import { tokenLogProbs } from '../../src/rl/logProbs';
-import { guardedUpdate } from '../../src/rl/safeUpdate';
+import { guardedUpdate } from '../../src/model/safeUpdate';
 import { seededRandom } from '../../src/rl/seededRandom';
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clipByGlobalNorm, guardedUpdate, inspectGradients } from '../../src/rl/safeUpdate';
+import { clipByGlobalNorm, guardedUpdate, inspectGradients } from '../../src/model/safeUpdate';
 import { seededRandom } from '../../src/rl/seededRandom';
 
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import type { LossType } from '../../src/rl/config';
 import { grpoLoss, grpoLossMetrics } from '../../src/rl/grpoLoss';
 import type { GrpoLossOptions } from '../../src/rl/grpoLossTypes';
 import { tokenEntropies, tokenLogProbs } from '../../src/rl/logProbs';
-import { guardedUpdate } from '../../src/rl/safeUpdate';
+import { guardedUpdate } from '../../src/model/safeUpdate';
 import { seededRandom } from '../../src/rl/seededRandom';
 
 const [G, L, D, V] = [6, 5, 4, 7];

@@ -1,0 +1,108 @@
+// How much memory a pass over a batch holds, and how to split a batch so each piece fits.
+// Every pass that would otherwise take a whole role's batch at once (the GRPO update, the
+// reference forward, the warm start, sampling, evaluation) goes through these: the wasm heap
+// ends at 4 GB, and a tfjs-wasm op that cannot allocate leaves garbage instead of failing
+// (TESTING.md, "Memory of a GRPO step on wasm").
+import type { ModelConfig } from './config';
+
+const FLOAT_BYTES = 4;
+const MIB = 1024 * 1024;
+
+/** Headroom over the fitted peaks, for shapes between the measured ones. */
+const MARGIN = 1.1;
+
+/**
+ * Peak tensor bytes of one forward + backward over `rows` sequences padded to `width` tokens.
+ * Fitted to tf.profile's peak on the tiny, small and base presets (tests/unit/microBatch.test.ts
+ * checks it stays an upper bound): the backward holds ≈336 floats per token per layer per unit
+ * of width d (activations, their gradients and GELU's and LayerNorm's intermediates, with the
+ * MLP 4·d wide), plus the head's rows of V, plus per token pair each layer's attention
+ * probabilities and their gradients per head.
+ */
+export function trainingBytes(config: ModelConfig, rows: number, width: number): number {
+  const { nEmbd: d, nLayer: L, nHead: H, vocabSize: V } = config;
+  const perToken = 336 * L * d + 8 * V;
+  const perPair = 4 * L * H;
+  return MARGIN * FLOAT_BYTES * rows * (perToken * width + perPair * width * width);
+}
+
+/** Peak tensor bytes of a forward alone inside one tidy (reference log-probs, a prefill). */
+export function forwardBytes(config: ModelConfig, rows: number, width: number): number {
+  const { nEmbd: d, nLayer: L, nHead: H, vocabSize: V } = config;
+  const perToken = 96 * L * d + 8 * V;
+  const perPair = 2 * L * H;
+  return MARGIN * FLOAT_BYTES * rows * (perToken * width + perPair * width * width);
+}
+
+/**
+ * Peak tensor bytes of KV-cache sampling for `rows` rows: the prefill of a `prefix`-token
+ * common prompt, plus the cache of `width` positions per layer (keys and values; old and new
+ * both alive during a step) and one decode step's scores.
+ */
+export function samplingBytes(
+  config: ModelConfig,
+  rows: number,
+  prefix: number,
+  width: number,
+): number {
+  const { nEmbd: d, nLayer: L, nHead: H } = config;
+  const cache = 2 * (2 * L * width * d);
+  return forwardBytes(config, rows, prefix) + FLOAT_BYTES * rows * (cache + 4 * H * width);
+}
+
+/**
+ * Splits items into micro-batches whose estimated bytes stay within `budgetBytes`: longest
+ * first (so each piece pads little), each piece as large as the budget allows. An item too
+ * large on its own still gets a piece (it is counted by the caller, not dropped). Returns
+ * indices into `lengths`, ascending within each piece.
+ */
+export function packByBudget(
+  lengths: readonly number[],
+  bytesOf: (rows: number, width: number) => number,
+  budgetBytes: number,
+): number[][] {
+  const order = lengths.map((_, index) => index).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  const pieces: number[][] = [];
+  let current: number[] = [];
+  let width = 0;
+  for (const index of order) {
+    const nextWidth = Math.max(width, lengths[index]!);
+    if (current.length > 0 && bytesOf(current.length + 1, nextWidth) > budgetBytes) {
+      pieces.push(current);
+      current = [];
+      width = 0;
+    }
+    current.push(index);
+    width = Math.max(width, lengths[index]!);
+  }
+  if (current.length > 0) pieces.push(current);
+  // Within a piece, the items keep their batch order.
+  return pieces.map((piece) => piece.sort((a, b) => a - b));
+}
+
+/**
+ * The default budget of one micro-batch, by tfjs backend. wasm: a quarter of the 4 GB heap,
+ * since the heap never shrinks, fragments, and also holds the models, Adam state, the
+ * accumulated gradients and XNNPACK's packed weights (measured: the default step's process
+ * stays under 2.5 GB resident). webgpu: well under a device's usual
+ * 256 MiB–2 GiB buffer limits, as one tensor per op lives in one buffer. cpu: the JS heap.
+ */
+export function defaultMemoryBudgetBytes(backend: string): number {
+  switch (backend) {
+    case 'wasm':
+      return 1024 * MIB;
+    case 'webgpu':
+      return 256 * MIB;
+    default:
+      return 512 * MIB;
+  }
+}
+
+/** The budget in force: a run's override in MiB, else the backend's default. */
+export function memoryBudgetBytes(backend: string, overrideMiB?: number): number {
+  return overrideMiB !== undefined && overrideMiB > 0
+    ? overrideMiB * MIB
+    : defaultMemoryBudgetBytes(backend);
+}
+
+export const BYTES_PER_MIB = MIB;
