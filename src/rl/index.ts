@@ -4,6 +4,7 @@
 // (plannerGroups / coderGroups) → tokenLogProbs → grpoLoss inside guardedUpdate →
 // grpoLossMetrics → buildStepMetrics.
 
+export * from '../model/safeUpdate';
 export * from './advantages';
 export * from './config';
 export * from './extractFunction';
@@ -13,5 +14,4 @@ export * from './grpoLossTypes';
 export * from './logProbs';
 export * from './metrics';
 export * from './rewards';
-export * from '../model/safeUpdate';
 export * from './seededRandom';
