@@ -7,14 +7,24 @@
 // when present, else freshly initialized models) --backend auto|wasm|cpu|webgpu
 // --tasks-per-step --plans --programs --beta --lr --iterations --loss grpo|dapo|dr_grpo
 // --temperature --eval-tasks N --families a,b --tiers L1:1,L2:1 --final-eval (writes DIR/eval.json)
+// --memory-budget MIB (one micro-batch's budget; default: the backend's; also with --resume).
+// An out-of-memory or a crash ends the run with its reason and the --resume line that
+// continues it from the last saved step (with half the budget after an out-of-memory).
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { classifyFailure, watchEngineLog } from '../engine/failure';
 import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
 import { getCheckpoint } from '../engine/snapshotFiles';
 import type { RunConfig, RunSnapshot, StepReport } from '../engine/types';
 import { type BackendName, initBackend } from '../gpu/backend';
-import { createModel, type LoadedCheckpoint, makeConfig } from '../model';
+import {
+  BYTES_PER_MIB,
+  createModel,
+  defaultMemoryBudgetBytes,
+  type LoadedCheckpoint,
+  makeConfig,
+} from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
 import type { TrainingMode } from '../rl/config';
 import { createSandbox } from '../sandbox';
@@ -30,6 +40,9 @@ if (argv[0] !== 'grpo') {
   process.exit(2);
 }
 const f = parseFlags(argv.slice(1));
+// XNNPACK's failure line leaves an op's output unwritten: it ends the run (see failure.ts).
+const recentLogLines: string[] = [];
+watchEngineLog(recentLogLines, () => {});
 const number = (name: string): number | undefined =>
   f.has(name) ? Number(f.get(name)) : undefined;
 
@@ -52,6 +65,9 @@ if (resumeDir) {
     finalEval: boolean;
   };
   const snapshot = await readSnapshot(join(resumeDir, 'snapshot'));
+  if (f.has('memory-budget')) {
+    snapshot.config = { ...snapshot.config, memoryBudgetMiB: number('memory-budget') };
+  }
   session = await TrainingSession.restore(snapshot, { sandbox, suites });
   totalSteps = number('steps') ?? saved.steps;
   finalEval = saved.finalEval;
@@ -80,6 +96,8 @@ if (resumeDir) {
   await writeFile(join(out, 'config.json'), `${JSON.stringify(provenance, null, 2)}\n`);
   await writeFile(join(out, 'metrics.jsonl'), '');
   await writeFile(join(out, 'samples.jsonl'), '');
+  // Step 0 saved too, so a run that fails in its first step can be resumed.
+  await writeSnapshot(join(out, 'snapshot'), await session.snapshot());
 }
 
 log({
@@ -90,11 +108,18 @@ log({
   mode: session.config.grpo.mode,
   backend: backend.backend,
 });
+/** The step of the snapshot on disk: where --resume continues. */
+let savedStep = session.step;
 while (session.step < totalSteps) {
-  const report = await session.trainStep();
-  await appendReport(out, report);
-  await writeSnapshot(join(out, 'snapshot'), await session.snapshot());
-  log({ event: 'step', ...pick(report.metrics) });
+  try {
+    const report = await session.trainStep();
+    await appendReport(out, report);
+    await writeSnapshot(join(out, 'snapshot'), await session.snapshot());
+    savedStep = session.step;
+    log({ event: 'step', ...pick(report.metrics) });
+  } catch (error) {
+    failAndExplain(error);
+  }
 }
 const snapshot = await session.snapshot();
 for (const role of ['planner', 'coder'] as const) {
@@ -112,6 +137,30 @@ log({ event: 'done', out, step: session.step });
 session.dispose();
 await sandbox.close();
 process.exit(0);
+
+/**
+ * The wasm module cannot be trusted after an out-of-memory (or any crash mid-step), so the
+ * run ends here: what failed, where, and the line that resumes it from its last snapshot.
+ */
+function failAndExplain(error: unknown): never {
+  const failure = classifyFailure(error, recentLogLines);
+  const budget = session.memoryBudgetMiB;
+  const resume = [`npm run --silent train -- grpo --resume ${out}`];
+  if (failure.kind === 'out_of_memory') {
+    const defaultMiB = defaultMemoryBudgetBytes(backend.backend) / BYTES_PER_MIB;
+    resume.push(`--memory-budget ${Math.max(16, Math.floor(Math.min(budget, defaultMiB) / 2))}`);
+  }
+  const where = session.activity === 'idle' ? 'between steps' : `in ${session.activity}`;
+  const what = failure.kind === 'out_of_memory' ? 'ran out of memory' : 'failed';
+  log({
+    event: 'error',
+    kind: failure.kind,
+    message: `step ${savedStep + 1} ${what} ${where} (micro-batches ≤ ${budget} MiB): ${failure.message}`,
+    saved_step: savedStep,
+    resume: resume.join(' '),
+  });
+  process.exit(1);
+}
 
 function runConfigFromFlags(): RunConfig {
   const grpo: Record<string, unknown> = {};
@@ -133,6 +182,7 @@ function runConfigFromFlags(): RunConfig {
   const overrides: Partial<RunConfig> = {};
   if (f.has('preset')) overrides.preset = f.get('preset') as RunConfig['preset'];
   if (f.has('eval-every')) overrides.evalEvery = Number(f.get('eval-every'));
+  if (f.has('memory-budget')) overrides.memoryBudgetMiB = Number(f.get('memory-budget'));
   if (f.has('eval-tasks')) overrides.evalTasksPerTier = Number(f.get('eval-tasks'));
   if (f.has('families')) overrides.taskFamilies = String(f.get('families')).split(',');
   if (f.has('tiers')) {
@@ -233,6 +283,7 @@ function pick(metrics: Record<string, number>): Record<string, number> {
   );
 }
 
+/** One JSON line on stdout, past the console (whose methods watchEngineLog wraps). */
 function log(event: Record<string, unknown>): void {
-  console.log(JSON.stringify(event));
+  process.stdout.write(`${JSON.stringify(event)}\n`);
 }

@@ -37,6 +37,34 @@ export function isXnnFailureLine(line: string): boolean {
   return XNN_FAILURE.test(line);
 }
 
+/**
+ * Wraps every console method, before the wasm backend starts (emscripten binds its print
+ * functions to the console methods that exist when the module is created): keeps the last
+ * `keep` lines in `recent`, and on XNNPACK's failure line calls `onFailure` and throws inside
+ * that call, so the step stops before anything is computed from the unwritten output. The
+ * page's engine Worker and the CLI both run under it.
+ */
+export function watchEngineLog(
+  recent: string[],
+  onFailure: (error: Error) => void,
+  keep = 20,
+): void {
+  for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+    const original = console[method].bind(console);
+    console[method] = (...args: unknown[]) => {
+      original(...args);
+      const line = args.map(String).join(' ');
+      recent.push(line);
+      if (recent.length > keep) recent.shift();
+      if (isXnnFailureLine(line)) {
+        const error = new Error(line);
+        onFailure(error);
+        throw error;
+      }
+    };
+  }
+}
+
 export function errorText(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'string') return error;

@@ -7,7 +7,7 @@ import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
 import { warmStartModels } from '../sft/warmStart';
 import { formatTaskError, loadSuite, parseUserTasks, type Task } from '../tasks';
-import { classifyFailure, type EngineFailure, isXnnFailureLine, looksOutOfMemory } from './failure';
+import { classifyFailure, type EngineFailure, looksOutOfMemory, watchEngineLog } from './failure';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
 import type { RunSnapshot } from './types';
@@ -49,25 +49,8 @@ let armedFailure: 'throw' | 'abort' | null = null;
 const recentLogLines: string[] = [];
 const KEPT_LOG_LINES = 20;
 
-// Every console method, before the wasm backend starts: emscripten binds its print
-// functions to whichever console methods exist when the module is created, and
-// tfjs-backend-wasm reports a failed XNNPACK call only as a printed line, after which the
-// kernel returns without writing its output. Throwing here, inside that call, stops the
-// step before anything is computed from the unwritten output.
-for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-  const original = console[method].bind(console);
-  console[method] = (...args: unknown[]) => {
-    original(...args);
-    const line = args.map(String).join(' ');
-    recentLogLines.push(line);
-    if (recentLogLines.length > KEPT_LOG_LINES) recentLogLines.shift();
-    if (isXnnFailureLine(line)) {
-      const error = new Error(line);
-      becomeFatal(error);
-      throw error;
-    }
-  };
-}
+// XNNPACK's failure line ends the step (see watchEngineLog).
+watchEngineLog(recentLogLines, becomeFatal, KEPT_LOG_LINES);
 
 // Out-of-memory errors that escape every handler (a rejected promise nobody awaited).
 scope.addEventListener('unhandledrejection', (event) => {
