@@ -1,5 +1,6 @@
 // The registry of benchmark sections, in the order they print. Each lives beside its code.
 import { grpoBench } from '../engine/bench';
+import { memoryBench } from '../engine/memoryBench';
 import { kernelsBench } from '../gpu/kernels/bench';
 import { modelBench } from '../model/bench';
 import { sandboxBench } from '../sandbox/bench';
@@ -13,5 +14,6 @@ export const benchSections: Record<string, BenchSection> = {
   models: modelBench,
   sandbox: sandboxBench,
   grpo: grpoBench,
+  memory: memoryBench,
   kernels: kernelsBench,
 };

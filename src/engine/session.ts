@@ -228,6 +228,10 @@ export class TrainingSession {
       coder: roleStats('coder', credit.coder),
       timings: { stepSeconds: 0, rolloutSeconds, sandboxSeconds, updateSeconds },
     });
+    // How many micro-batches each update took under the memory budget (1: one pass).
+    for (const [role, update] of updates) {
+      metrics[`${role}/update/micro_batches`] = update.microBatches;
+    }
     if (this.config.evalEvery > 0 && this.stepCount % this.config.evalEvery === 0) {
       this.activityText = 'the evaluation';
       Object.assign(metrics, (await this.evaluate()).metrics);
