@@ -3,12 +3,12 @@
 // plain `new Function` in Node workers (the unsafe speed ceiling), plus where the time goes.
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { BenchTable } from '../cli/benchTable';
-import { createExecutor, loadQuickJS } from './executor';
-import { installHostShims } from './hostShims';
-import { createSandbox } from './index';
-import type { CasesJob, Sandbox } from './types';
-import { jsonEqual, toWireJob } from './verdict';
+import { createExecutor, loadQuickJS } from '../src/sandbox/executor';
+import { installHostShims } from '../src/sandbox/hostShims';
+import { createSandbox } from '../src/sandbox/index';
+import type { CasesJob, Sandbox } from '../src/sandbox/types';
+import { jsonEqual, toWireJob } from '../src/sandbox/verdict';
+import type { BenchTable } from './table';
 
 const PROGRAMS = 2000;
 const TESTS_PER_PROGRAM = 5;

@@ -1,16 +1,16 @@
 // Benchmark section "models": training and sampling tokens/s of the tiny preset on every
 // backend present (cpu, wasm, webgpu), as ratios to cpu measured in the same run.
 import * as tf from '@tensorflow/tfjs-core';
-import type { BenchSection, BenchTable } from '../cli/benchTable';
-import { type BackendName, type BackendReport, initBackend } from '../gpu/backend';
-import { KvCacheSampler } from '../rollout/kvSampler';
-import { CharTokenizer } from '../tokenizer';
-import { AdamW } from './adamw';
-import { makeConfig, parameterCount } from './config';
-import { type GPT, maskedLoss } from './gpt';
-import { initialValues, makeVariables } from './params';
-import { Prng } from './prng';
-import { optimizerStep } from './train';
+import { type BackendName, type BackendReport, initBackend } from '../src/gpu/backend';
+import { AdamW } from '../src/model/adamw';
+import { makeConfig, parameterCount } from '../src/model/config';
+import { type GPT, maskedLoss } from '../src/model/gpt';
+import { initialValues, makeVariables } from '../src/model/params';
+import { Rng } from '../src/tasks/random';
+import { optimizerStep } from '../src/model/train';
+import { KvCacheSampler } from '../src/rollout/kvSampler';
+import { CharTokenizer } from '../src/tokenizer';
+import type { BenchSection, BenchTable } from './table';
 
 const VOCAB = new CharTokenizer().vocabSize;
 const TRAIN = { batch: 8, length: 96, steps: 2 };
@@ -26,9 +26,9 @@ async function measure(backend: BackendName): Promise<Measured> {
   const report = await initBackend(backend);
   const config = makeConfig('tiny', VOCAB, 'coder');
   const model: GPT = { config, params: makeVariables(config, initialValues(config, 1)) };
-  const prng = new Prng(2);
+  const prng = new Rng(2);
   const ids = tf.tensor2d(
-    Array.from({ length: TRAIN.batch * TRAIN.length }, () => prng.int(VOCAB)),
+    Array.from({ length: TRAIN.batch * TRAIN.length }, () => prng.below(VOCAB)),
     [TRAIN.batch, TRAIN.length],
     'int32',
   );
@@ -44,7 +44,7 @@ async function measure(backend: BackendName): Promise<Measured> {
   const trainTps = (steps * TRAIN.batch * TRAIN.length) / ((performance.now() - start) / 1000);
 
   const prompts = Array.from({ length: SAMPLE.batch }, () =>
-    Array.from({ length: SAMPLE.prompt }, () => 8 + prng.int(90)),
+    Array.from({ length: SAMPLE.prompt }, () => 8 + prng.below(90)),
   );
   const sampler = new KvCacheSampler(model);
   // stopId −1 never matches: every row generates exactly newTokens.

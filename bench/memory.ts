@@ -1,10 +1,10 @@
 // `npm run bench -- memory`: what one GRPO step of each preset's default run holds — peak
 // tensor bytes and the process's peak resident memory — per backend, and what splitting the
 // update into micro-batches costs in step time, as ratios to the default budget in the same
-// run. Each row is a process of its own (memoryBenchStep.ts), so each peak is its own.
+// run. Each row is a process of its own (memoryStep.ts), so each peak is its own.
 import { spawnSync } from 'node:child_process';
-import type { BenchSection } from '../cli/benchTable';
-import { BYTES_PER_MIB, defaultMemoryBudgetBytes } from '../model';
+import { BYTES_PER_MIB, defaultMemoryBudgetBytes } from '../src/model';
+import type { BenchSection } from './table';
 
 /** cpu takes minutes per default step even at the tiny preset: on request only. */
 const WITH_CPU = process.env.BENCH_CPU === '1';
@@ -26,7 +26,7 @@ interface StepMeasure {
 }
 
 function measure(preset: string, backend: string, budget?: number, steps = 1): StepMeasure {
-  const args = ['vite-node', 'src/engine/memoryBenchStep.ts', '--', '--preset', preset];
+  const args = ['vite-node', 'bench/memoryStep.ts', '--', '--preset', preset];
   args.push('--backend', backend, '--steps', String(steps));
   if (budget !== undefined) args.push('--budget', String(budget));
   const child = spawnSync('npx', args, { encoding: 'utf8', maxBuffer: 64 * BYTES_PER_MIB });

@@ -2,17 +2,17 @@
 // memory`: prints one JSON line with the step's peak tensor bytes (tf.profile), the
 // process's peak resident memory, and its times. A process per measurement, so each peak
 // resident figure is that configuration's own (the wasm heap never shrinks).
-// Usage: vite-node src/engine/memoryBenchStep.ts -- --preset tiny --backend wasm [--budget MIB]
+// Usage: vite-node bench/memoryStep.ts -- --preset tiny --backend wasm [--budget MIB]
 import { existsSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
-import { parseFlags } from '../cli/flags';
-import { type BackendName, initBackend } from '../gpu/backend';
-import { createModel, type LoadedCheckpoint, makeConfig, type PresetName } from '../model';
-import { loadCheckpointDir } from '../model/checkpointNode';
-import { createSandbox } from '../sandbox';
-import { CharTokenizer } from '../tokenizer';
-import { classifyFailure, watchEngineLog } from './failure';
-import { defaultRunConfig, TrainingSession } from './session';
+import { parseFlags } from '../src/cli/flags';
+import { classifyFailure, watchEngineLog } from '../src/engine/failure';
+import { defaultRunConfig, TrainingSession } from '../src/engine/session';
+import { type BackendName, initBackend } from '../src/gpu/backend';
+import { createModel, type LoadedCheckpoint, makeConfig, type PresetName } from '../src/model';
+import { loadCheckpointDir } from '../src/model/checkpointNode';
+import { createSandbox } from '../src/sandbox';
+import { CharTokenizer } from '../src/tokenizer';
 
 const flags = parseFlags(process.argv.slice(2).filter((arg) => arg !== '--'));
 const preset = (flags.get('preset') ?? 'tiny') as PresetName;

@@ -3,17 +3,18 @@
 // warm-up, and the ratio to v1 in the same run. One call = one submit + onSubmittedWorkDone,
 // which is what a training step pays (tiny models are dispatch-bound). The float64
 // TypeScript reference is timed too, for orientation.
-import type { BenchSection, BenchTable } from '../../cli/benchTable';
-import { Prng } from '../../model/prng';
-import { getKernelDevice } from './device';
+
+import { getKernelDevice } from '../src/gpu/kernels/device';
 import {
   GRPO_TOKEN_LOSS_VERSIONS,
   type GrpoTokenBuffers,
   grpoTokenLossSpec,
-} from './grpoTokenLoss';
-import { grpoTokenLossReference, tokenLogprobReference } from './reference';
-import { type KernelSpec, prepareKernel } from './runKernel';
-import { TOKEN_LOGPROB_VERSIONS, tokenLogprobSpec } from './tokenLogprob';
+} from '../src/gpu/kernels/grpoTokenLoss';
+import { grpoTokenLossReference, tokenLogprobReference } from '../src/gpu/kernels/reference';
+import { type KernelSpec, prepareKernel } from '../src/gpu/kernels/runKernel';
+import { TOKEN_LOGPROB_VERSIONS, tokenLogprobSpec } from '../src/gpu/kernels/tokenLogprob';
+import { Rng } from '../src/tasks/random';
+import type { BenchSection, BenchTable } from './table';
 
 const ROWS = 64 * 192;
 const VOCAB = 105;
@@ -57,9 +58,9 @@ export const kernelsBench: BenchSection = async (): Promise<BenchTable> => {
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU adapter: ${opened.why}`);
   const { device, adapter } = opened.gpu;
-  const prng = new Prng(2026);
+  const prng = new Rng(2026);
   const logits = Float32Array.from({ length: ROWS * VOCAB }, () => prng.normal() * 3);
-  const targets = Uint32Array.from({ length: ROWS }, () => prng.int(VOCAB));
+  const targets = Uint32Array.from({ length: ROWS }, () => prng.below(VOCAB));
   const loss: GrpoTokenBuffers = {
     logp: Float32Array.from({ length: ROWS }, () => -3 * prng.next()),
     oldLogp: Float32Array.from({ length: ROWS }, () => -3 * prng.next()),

@@ -1,12 +1,13 @@
 // `npm run bench -- tasks`: for every L4 family, the naive and the efficient reference run
 // on the task's efficiency tests in the QuickJS sandbox; the table shows the cost ratio in
 // deterministic work (interrupt polls, ~10k QuickJS operations each) and in wall time.
-import type { BenchSection } from '../cli/benchTable';
-import { createSandbox } from '../sandbox';
-import { FAMILIES } from './families';
-import { generateTask } from './generate';
-import { measureEfficiency, workRatio } from './sandboxCheck';
-import type { Task } from './types';
+
+import { createSandbox } from '../src/sandbox';
+import { FAMILIES } from '../src/tasks/families';
+import { generateTask } from '../src/tasks/generate';
+import { measureEfficiency, workRatio } from '../src/tasks/sandboxCheck';
+import type { Task } from '../src/tasks/types';
+import type { BenchSection } from './table';
 
 const TASKS_PER_FAMILY = 3;
 const SEED = 41;

@@ -2,8 +2,8 @@
 // measured in the same run, because these machines are shared and noisy.
 // Usage: npm run bench [-- section-name ...]
 
-import { benchSections } from './benchSections';
-import { type BenchSection, formatTable } from './benchTable';
+import { benchSections } from './sections';
+import { type BenchSection, formatTable } from './table';
 
 const only = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const selected = Object.entries(benchSections as Record<string, BenchSection>).filter(

@@ -1,14 +1,14 @@
 // chart-bench.html?demo=lab: the charts panel, runs table and explainer on synthetic runs
 // and one synthetic step of groups, without the engine. For page tests and for looking at
 // the components in isolation.
-import { DEFAULT_RUN_CONFIG } from '../../engine/runConfig';
-import type { PlanSample, RunConfig, SampleGroup } from '../../engine/types';
-import { groupAdvantages } from '../../rl/advantages';
-import { coderRewards, plannerRewards } from '../../rl/rewards';
-import { Explainer } from '../explainer/Explainer';
-import { RunsTable } from '../runs/RunsTable';
-import { type MetricPoint, type RunRecord, useLabStore } from '../state/labStore';
-import { ChartsPanel } from './ChartsPanel';
+import { DEFAULT_RUN_CONFIG } from '../../src/engine/runConfig';
+import type { PlanSample, RunConfig, SampleGroup } from '../../src/engine/types';
+import { groupAdvantages } from '../../src/rl/advantages';
+import { coderRewards, plannerRewards } from '../../src/rl/rewards';
+import { ChartsPanel } from '../../src/ui/charts/ChartsPanel';
+import { Explainer } from '../../src/ui/explainer/Explainer';
+import { RunsTable } from '../../src/ui/runs/RunsTable';
+import { type MetricPoint, type RunRecord, useLabStore } from '../../src/ui/state/labStore';
 
 function demoPoints(steps: number, seed: number, speed: number): MetricPoint[] {
   let state = seed;

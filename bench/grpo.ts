@@ -4,13 +4,13 @@
 // in the sandbox), freshly initialized weights otherwise. Shares, not absolute times, are
 // what to compare on these shared machines.
 import { existsSync } from 'node:fs';
-import type { BenchSection } from '../cli/benchTable';
-import { type BackendName, initBackend } from '../gpu/backend';
-import { createModel, type LoadedCheckpoint, makeConfig } from '../model';
-import { loadCheckpointDir } from '../model/checkpointNode';
-import { createSandbox } from '../sandbox';
-import { CharTokenizer } from '../tokenizer';
-import { defaultRunConfig, TrainingSession } from './session';
+import { defaultRunConfig, TrainingSession } from '../src/engine/session';
+import { type BackendName, initBackend } from '../src/gpu/backend';
+import { createModel, type LoadedCheckpoint, makeConfig } from '../src/model';
+import { loadCheckpointDir } from '../src/model/checkpointNode';
+import { createSandbox } from '../src/sandbox';
+import { CharTokenizer } from '../src/tokenizer';
+import type { BenchSection } from './table';
 
 const WARM_START = 'public/checkpoints/tiny';
 const TIMED_STEPS = 2;

@@ -5,8 +5,8 @@
 // measured in the same run as ratios to the main case.
 import { existsSync } from 'node:fs';
 import { build, preview } from 'vite';
-import type { BenchSection, BenchTable } from '../../cli/benchTable';
-import { launchChromium } from '../../cli/chromium';
+import { launchChromium } from '../../src/cli/chromium';
+import type { BenchSection, BenchTable } from '../table';
 import type { ChartBenchResult } from './benchPage';
 
 const FRAMES = 180;

@@ -9,11 +9,11 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { createRoot } from 'react-dom/client';
-import type { ChartSeries } from './chartData';
+import type { ChartSeries } from '../../src/ui/charts/chartData';
+import { LineChart } from '../../src/ui/charts/LineChart';
+import { runColor } from '../../src/ui/charts/palette';
 import { DemoLab, seedDemoLab } from './demoLab';
-import { LineChart } from './LineChart';
-import { runColor } from './palette';
-import '../styles.css';
+import '../../src/ui/styles.css';
 
 export interface ChartBenchResult {
   points: number;

@@ -1,0 +1,21 @@
+// The registry of benchmark sections, in the order they print. Benches sit above every layer
+// (they import src/ downward; nothing in src/ imports them).
+
+import { chartsBench } from './charts/charts';
+import { grpoBench } from './grpo';
+import { kernelsBench } from './kernels';
+import { memoryBench } from './memory';
+import { modelBench } from './models';
+import { sandboxBench } from './sandbox';
+import type { BenchSection } from './table';
+import { tasksBench } from './tasks';
+
+export const benchSections: Record<string, BenchSection> = {
+  tasks: tasksBench,
+  charts: chartsBench,
+  models: modelBench,
+  sandbox: sandboxBench,
+  grpo: grpoBench,
+  memory: memoryBench,
+  kernels: kernelsBench,
+};
