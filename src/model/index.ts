@@ -38,12 +38,12 @@ export {
   defaultMemoryBudgetBytes,
   memoryBudgetBytes,
   packByBudget,
+  peakTensorBytes,
   samplingBytes,
   trainingBytes,
 } from './memory';
 export { causalAttention, geluTanh, layerNorm, linear, matMul2d } from './ops';
 export { initialValues, makeVariables, type Params, parameterSpecs, readValues } from './params';
-export { Prng } from './prng';
 export { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';
 export {
   applyGradientsSafely,

@@ -2,8 +2,8 @@
 // a seed with GPT-2's initialisation: N(0, 0.02), residual projections scaled by
 // 1/√(2·n_layer), biases 0, LayerNorm gains 1.
 import * as tf from '@tensorflow/tfjs-core';
+import { Rng } from '../tasks/random';
 import type { ModelConfig } from './config';
-import { Prng } from './prng';
 
 export type ParamInit = 'normal' | 'residual' | 'zeros' | 'ones';
 
@@ -45,7 +45,7 @@ export function parameterSpecs(config: ModelConfig): ParamSpec[] {
 
 /** Seeded initial values, computed in JavaScript so every backend starts from the same numbers. */
 export function initialValues(config: ModelConfig, seed: number): Map<string, Float32Array> {
-  const prng = new Prng(seed);
+  const prng = new Rng(seed);
   const residualStd = 0.02 / Math.sqrt(2 * config.nLayer);
   const values = new Map<string, Float32Array>();
   for (const spec of parameterSpecs(config)) {

@@ -1,6 +1,6 @@
 // Choosing the next token from one row of logits, in JavaScript: temperature, top-k,
 // a seeded draw, and the log-prob of the chosen token.
-import { Prng } from '../model/prng';
+import { Rng } from '../tasks/random';
 
 export interface Pick {
   id: number;
@@ -12,7 +12,7 @@ export function pickToken(
   logits: ArrayLike<number>,
   temperature: number,
   topK: number,
-  prng: Prng,
+  prng: Rng,
 ): Pick {
   const V = logits.length;
   const t = temperature > 0 ? temperature : 1;
@@ -44,6 +44,6 @@ export function pickToken(
 }
 
 /** One independent stream per row, so a row's samples do not depend on the batch around it. */
-export function rowPrng(seed: number, row: number): Prng {
-  return new Prng((Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(row + 1, 0x85ebca77)) >>> 0);
+export function rowPrng(seed: number, row: number): Rng {
+  return new Rng((Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(row + 1, 0x85ebca77)) >>> 0);
 }

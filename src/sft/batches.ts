@@ -1,7 +1,7 @@
 // Padded training batches with a loss mask on answer tokens, and length bucketing so
 // little compute goes to padding.
 import * as tf from '@tensorflow/tfjs-core';
-import { Prng } from '../model/prng';
+import { Rng } from '../tasks/random';
 import type { RoleExample } from './format';
 
 export interface TokenBatch {
@@ -42,7 +42,7 @@ export function makeBatch(examples: RoleExample[], padId: number): TokenBatch {
  */
 export class BucketedBatches {
   private queue: RoleExample[][] = [];
-  private readonly prng: Prng;
+  private readonly prng: Rng;
 
   constructor(
     private readonly nextExamples: (n: number) => RoleExample[],
@@ -51,7 +51,7 @@ export class BucketedBatches {
     private readonly poolBatches = 8,
     private readonly maxLength = Number.POSITIVE_INFINITY,
   ) {
-    this.prng = new Prng(seed);
+    this.prng = new Rng(seed);
   }
 
   next(): RoleExample[] {
@@ -67,7 +67,7 @@ export class BucketedBatches {
     for (let i = 0; i < pool.length; i += this.batchSize)
       this.queue.push(pool.slice(i, i + this.batchSize));
     for (let i = this.queue.length - 1; i > 0; i--) {
-      const j = this.prng.int(i + 1);
+      const j = this.prng.below(i + 1);
       [this.queue[i], this.queue[j]] = [this.queue[j]!, this.queue[i]!];
     }
   }

@@ -1,6 +1,6 @@
 // Task stream → role examples. Tasks with several strategies (L4: naive and efficient)
 // contribute one of them at random, so the warm start sees both and RL has a choice.
-import { Prng } from '../model/prng';
+import { Rng } from '../tasks/random';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
 import { type AgentRole, type RoleExample, roleExample } from './format';
@@ -12,11 +12,11 @@ export function taskExampleSource(
   seed: number,
   shared = false,
 ): (n: number) => RoleExample[] {
-  const prng = new Prng(seed);
+  const prng = new Rng(seed);
   return (n) =>
     nextTasks(n).map((task) => {
-      const strategy = task.strategies[prng.int(task.strategies.length)]!;
-      const role = roles[prng.int(roles.length)]!;
+      const strategy = task.strategies[prng.below(task.strategies.length)]!;
+      const role = roles[prng.below(roles.length)]!;
       return roleExample(
         tok,
         role,

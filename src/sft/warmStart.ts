@@ -3,7 +3,8 @@
 // The page's "train warm start from scratch" runs this in its engine Worker and
 // `npm run warmstart` in Node, so a seed and step budget give the same models in both.
 import type { LoadedCheckpoint, PresetName } from '../model';
-import { createModel, makeConfig, Prng, parameterCount } from '../model';
+import { createModel, makeConfig, parameterCount } from '../model';
+import { Rng } from '../tasks/random';
 import { createTaskSampler } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
 import { BucketedBatches } from './batches';
@@ -40,7 +41,7 @@ export async function warmStartModels(
   if (minutes === undefined && steps === undefined)
     throw new Error('warm start: give minutes or steps');
   const tokenizer = new CharTokenizer();
-  const prng = new Prng(seed);
+  const prng = new Rng(seed);
 
   const trainRole = async (
     role: AgentRole | 'shared',

@@ -1,5 +1,7 @@
-// Seeded randomness for task generation. Everything in src/tasks draws from here, never
-// from Math.random, so a (seed, index) pair always yields the same task.
+// The lab's one seeded PRNG (mulberry32). Task generation, weight initialisation,
+// sampling, warm-start batches and tests all draw from here, never from Math.random, so
+// one seed reproduces the same tasks, weights and samples on every backend. It lives in
+// src/tasks, the lowest layer, so that every other layer may import it.
 
 /** FNV-1a over a string: turns labels into 32-bit seeds. */
 export function hashString(text: string): number {
@@ -11,23 +13,13 @@ export function hashString(text: string): number {
   return h >>> 0;
 }
 
-/** mulberry32: small, fast, good enough for test data; state is one 32-bit word. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export class Rng {
-  private readonly next: () => number;
+  /** mulberry32's state: one 32-bit word. */
+  private state: number;
 
-  constructor(readonly seed: number) {
-    this.next = mulberry32(seed);
+  /** Seed 0 is replaced by a fixed non-zero word (as the model's generator always did). */
+  constructor(seed: number) {
+    this.state = seed >>> 0 || 0x9e3779b9;
   }
 
   /** A child generator named by a label: independent of how much the parent has drawn. */
@@ -36,13 +28,33 @@ export class Rng {
   }
 
   /** Uniform in [0, 1). */
-  float(): number {
-    return this.next();
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** Standard normal (Box–Muller; 1 − next() is in (0, 1], so the log is finite). */
+  normal(): number {
+    const u = 1 - this.next();
+    const v = this.next();
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  }
+
+  /** Uniform integer in [0, n). */
+  below(n: number): number {
+    return Math.floor(this.next() * n);
   }
 
   /** Uniform integer in [lo, hi], both ends included. */
   int(lo: number, hi: number): number {
     return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+
+  ints(length: number, lo: number, hi: number): number[] {
+    return Array.from({ length }, () => this.int(lo, hi));
   }
 
   chance(p: number): boolean {
@@ -54,9 +66,10 @@ export class Rng {
     return items[Math.floor(this.next() * items.length)] as T;
   }
 
-  /** Index drawn in proportion to non-negative weights. */
-  weighted(weights: readonly number[]): number {
-    const total = weights.reduce((s, w) => s + w, 0);
+  /** An index drawn in proportion to non-negative weights (they need not sum to 1). */
+  weighted(weights: ArrayLike<number>): number {
+    let total = 0;
+    for (let i = 0; i < weights.length; i++) total += weights[i] ?? 0;
     let r = this.next() * total;
     for (let i = 0; i < weights.length; i++) {
       r -= weights[i] ?? 0;
@@ -75,7 +88,8 @@ export class Rng {
     return out;
   }
 
-  ints(length: number, lo: number, hi: number): number[] {
-    return Array.from({ length }, () => this.int(lo, hi));
+  /** A derived seed, for handing to another component. */
+  fork(): number {
+    return Math.floor(this.next() * 4294967296) >>> 0;
   }
 }

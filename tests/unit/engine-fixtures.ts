@@ -12,7 +12,7 @@ import {
   saveCheckpoint,
 } from '../../src/model';
 import { readCheckpointDir, writeCheckpointDir } from '../../src/model/checkpointNode';
-import { Prng } from '../../src/model/prng';
+import { Rng } from '../../src/tasks/random';
 import { DEFAULT_SFT, roleExample, runSft } from '../../src/sft';
 import { generateTasks, type Task } from '../../src/tasks';
 import { CharTokenizer } from '../../src/tokenizer';
@@ -42,12 +42,12 @@ export async function quickCoder(steps: number, seed = 3): Promise<LoadedCheckpo
   const tokenizer = new CharTokenizer();
   const model = createModel(makeConfig('tiny', tokenizer.vocabSize, 'coder', SHAPE), seed);
   const tasks = familyTasks(200, seed);
-  const prng = new Prng(seed);
+  const prng = new Rng(seed);
   await runSft(
     model,
     () =>
       Array.from({ length: 16 }, () => {
-        const task = tasks[prng.int(tasks.length)] as Task;
+        const task = tasks[prng.below(tasks.length)] as Task;
         const strategy = task.strategies[0];
         const plan = prng.next() < 0.5 ? '' : (strategy?.plan ?? '');
         return roleExample(tokenizer, 'coder', {
@@ -74,12 +74,12 @@ export function freshPlanner(seed = 5): LoadedCheckpoint {
 export async function quickPlanner(steps: number, seed = 4): Promise<LoadedCheckpoint> {
   const planner = freshPlanner(seed);
   const tasks = familyTasks(200, seed);
-  const prng = new Prng(seed);
+  const prng = new Rng(seed);
   await runSft(
     planner.model,
     () =>
       Array.from({ length: 16 }, () => {
-        const task = tasks[prng.int(tasks.length)] as Task;
+        const task = tasks[prng.below(tasks.length)] as Task;
         const strategy = task.strategies[0];
         return roleExample(planner.tokenizer, 'planner', {
           statement: task.statement,

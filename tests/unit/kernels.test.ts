@@ -13,7 +13,7 @@ import {
   tokenLogprobReference,
 } from '../../src/gpu/kernels/reference';
 import { TOKEN_LOGPROB_VERSIONS, tokenLogprob } from '../../src/gpu/kernels/tokenLogprob';
-import { Prng } from '../../src/model/prng';
+import { Rng } from '../../src/tasks/random';
 import { grpoLossReference } from '../../src/rl/grpoLossReference';
 
 let device: GPUDevice | null = null;
@@ -62,12 +62,12 @@ describe('token_logprob (fused log-softmax + pick, entropy)', () => {
       const gpu = needDevice(ctx);
       let seed = 1;
       for (const [rows, vocab, scale] of LOGPROB_SHAPES) {
-        const prng = new Prng(seed++ * 7919);
+        const prng = new Rng(seed++ * 7919);
         const logits = Float32Array.from(
           { length: rows * vocab },
           () => (2 * prng.next() - 1) * scale,
         );
-        const targets = Uint32Array.from({ length: rows }, () => prng.int(vocab));
+        const targets = Uint32Array.from({ length: rows }, () => prng.below(vocab));
         const ref = tokenLogprobReference(logits, targets, rows, vocab);
         const out = await tokenLogprob(gpu, version, logits, targets, rows, vocab);
         expectClose(out.logp, ref.logp);
@@ -86,7 +86,7 @@ describe('token_logprob (fused log-softmax + pick, entropy)', () => {
 
 /** Tokens whose ratios fall inside and outside the clip range, both advantage signs, padding. */
 function grpoInputs(n: number, seed: number): GrpoTokenBuffers {
-  const prng = new Prng(seed);
+  const prng = new Rng(seed);
   const logp = Float32Array.from({ length: n }, () => -4 * prng.next());
   // log ρ spread over ±0.6 puts many tokens outside [1 − 0.2, 1 + 0.28].
   const oldLogp = logp.map((lp) => lp - (2 * prng.next() - 1) * 0.6);

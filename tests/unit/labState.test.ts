@@ -8,7 +8,7 @@ import type { RunRecord } from '../../src/ui/state/labStore';
 
 function seededRandom(seed: number) {
   const rng = new Rng(seed);
-  return () => rng.float();
+  return () => rng.next();
 }
 
 describe('run config in the URL', () => {

@@ -10,7 +10,6 @@ import {
   type GPT,
   makeConfig,
   maskedLoss,
-  Prng,
   readValues,
   trainingBytes,
 } from '../../src/model';
@@ -19,6 +18,7 @@ import type { LossType } from '../../src/rl/config';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout/kvSampler';
 import { DEFAULT_SFT, runSft } from '../../src/sft';
+import { Rng } from '../../src/tasks/random';
 
 const CONFIG = makeConfig('tiny', 29, 'coder', { nEmbd: 16, nLayer: 2, nHead: 2, nCtx: 64 });
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
 
 /** Ragged sequences with random advantages and π_old log-probs near (not at) the policy's. */
 function randomSequences(seed: number, count: number): PolicySequence[] {
-  const prng = new Prng(seed);
+  const prng = new Rng(seed);
   const random = () => prng.next();
   const token = () => 2 + Math.floor(random() * (CONFIG.vocabSize - 2));
   return Array.from({ length: count }, () => {
@@ -133,7 +133,7 @@ describe('micro-batched GRPO update', () => {
 
 describe('micro-batched warm start', () => {
   it('an SFT step under a small budget equals the one-batch step', async () => {
-    const prng = new Prng(4);
+    const prng = new Rng(4);
     const random = () => prng.next();
     const token = () => 2 + Math.floor(random() * (CONFIG.vocabSize - 2));
     const examples = Array.from({ length: 9 }, () => ({

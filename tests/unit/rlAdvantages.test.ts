@@ -6,7 +6,7 @@ import {
   plannerGroups,
   sampleStd,
 } from '../../src/rl/advantages';
-import { seededRandom } from '../../src/rl/seededRandom';
+import { Rng } from '../../src/tasks/random';
 
 // Hand-written references, independent of the module's helpers.
 function handMean(values: number[]): number {
@@ -24,7 +24,7 @@ function handUnbiasedStd(values: number[]): number {
 describe('group advantages', () => {
   it('std-normalizes each group with the unbiased std (as torch .std(), TRL)', () => {
     expect(sampleStd([1, 2, 3, 4])).toBeCloseTo(Math.sqrt(5 / 3), 14);
-    const random = seededRandom(1);
+    const random = new Rng(1);
     const rewards = Array.from({ length: 12 }, () => Math.round(random.next() * 4) / 4);
     const result = groupAdvantages(rewards, contiguousGroups(12, 4), 'group');
     for (let g = 0; g < 3; g++) {
@@ -41,7 +41,7 @@ describe('group advantages', () => {
   });
 
   it('only centres without scaling (Dr. GRPO), and scales by the batch std on request', () => {
-    const random = seededRandom(2);
+    const random = new Rng(2);
     const rewards = Array.from({ length: 8 }, () => random.normal());
     const groups = contiguousGroups(8, 4);
     const centred = groupAdvantages(rewards, groups, 'none');

@@ -9,7 +9,7 @@ import { contiguousGroups, groupAdvantages } from '../../src/rl/advantages';
 import type { LossType } from '../../src/rl/config';
 import { grpoLoss, grpoLossMetrics } from '../../src/rl/grpoLoss';
 import { tokenLogProbs } from '../../src/rl/logProbs';
-import { seededRandom } from '../../src/rl/seededRandom';
+import { Rng } from '../../src/tasks/random';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -22,7 +22,7 @@ const banditReward = (action: number) => (action === BEST_ACTION ? 1 : action / 
 
 /** Trains a softmax-over-K policy; returns its final probabilities and the KL seen. */
 async function trainBandit(seed: number, lossType: LossType, numIterations: number) {
-  const random = seededRandom(seed);
+  const random = new Rng(seed);
   const groupSize = 8;
   const logits = tf.variable(tf.zeros([1, K]), true, `bandit_${seed}_${lossType}`);
   const optimizer = tf.train.adam(0.05);
@@ -34,7 +34,7 @@ async function trainBandit(seed: number, lossType: LossType, numIterations: numb
   let lastKl = 0;
   for (let step = 0; step < 100; step++) {
     const probs = await tf.tidy(() => tf.softmax(logits)).data();
-    const sampled = Array.from({ length: groupSize }, () => random.categorical(probs));
+    const sampled = Array.from({ length: groupSize }, () => random.weighted(probs));
     const rewards = sampled.map(banditReward);
     const { advantages } = groupAdvantages(rewards, contiguousGroups(groupSize, groupSize));
     const actions = tf.tensor2d(sampled, [groupSize, 1], 'int32');
@@ -90,7 +90,7 @@ describe('GRPO on a K-armed bandit', () => {
 
 describe('GRPO on a two-token sequence policy', () => {
   it('learns the rewarded pair, with variable lengths masked', async () => {
-    const random = seededRandom(5);
+    const random = new Rng(5);
     const V = 4;
     const groupSize = 8;
     const firstLogits = tf.variable(tf.zeros([1, V]), true, 'seq_first');
@@ -112,9 +112,9 @@ describe('GRPO on a two-token sequence policy', () => {
         tf.tidy(() => tf.softmax(firstLogits)).data(),
         tf.tidy(() => tf.softmax(secondLogits)).data(),
       ]);
-      const firsts = Array.from({ length: groupSize }, () => random.categorical(p1));
+      const firsts = Array.from({ length: groupSize }, () => random.weighted(p1));
       const seconds = firsts.map((a) =>
-        a === 0 ? 0 : random.categorical(p2.slice(a * V, (a + 1) * V)),
+        a === 0 ? 0 : random.weighted(p2.slice(a * V, (a + 1) * V)),
       );
       const rewards = firsts.map((a, i) => (a === 0 ? 0 : reward(a, seconds[i] ?? 0)));
       const { advantages } = groupAdvantages(rewards, contiguousGroups(groupSize, groupSize));

@@ -12,7 +12,7 @@ import {
   k3,
 } from '../../src/rl/grpoLossReference';
 import type { GrpoLossOptions } from '../../src/rl/grpoLossTypes';
-import { type SeededRandom, seededRandom } from '../../src/rl/seededRandom';
+import { Rng } from '../../src/tasks/random';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -21,7 +21,7 @@ beforeAll(async () => {
 const LOSS_TYPES: LossType[] = ['grpo', 'dapo', 'dr_grpo'];
 
 /** Random padded batch: G outputs of unequal lengths (one empty), values rounded to float32. */
-function randomBatch(random: SeededRandom, outputs = 8, width = 7): GrpoLossReferenceInputs {
+function randomBatch(random: Rng, outputs = 8, width = 7): GrpoLossReferenceInputs {
   const f32 = Math.fround;
   const lengths = Array.from({ length: outputs }, (_, i) =>
     i === outputs - 1 ? 0 : 1 + Math.floor(random.next() * width),
@@ -104,7 +104,7 @@ function maxAbsDiff(a: number[][], b: number[][]): number {
 
 describe('GRPO loss: per-token pieces', () => {
   it('k3 matches exp(Δ) − Δ − 1 and is ≥ 0', () => {
-    const random = seededRandom(3);
+    const random = new Rng(3);
     for (let n = 0; n < 50; n++) {
       const delta = 4 * (random.next() - 0.5);
       expect(k3(delta)).toBeCloseTo(Math.exp(delta) - delta - 1, 14);
@@ -134,7 +134,7 @@ describe('GRPO loss: reference and tfjs', () => {
   for (const lossType of LOSS_TYPES) {
     for (const beta of [0, 0.04]) {
       it(`${lossType}, beta ${beta}: reference = hand computation = tfjs, metrics agree`, async () => {
-        const random = seededRandom(100 + LOSS_TYPES.indexOf(lossType) * 10 + beta * 100);
+        const random = new Rng(100 + LOSS_TYPES.indexOf(lossType) * 10 + beta * 100);
         const inputs = randomBatch(random);
         const options: GrpoLossOptions = { lossType, epsilonLow: 0.2, epsilonHigh: 0.28, beta };
         const reference = grpoLossReference(inputs, options);
@@ -162,7 +162,7 @@ describe('GRPO loss: reference and tfjs', () => {
   }
 
   it('clip ratio metrics count the hand-defined token sets', () => {
-    const random = seededRandom(7);
+    const random = new Rng(7);
     const inputs = randomBatch(random, 5, 6);
     const { metrics } = grpoLossReference(inputs, {
       lossType: 'dapo',
@@ -189,7 +189,7 @@ describe('GRPO loss: reference and tfjs', () => {
   });
 
   it('honours batch-level normalizers for gradient accumulation', () => {
-    const random = seededRandom(8);
+    const random = new Rng(8);
     const inputs = randomBatch(random, 4, 5);
     const base = { epsilonLow: 0.2, epsilonHigh: 0.2, beta: 0.04 };
     const plain = grpoLossReference(inputs, { ...base, lossType: 'dapo' }).loss;
@@ -213,7 +213,7 @@ describe('GRPO loss: reference and tfjs', () => {
 describe('GRPO loss: gradients', () => {
   for (const lossType of LOSS_TYPES) {
     it(`${lossType}: tfjs gradient = hand-derived gradient = finite differences`, () => {
-      const random = seededRandom(200 + LOSS_TYPES.indexOf(lossType));
+      const random = new Rng(200 + LOSS_TYPES.indexOf(lossType));
       const inputs = randomBatch(random);
       const options: GrpoLossOptions = { lossType, epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 };
       const analytic = grpoLossGradientReference(inputs, options);
@@ -254,7 +254,7 @@ describe('GRPO loss: gradients', () => {
   }
 
   it('without old log-probs the ratio is 1 but still carries the gradient (numIterations 1)', () => {
-    const random = seededRandom(9);
+    const random = new Rng(9);
     const { oldLogProbs: _unused, ...inputs } = randomBatch(random);
     const options: GrpoLossOptions = {
       lossType: 'grpo',

@@ -9,7 +9,7 @@ import { grpoLoss } from '../../src/rl/grpoLoss';
 import { grpoLossReference } from '../../src/rl/grpoLossReference';
 import type { GrpoLossOptions } from '../../src/rl/grpoLossTypes';
 import { stopGradient, tokenEntropies, tokenLogProbs } from '../../src/rl/logProbs';
-import { seededRandom } from '../../src/rl/seededRandom';
+import { Rng } from '../../src/tasks/random';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -23,7 +23,7 @@ function logSoftmax64(row: number[]): number[] {
 
 describe('tokenLogProbs and tokenEntropies', () => {
   it('pick log-softmax entries (with temperature) and compute −Σ p log p', async () => {
-    const random = seededRandom(21);
+    const random = new Rng(21);
     const [B, T, V] = [3, 4, 5];
     const logits = Array.from({ length: B * T }, () =>
       Array.from({ length: V }, () => Math.fround(3 * random.normal())),
@@ -58,7 +58,7 @@ describe('GRPO gradient through a linear-softmax policy', () => {
   const [G, L, D, V] = [5, 4, 3, 6];
   for (const lossType of ['grpo', 'dapo', 'dr_grpo'] as LossType[]) {
     it(`${lossType}: ∂loss/∂W from tfjs = central differences (float64)`, () => {
-      const random = seededRandom(300 + lossType.length);
+      const random = new Rng(300 + lossType.length);
       const f32 = Math.fround;
       const features = Array.from({ length: G * L }, () =>
         Array.from({ length: D }, () => f32(random.normal())),

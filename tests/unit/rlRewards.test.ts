@@ -10,7 +10,7 @@ import {
   programOutcome,
   taskRewards,
 } from '../../src/rl/rewards';
-import { seededRandom } from '../../src/rl/seededRandom';
+import { Rng } from '../../src/tasks/random';
 import type { RunResult } from '../../src/sandbox/types';
 
 const weights = { passFraction: 1, efficiency: 0.25, formatPenalty: 0.5, efficiencySmoothing: 1 };
@@ -48,7 +48,7 @@ describe('coder rewards', () => {
   });
 
   it('totals match the formula on random outcomes', () => {
-    const random = seededRandom(11);
+    const random = new Rng(11);
     const outcomes = Array.from({ length: 16 }, () => {
       const total = 1 + Math.floor(random.next() * 8);
       const passCount = random.next() < 0.5 ? total : Math.floor(random.next() * total);

@@ -3,7 +3,7 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clipByGlobalNorm, guardedUpdate, inspectGradients } from '../../src/model/safeUpdate';
-import { seededRandom } from '../../src/rl/seededRandom';
+import { Rng } from '../../src/tasks/random';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -11,7 +11,7 @@ beforeAll(async () => {
 
 describe('gradient clipping by global norm', () => {
   it('measures the global norm and scales like torch clip_grad_norm_', async () => {
-    const random = seededRandom(31);
+    const random = new Rng(31);
     const a = Array.from({ length: 5 }, () => random.normal());
     const b = Array.from({ length: 3 }, () => random.normal());
     const grads = { a: tf.tensor1d(a), b: tf.tensor1d(b) };

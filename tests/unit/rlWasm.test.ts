@@ -11,12 +11,12 @@ import type { LossType } from '../../src/rl/config';
 import { grpoLoss, grpoLossMetrics } from '../../src/rl/grpoLoss';
 import type { GrpoLossOptions } from '../../src/rl/grpoLossTypes';
 import { tokenEntropies, tokenLogProbs } from '../../src/rl/logProbs';
-import { seededRandom } from '../../src/rl/seededRandom';
+import { Rng } from '../../src/tasks/random';
 
 const [G, L, D, V] = [6, 5, 4, 7];
 
 function randomProblem(seed: number) {
-  const random = seededRandom(seed);
+  const random = new Rng(seed);
   const f32 = Math.fround;
   return {
     features: Array.from({ length: G * L }, () =>
