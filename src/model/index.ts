@@ -38,7 +38,6 @@ export {
   defaultMemoryBudgetBytes,
   memoryBudgetBytes,
   packByBudget,
-  peakTensorBytes,
   samplingBytes,
   trainingBytes,
 } from './memory';
