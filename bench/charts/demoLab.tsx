@@ -1,10 +1,14 @@
 // chart-bench.html?demo=lab: the charts panel, runs table and explainer on synthetic runs
 // and one synthetic step of groups, without the engine. For page tests and for looking at
 // the components in isolation.
-import { DEFAULT_RUN_CONFIG } from '../../src/engine/runConfig';
-import type { PlanSample, RunConfig, SampleGroup } from '../../src/engine/types';
-import { groupAdvantages } from '../../src/rl/advantages';
-import { coderRewards, plannerRewards } from '../../src/rl/rewards';
+
+import type { PlanSample, RunConfig, SampleGroup } from '../../src/engine/api';
+import {
+  coderRewards,
+  DEFAULT_RUN_CONFIG,
+  groupAdvantages,
+  plannerRewards,
+} from '../../src/engine/api';
 import { ChartsPanel } from '../../src/ui/charts/ChartsPanel';
 import { Explainer } from '../../src/ui/explainer/Explainer';
 import { RunsTable } from '../../src/ui/runs/RunsTable';

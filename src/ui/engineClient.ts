@@ -1,15 +1,23 @@
 // The only bridge between the page and the engine Worker: sends commands, turns events into
 // store updates, and keeps IndexedDB in step so a reload (or a crashed Worker) resumes.
+
+import type {
+  EngineCommand,
+  EngineEvent,
+  EngineStatus,
+  RunConfig,
+  RunResult,
+  RunSnapshot,
+  SampleGroup,
+} from '../engine/api';
 import {
   classifyFailure,
+  decodeRunConfig,
   describeRecovery,
   type EngineFailure,
+  encodeRunConfig,
   planRecovery,
-} from '../engine/failure';
-import type { EngineCommand, EngineEvent, EngineStatus } from '../engine/protocol';
-import { decodeRunConfig, encodeRunConfig } from '../engine/runConfig';
-import type { RunConfig, RunSnapshot, SampleGroup } from '../engine/types';
-import type { RunResult } from '../sandbox/types';
+} from '../engine/api';
 import * as db from './persist/runsDb';
 import { activeRun, MAX_KEPT_STEPS, type RunRecord, useLabStore } from './state/labStore';
 

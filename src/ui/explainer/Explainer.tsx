@@ -3,7 +3,7 @@
 // typeset with KaTeX and filled in with the group's numbers. Presentation mode enlarges
 // everything for a classroom.
 import { useDeferredValue, useMemo } from 'react';
-import type { SampleGroup } from '../../engine/types';
+import type { SampleGroup } from '../../engine/api';
 import { activeRun, type LabState, useLabStore } from '../state/labStore';
 import { setPresentation } from '../state/runActions';
 import { explainGroup } from './explain';

@@ -1,6 +1,6 @@
 // One role's group: its rewards, their mean and std, and each member's advantage, with the
 // group's actual numbers substituted into the formulas.
-import type { GrpoConfig } from '../../rl/config';
+import type { GrpoConfig } from '../../engine/api';
 import type { RoleGroupExplanation } from './explain';
 import { Tex } from './Tex';
 import { num, operand, sumOf } from './texFormat';

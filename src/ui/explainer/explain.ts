@@ -1,12 +1,20 @@
 // The numbers the GRPO explainer shows for one group on screen, computed with the rl
 // reference functions (groupAdvantages, plannerReward, clippedSurrogateLoss, k3) so the
 // explainer and the trainer cannot disagree. Pure: no React, no store.
-import type { MetricRecord, SampleGroup } from '../../engine/types';
-import { ADVANTAGE_STD_EPSILON, groupAdvantages, sampleStd } from '../../rl/advantages';
-import type { GrpoConfig, Role } from '../../rl/config';
-import { trainedRoles, usesPlanner } from '../../rl/config';
-import { clippedSurrogateLoss, isClippedHigh, isClippedLow, k3 } from '../../rl/grpoLossReference';
-import { plannerReward, type RewardParts } from '../../rl/rewards';
+import type { GrpoConfig, MetricRecord, Role, SampleGroup } from '../../engine/api';
+import {
+  ADVANTAGE_STD_EPSILON,
+  clippedSurrogateLoss,
+  groupAdvantages,
+  isClippedHigh,
+  isClippedLow,
+  k3,
+  plannerReward,
+  type RewardParts,
+  sampleStd,
+  trainedRoles,
+  usesPlanner,
+} from '../../engine/api';
 
 export interface RoleGroupExplanation {
   role: Role;

@@ -1,4 +1,4 @@
-import type { SampleGroup } from '../../engine/types';
+import type { SampleGroup } from '../../engine/api';
 import { rewardColor } from './rewardColor';
 
 interface GroupGridProps {

@@ -1,5 +1,5 @@
 import { useDeferredValue } from 'react';
-import type { SampleGroup } from '../../engine/types';
+import type { SampleGroup } from '../../engine/api';
 import { type Selection, useLabStore } from '../state/labStore';
 import { GroupGrid } from './GroupGrid';
 import { SampleDetail } from './SampleDetail';

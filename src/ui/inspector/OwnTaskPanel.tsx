@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { SampleGroup } from '../../engine/types';
+import type { SampleGroup } from '../../engine/api';
 import { solve } from '../engineClient';
 import { MonacoEditor } from '../MonacoEditor';
 import { useLabStore } from '../state/labStore';

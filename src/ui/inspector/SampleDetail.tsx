@@ -1,6 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { SampleGroup } from '../../engine/types';
-import type { RunResult } from '../../sandbox/types';
+import type { RunResult, SampleGroup } from '../../engine/api';
 import { judge } from '../engineClient';
 import { MonacoEditor } from '../MonacoEditor';
 import { VerdictsPanel } from '../playground/VerdictsPanel';

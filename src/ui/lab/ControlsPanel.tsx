@@ -1,8 +1,6 @@
 import { type ReactNode, useState } from 'react';
-import { runConfigProblems } from '../../engine/runConfig';
-import type { RunConfig } from '../../engine/types';
-import type { GrpoConfig } from '../../rl/config';
-import type { RewardWeights } from '../../rl/rewards';
+import type { GrpoConfig, RewardWeights, RunConfig } from '../../engine/api';
+import { runConfigProblems } from '../../engine/api';
 import { writeConfigToUrl } from '../engineClient';
 import { useLabStore } from '../state/labStore';
 

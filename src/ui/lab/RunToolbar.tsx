@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { encodeRunConfig } from '../../engine/runConfig';
+import { encodeRunConfig } from '../../engine/api';
 import { newRun, pause, step, train, warmStartFromScratch } from '../engineClient';
 import { activeRun, useLabStore } from '../state/labStore';
 import { ExportImport } from './ExportImport';

@@ -1,7 +1,7 @@
 // A run as files: what Export writes and Import reads back. Besides the lab's own
 // run.json, metrics come as JSONL and CSV and samples as JSONL for other tools, and the
 // snapshot's files (checkpoints, optimizer state) under snapshot/.
-import type { RunSnapshot } from '../../engine/types';
+import type { RunSnapshot } from '../../engine/api';
 import type { MetricPoint, RunRecord } from '../state/labStore';
 import type { StoredGroups } from './runsDb';
 

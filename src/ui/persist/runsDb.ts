@@ -1,6 +1,6 @@
 // Runs survive a reload: metrics, recent sample groups and the latest snapshot of each run
 // live in IndexedDB. One small promise-based wrapper; no library.
-import type { RunSnapshot, SampleGroup } from '../../engine/types';
+import type { RunSnapshot, SampleGroup } from '../../engine/api';
 import type { RunRecord } from '../state/labStore';
 
 const DB_NAME = 'core-code-lab';

@@ -1,4 +1,4 @@
-import type { CaseTest, RunResult } from '../../sandbox/types';
+import type { CaseTest, RunResult } from '../../engine/api';
 import { formatBytes, formatCount, formatMs } from '../format';
 
 interface VerdictsPanelProps {

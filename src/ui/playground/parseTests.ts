@@ -1,4 +1,4 @@
-import type { CaseTest } from '../../sandbox/types';
+import type { CaseTest } from '../../engine/api';
 
 /** The tests editor holds a JSON array of `{ "args": [...], "expected": ... }`. */
 export function parseTests(text: string): CaseTest[] {

@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { RunResult } from '../../sandbox/types';
+import type { RunResult } from '../../engine/api';
 import { judge } from '../engineClient';
 import { exampleCode, exampleTests } from './example';
 import { detectEntryPoint, parseTests } from './parseTests';

@@ -3,10 +3,14 @@
 // the inspector's selection, the engine's status and errors. Components read slices of it;
 // only engineClient writes engine events into it.
 import { create } from 'zustand';
-import type { EngineStatus } from '../../engine/protocol';
-import { DEFAULT_RUN_CONFIG } from '../../engine/runConfig';
-import type { MetricRecord, RunConfig, SampleGroup } from '../../engine/types';
-import type { BackendReport } from '../../gpu/backend';
+import type {
+  BackendReport,
+  EngineStatus,
+  MetricRecord,
+  RunConfig,
+  SampleGroup,
+} from '../../engine/api';
+import { DEFAULT_RUN_CONFIG } from '../../engine/api';
 
 /** One point of a run's curves: the step and every metric measured at it. */
 export interface MetricPoint {

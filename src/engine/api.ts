@@ -1,0 +1,69 @@
+// The one door between the page (src/ui) and the engine layers (tasks … engine): the
+// Worker protocol, the data types the page shows, the defaults and validation of a run's
+// settings, and the pure maths the explainer displays. Biome's noRestrictedImports rule
+// (biome.json, override for src/ui) refuses any other engine import in the page; the
+// Worker entry, loaded by URL (`new URL('../engine/worker.ts', import.meta.url)`), is the
+// only way the page reaches the rest.
+//
+// Nothing here may pull tfjs, QuickJS or Node into the page's main thread: values come
+// only from plain-data modules (rl/config, rl/rewards, rl/advantages, rl/grpoLossReference,
+// engine/runConfig, engine/settings, engine/failure); everything else is `export type`.
+
+export type { BackendName, BackendReport } from '../gpu/backend';
+export {
+  ADVANTAGE_STD_EPSILON,
+  type GroupAdvantages,
+  groupAdvantages,
+  mean,
+  sampleStd,
+} from '../rl/advantages';
+export {
+  DEFAULT_GRPO_CONFIG,
+  type GrpoConfig,
+  type LossType,
+  type Role,
+  type ScaleRewards,
+  type TrainingMode,
+  trainedRoles,
+  usesPlanner,
+  validateGrpoConfig,
+} from '../rl/config';
+export { clippedSurrogateLoss, isClippedHigh, isClippedLow, k3 } from '../rl/grpoLossReference';
+export {
+  coderRewards,
+  DEFAULT_REWARD_WEIGHTS,
+  plannerReward,
+  plannerRewards,
+  type RewardParts,
+  type RewardWeights,
+} from '../rl/rewards';
+export type { CaseTest, ErrorKind, RunCost, RunResult, TestVerdict } from '../sandbox/types';
+export type { Tier } from '../tasks/types';
+export {
+  classifyFailure,
+  describeRecovery,
+  type EngineFailure,
+  type FailureKind,
+  planRecovery,
+  type RecoveryPlan,
+  type RecoveryReport,
+} from './failure';
+export type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
+export {
+  type ConfigProblem,
+  DEFAULT_RUN_CONFIG,
+  decodeRunConfig,
+  encodeRunConfig,
+  runConfigProblems,
+} from './runConfig';
+export type {
+  EvalReport,
+  FileMap,
+  MetricRecord,
+  PlanSample,
+  ProgramSample,
+  RunConfig,
+  RunSnapshot,
+  SampleGroup,
+  StepReport,
+} from './types';
