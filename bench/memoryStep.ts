@@ -1,15 +1,20 @@
 // One GRPO step of a preset's default run in a process of its own, for `npm run bench --
-// memory`: prints one JSON line with the step's peak tensor bytes (tf.profile), the
+// memory`: prints one JSON line with the step's peak tensor bytes, the
 // process's peak resident memory, and its times. A process per measurement, so each peak
 // resident figure is that configuration's own (the wasm heap never shrinks).
 // Usage: vite-node bench/memoryStep.ts -- --preset tiny --backend wasm [--budget MIB]
 import { existsSync } from 'node:fs';
-import * as tf from '@tensorflow/tfjs-core';
 import { parseFlags } from '../src/cli/flags';
 import { classifyFailure, watchEngineLog } from '../src/engine/failure';
 import { defaultRunConfig, TrainingSession } from '../src/engine/session';
 import { type BackendName, initBackend } from '../src/gpu/backend';
-import { createModel, type LoadedCheckpoint, makeConfig, type PresetName } from '../src/model';
+import {
+  createModel,
+  type LoadedCheckpoint,
+  makeConfig,
+  type PresetName,
+  peakTensorBytes,
+} from '../src/model';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
 import { createSandbox } from '../src/sandbox';
 import { CharTokenizer } from '../src/tokenizer';
@@ -47,10 +52,9 @@ const session = await TrainingSession.create(config, {
   coder: await loadRole('coder', 12),
   sandbox,
 });
-const base = tf.memory().numBytes;
 try {
   const reports: Awaited<ReturnType<TrainingSession['trainStep']>>[] = [];
-  const profile = await tf.profile(async () => {
+  const { peakBytes } = await peakTensorBytes(async () => {
     for (let i = 0; i < steps; i++) reports.push(await session.trainStep());
   });
   const sum = (key: string) => reports.reduce((total, r) => total + (r.metrics[key] ?? 0), 0);
@@ -58,7 +62,7 @@ try {
     ok: true,
     adapter: backend.adapter,
     budgetMiB: session.memoryBudgetMiB,
-    peakTensorBytes: profile.peakBytes - base,
+    peakTensorBytes: peakBytes,
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
     stepSeconds: sum('step_time') / steps,
     updateSeconds: sum('step_time/update') / steps,

@@ -38,6 +38,7 @@ export {
   defaultMemoryBudgetBytes,
   memoryBudgetBytes,
   packByBudget,
+  peakTensorBytes,
   samplingBytes,
   trainingBytes,
 } from './memory';

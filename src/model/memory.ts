@@ -3,6 +3,7 @@
 // reference forward, the warm start, sampling, evaluation) goes through these: the wasm heap
 // ends at 4 GB, and a tfjs-wasm op that cannot allocate leaves garbage instead of failing
 // (TESTING.md, "Memory of a GRPO step on wasm").
+import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config';
 
 const FLOAT_BYTES = 4;
@@ -106,3 +107,30 @@ export function memoryBudgetBytes(backend: string, overrideMiB?: number): number
 }
 
 export const BYTES_PER_MIB = MIB;
+
+/**
+ * Runs `work` and returns its result with the peak of tfjs's tensor bytes above what was held
+ * before (what tf.profile reports, without its per-kernel records, which overflow the stack
+ * on a whole GRPO step). For tests and benchmarks.
+ */
+export async function peakTensorBytes<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; peakBytes: number }> {
+  const engine = tf.engine() as unknown as {
+    trackTensor: (...args: unknown[]) => void;
+    state: { numBytes: number };
+  };
+  const base = engine.state.numBytes;
+  let peak = base;
+  const original = engine.trackTensor;
+  engine.trackTensor = function (this: unknown, ...args: unknown[]) {
+    original.apply(this, args);
+    if (engine.state.numBytes > peak) peak = engine.state.numBytes;
+  };
+  try {
+    const result = await work();
+    return { result, peakBytes: peak - base };
+  } finally {
+    engine.trackTensor = original;
+  }
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RUN_CONFIG } from '../../src/engine/runConfig';
 import { type Suites, TrainingSession } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
-import { defaultMemoryBudgetBytes } from '../../src/model';
+import { defaultMemoryBudgetBytes, peakTensorBytes } from '../../src/model';
 import { loadCheckpointDir } from '../../src/model/checkpointNode';
 import { createSandbox, type Sandbox } from '../../src/sandbox';
 import { loadSuite, SUITES } from '../../src/tasks';
@@ -48,11 +48,7 @@ afterAll(async () => {
 describe('the default run on wasm', () => {
   it('takes a whole GRPO step within its memory limit', async () => {
     const base = tf.memory().numBytes;
-    let report: Awaited<ReturnType<TrainingSession['trainStep']>> | undefined;
-    const profile = await tf.profile(async () => {
-      report = await session.trainStep();
-    });
-    const peak = profile.peakBytes - base;
+    const { result: report, peakBytes: peak } = await peakTensorBytes(() => session.trainStep());
     console.log(`default step: peak ${(peak / 2 ** 20).toFixed(0)} MiB of tensors`);
     expect(peak).toBeLessThan(PEAK_LIMIT_BYTES);
     expect(report?.step).toBe(1);
@@ -72,12 +68,9 @@ describe('the default run on wasm', () => {
   });
 
   it('evaluates on every suite within the same limit', async () => {
-    const base = tf.memory().numBytes;
-    let metrics: Record<string, number> = {};
-    const profile = await tf.profile(async () => {
-      metrics = (await session.evaluate()).metrics;
-    });
-    expect(profile.peakBytes - base).toBeLessThan(PEAK_LIMIT_BYTES);
+    const { result, peakBytes } = await peakTensorBytes(() => session.evaluate());
+    const metrics = result.metrics;
+    expect(peakBytes).toBeLessThan(PEAK_LIMIT_BYTES);
     expect(Number.isFinite(metrics['eval/pass@1'])).toBe(true);
   });
 });
