@@ -127,13 +127,6 @@ export function maskedLoss(
   return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), normalizer) as tf.Scalar;
 }
 
-/** A frozen (non-trainable) copy, e.g. GRPO's reference policy. */
-export function cloneModel(model: GPT, trainable = false): GPT {
-  const params: Params = new Map();
-  for (const [name, v] of model.params) params.set(name, tf.variable(v.clone(), trainable));
-  return { config: { ...model.config }, params };
-}
-
 export function disposeModel(model: GPT): void {
   for (const v of model.params.values()) v.dispose();
 }

@@ -22,7 +22,6 @@ export {
 export {
   type AttentionFn,
   block,
-  cloneModel,
   createModel,
   disposeModel,
   embedTokens,

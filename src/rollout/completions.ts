@@ -59,11 +59,6 @@ export function fromTargetLayout(batch: CompletionBatch, data: ArrayLike<number>
   );
 }
 
-export function disposeCompletionBatch(batch: CompletionBatch): void {
-  batch.ids.dispose();
-  batch.mask.dispose();
-}
-
 function toTargetArray(promptLengths: number[], values: number[][], columns: number): Float32Array {
   const out = new Float32Array(promptLengths.length * columns);
   promptLengths.forEach((p, b) => {

@@ -1,6 +1,5 @@
 export {
   type CompletionBatch,
-  disposeCompletionBatch,
   fromTargetLayout,
   packCompletions,
   toTargetLayout,

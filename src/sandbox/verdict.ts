@@ -79,7 +79,7 @@ function normalizeExpected(expected: unknown): unknown {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-/** Deep equality of two JSON values. */
+/** Deep equality of two JSON values: object key order ignored, own keys only. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;

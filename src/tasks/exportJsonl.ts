@@ -14,7 +14,7 @@ export interface ExportRecord {
   steps: string[];
 }
 
-export function toExportRecord(task: Task): ExportRecord {
+function toExportRecord(task: Task): ExportRecord {
   return {
     task_id: task.id,
     prompt: [{ role: 'user', content: task.statement }],

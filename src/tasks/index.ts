@@ -11,8 +11,6 @@
 //   const batch = sampler.next(16);            // deterministic stream, resumable at `position`
 // Task i of a stream depends only on (seed, split, tiers/mix, i).
 //
-// Tokenizer fitting: `tokenizerCorpus(tasks)` gives every statement, plan and code string.
-//
 // Splits (fixed by SPLIT_SEED, independent of the generation seed): 'heldout' holds
 // compositions containing a step pair that never occurs together in 'train' or
 // 'validation'; 'validation' holds statements never in 'train'. Held-out exists for L2/L3.
@@ -20,12 +18,10 @@
 // Files: `loadSuite(json)` reads public/tasks/suite-*.json; `parseUserTasks(text)` reads a
 // hand-written file and returns { tasks, errors } (bad tasks refused, good ones kept);
 // `toJsonl(tasks)` writes the export format (`npm run --silent tasks -- export ...`).
-import type { Task } from './types';
-
-export { type ExportRecord, toExportRecord, toJsonl } from './exportJsonl';
-export { ENTRY_POINT, FAMILIES, type Family, familiesOfTier, familyByName } from './families';
+export { type ExportRecord, toJsonl } from './exportJsonl';
+export { ENTRY_POINT, FAMILIES, type Family } from './families';
 export { createTaskSampler, type GenerateOptions, generateTask, generateTasks } from './generate';
-export { isJsonValue, jsonEqual, jsonProblem } from './json';
+export { jsonProblem } from './json';
 export { checkInNode, type NodeCheckResult } from './nodeCheck';
 export { Rng } from './random';
 export { checkInSandbox, type EfficiencyCost, measureEfficiency, workRatio } from './sandboxCheck';
@@ -52,11 +48,3 @@ export {
 } from './types';
 export { parseUserTasks, type UserTasksResult } from './userTasks';
 export { formatTaskError, type TaskError, validateTask } from './validate';
-
-/** Every text a tokenizer should cover: statements, plans and code of the given tasks. */
-export function tokenizerCorpus(tasks: readonly Task[]): string[] {
-  return tasks.flatMap((task) => [
-    task.statement,
-    ...task.strategies.flatMap((s) => [s.plan, s.code]),
-  ]);
-}

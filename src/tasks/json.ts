@@ -1,6 +1,5 @@
 // JSON values as the sandbox sees them: the host compares a program's JSON result with the
 // expected value, so anything JSON cannot carry unchanged is refused up front.
-import type { JsonValue } from './types';
 
 /** Why `value` is not a JSON value that round-trips unchanged, or null if it is. */
 export function jsonProblem(value: unknown, depth = 0): string | null {
@@ -28,24 +27,4 @@ export function jsonProblem(value: unknown, depth = 0): string | null {
     return null;
   }
   return `${typeof value} is not representable in JSON`;
-}
-
-export function isJsonValue(value: unknown): value is JsonValue {
-  return jsonProblem(value) === null;
-}
-
-/** Structural equality of two JSON values (object key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
-  }
-  const ak = Object.keys(a as object);
-  const bo = b as Record<string, unknown>;
-  return (
-    ak.length === Object.keys(bo).length &&
-    ak.every((k) => k in bo && jsonEqual((a as Record<string, unknown>)[k], bo[k]))
-  );
 }

@@ -1,7 +1,7 @@
 // Runs reference code in the host JavaScript engine (V8 in Node) to check tasks quickly.
 // Only for trusted code (our own references) in tests and the CLI: untrusted programs go
 // through src/sandbox.
-import { jsonEqual } from './json';
+import { jsonEqual } from '../sandbox/verdict';
 import type { TaskTest } from './types';
 
 export interface NodeCheckResult {

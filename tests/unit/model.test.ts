@@ -3,7 +3,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import {
   causalAttention,
-  cloneModel,
   createModel,
   forward,
   type GPT,
@@ -12,6 +11,7 @@ import {
   parameterCount,
   parameterSpecs,
 } from '../../src/model';
+import { RoleTrainer } from '../../src/rl/trainer';
 
 const micro = () => makeConfig('tiny', 13, 'coder', { nEmbd: 8, nLayer: 2, nHead: 2, nCtx: 8 });
 
@@ -112,18 +112,29 @@ describe('GPT model', () => {
     expect(checked).toBe(18);
   });
 
-  it('cloneModel gives a frozen, independent reference copy', async () => {
+  it("the trainer's reference is a frozen, independent copy (GRPO's π_ref)", async () => {
     const model = createModel(micro(), 9);
-    const ref = cloneModel(model);
-    const ids = batch(1, 8, 13, 2);
-    expect(Array.from(await forward(ref, ids).data())).toEqual(
-      Array.from(await forward(model, ids).data()),
-    );
-    expect([...ref.params.values()].every((v) => !v.trainable)).toBe(true);
+    const trainer = new RoleTrainer(model, {
+      learningRate: 1e-2,
+      temperature: 1,
+      numIterations: 1,
+      maxGradNorm: 1,
+      loss: { lossType: 'grpo', epsilonLow: 0.2, epsilonHigh: 0.2, beta: 0.04 },
+      padId: 0,
+    });
+    const weights = async () => {
+      const out = new Map<string, number[]>();
+      for (const [name, v] of model.params) out.set(name, Array.from(await v.data()));
+      return out;
+    };
+    const reference = async () =>
+      new Map([...((await trainer.exportState()).reference ?? [])].map(([n, d]) => [n, [...d]]));
+    const before = await weights();
+    expect(await reference()).toEqual(before);
     const wte = model.params.get('transformer.wte.weight')!;
     wte.assign(tf.add(wte, 1));
-    expect(Array.from(await forward(ref, ids).data())).not.toEqual(
-      Array.from(await forward(model, ids).data()),
-    );
+    expect(await reference()).toEqual(before);
+    expect(await reference()).not.toEqual(await weights());
+    trainer.dispose();
   });
 });

@@ -1,5 +1,4 @@
 // Every family, by tier.
-import type { Tier } from '../types';
 import { algorithmicListFamilies } from './algorithmicLists';
 import { algorithmicNumberFamilies } from './algorithmicNumbers';
 import { listFamilies } from './atomicLists';
@@ -16,15 +15,5 @@ export const FAMILIES: readonly Family[] = [
   ...algorithmicListFamilies,
   ...algorithmicNumberFamilies,
 ];
-
-export function familiesOfTier(tier: Tier): Family[] {
-  return FAMILIES.filter((family) => family.tier === tier);
-}
-
-export function familyByName(name: string): Family {
-  const family = FAMILIES.find((f) => f.name === name);
-  if (!family) throw new Error(`unknown family "${name}"`);
-  return family;
-}
 
 export { ENTRY_POINT, type Family, type FamilyKind, numberedPlan } from './familyTypes';
