@@ -8,7 +8,7 @@ import { defaultRunConfig, TrainingSession } from '../src/engine/session';
 import { type BackendName, initBackend } from '../src/gpu/backend';
 import { createModel, type LoadedCheckpoint, makeConfig } from '../src/model';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
-import { createSandbox } from '../src/sandbox';
+import { createSandbox } from '../src/sandbox/nodeSandbox';
 import { CharTokenizer } from '../src/tokenizer';
 import type { BenchSection } from './table';
 

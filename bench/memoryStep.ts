@@ -16,7 +16,7 @@ import {
   peakTensorBytes,
 } from '../src/model';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
-import { createSandbox } from '../src/sandbox';
+import { createSandbox } from '../src/sandbox/nodeSandbox';
 import { CharTokenizer } from '../src/tokenizer';
 
 const flags = parseFlags(process.argv.slice(2).filter((arg) => arg !== '--'));

@@ -6,9 +6,9 @@ import { AdamW } from '../src/model/adamw';
 import { makeConfig, parameterCount } from '../src/model/config';
 import { type GPT, maskedLoss } from '../src/model/gpt';
 import { initialValues, makeVariables } from '../src/model/params';
-import { Rng } from '../src/tasks/random';
 import { optimizerStep } from '../src/model/train';
 import { KvCacheSampler } from '../src/rollout/kvSampler';
+import { Rng } from '../src/tasks/random';
 import { CharTokenizer } from '../src/tokenizer';
 import type { BenchSection, BenchTable } from './table';
 

@@ -5,7 +5,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { createExecutor, loadQuickJS } from '../src/sandbox/executor';
 import { installHostShims } from '../src/sandbox/hostShims';
-import { createSandbox } from '../src/sandbox/index';
+import { createSandbox } from '../src/sandbox/nodeSandbox';
 import type { CasesJob, Sandbox } from '../src/sandbox/types';
 import { jsonEqual, toWireJob } from '../src/sandbox/verdict';
 import type { BenchTable } from './table';

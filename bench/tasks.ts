@@ -2,7 +2,7 @@
 // on the task's efficiency tests in the QuickJS sandbox; the table shows the cost ratio in
 // deterministic work (interrupt polls, ~10k QuickJS operations each) and in wall time.
 
-import { createSandbox } from '../src/sandbox';
+import { createSandbox } from '../src/sandbox/nodeSandbox';
 import { FAMILIES } from '../src/tasks/families';
 import { generateTask } from '../src/tasks/generate';
 import { measureEfficiency, workRatio } from '../src/tasks/sandboxCheck';

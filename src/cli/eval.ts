@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { type BackendName, initBackend } from '../gpu/backend';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { evaluateTasks, type TierReport } from '../rollout';
-import { createSandbox } from '../sandbox';
+import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite } from '../tasks';
 import { parseFlags } from './flags';
 

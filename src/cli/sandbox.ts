@@ -2,7 +2,7 @@
 // Runs an MBXP / HumanEval-X style suite through the sandbox pool and prints one JSON line per
 // task (--json) or a human summary.
 import { readFileSync } from 'node:fs';
-import { createSandbox } from '../sandbox/index';
+import { createSandbox } from '../sandbox/nodeSandbox';
 import { parseSuite, type SuiteRow } from '../sandbox/suite';
 import type { RunResult } from '../sandbox/types';
 

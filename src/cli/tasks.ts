@@ -6,10 +6,9 @@
 //   check   --tier L1,L2 [--split S] [--count N] [--seed S] [--sandbox]   run every reference
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createSandbox } from '../sandbox';
+import { createSandbox } from '../sandbox/nodeSandbox';
 import {
   buildSuite,
-  checkInNode,
   checkInSandbox,
   generateTasks,
   SPLITS,
@@ -20,6 +19,7 @@ import {
   type Tier,
   toJsonl,
 } from '../tasks';
+import { checkInNode } from '../tasks/nodeCheck';
 
 const SUITE_DIR = fileURLToPath(new URL('../../public/tasks/', import.meta.url));
 

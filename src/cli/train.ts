@@ -27,7 +27,7 @@ import {
 } from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
 import type { TrainingMode } from '../rl/config';
-import { createSandbox } from '../sandbox';
+import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite, SUITES, type Tier } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
 import { parseFlags } from './flags';

@@ -3,6 +3,7 @@
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
+import { importNodeOnly, installNodeWebgpu, isNodeHost } from './host';
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
 
@@ -12,8 +13,6 @@ export interface BackendReport {
   adapter: string;
   reason: string;
 }
-
-const isNode = typeof process !== 'undefined' && !!process.versions?.node;
 
 /** 'auto' tries webgpu, then wasm, then cpu. A named backend is used or an error thrown. */
 export interface BackendOptions {
@@ -30,7 +29,7 @@ export async function initBackend(
 ): Promise<BackendReport> {
   wasmPathsOption = options.wasmPaths;
   // PROD silences tfjs's "install tfjs-node" banner, which would pollute CLI output.
-  if (isNode) tf.env().set('PROD', true);
+  if (isNodeHost) tf.env().set('PROD', true);
   if (prefer === 'cpu') return startCpu('asked for cpu');
   if (prefer === 'webgpu' || prefer === 'auto') {
     // 'auto' passes over software adapters (SwiftShader, lavapipe): on a CPU, tfjs wasm
@@ -55,19 +54,16 @@ async function startCpu(reason: string): Promise<BackendReport> {
 
 let wasmPathsOption: BackendOptions['wasmPaths'];
 
-/** A Node built-in, imported so that browser bundlers do not try to resolve it. */
-async function nodeBuiltin<T>(name: string): Promise<T> {
-  return (await import(/* @vite-ignore */ name)) as T;
-}
-
 async function tryWasm(reason: string): Promise<BackendReport | null> {
   try {
     const wasm = await import('@tensorflow/tfjs-backend-wasm');
     if (wasmPathsOption) wasm.setWasmPaths(wasmPathsOption as string);
-    else if (isNode) {
+    else if (isNodeHost) {
       // Node: load the .wasm files from the installed package; one thread (workers are
       // not set up for tfjs in Node).
-      const { createRequire } = await nodeBuiltin<typeof import('node:module')>('node:module');
+      const { createRequire } = await importNodeOnly<{
+        createRequire(url: string): { resolve(id: string): string };
+      }>('node:module');
       const require = createRequire(import.meta.url);
       const dir = require
         .resolve('@tensorflow/tfjs-backend-wasm/package.json')
@@ -91,8 +87,7 @@ const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|software/i;
 async function webgpuReport(refuseSoftware: boolean): Promise<GpuAttempt> {
   let gpu: GPU | null | undefined =
     typeof navigator !== 'undefined' ? (navigator as Navigator).gpu : undefined;
-  if (!gpu && isNode) {
-    const { installNodeWebgpu } = await import('./nodeWebgpu');
+  if (!gpu && isNodeHost) {
     gpu = await installNodeWebgpu();
   }
   if (!gpu) return { ok: false, why: 'navigator.gpu is missing' };

@@ -1,28 +1,8 @@
-// The sandbox for Node hosts (CLI, tests, trainer): a pool of worker_threads running QuickJS.
-// Browser hosts use createBrowserSandbox from './browser'; both share the pool and worker code.
-import { availableParallelism } from 'node:os';
-import { nodeWorkerScript, spawnNodeWorker } from './nodeWorker';
-import { createPool } from './pool';
-import type { RunLimits, Sandbox } from './types';
-
+// The sandbox, for any host: limits, the in-process runner, and the types. A pool of
+// workers comes from the host's own entry: createSandbox in './nodeSandbox' (Node:
+// worker_threads) or createBrowserSandbox in './browser' (Web Workers); both share the pool
+// and the worker code.
 export { DEFAULT_LIMITS } from './limits';
 export type { LocalRunner } from './runJob';
 export { createLocalRunner, runJob } from './runJob';
 export type * from './types';
-
-export interface SandboxOptions {
-  /** Number of workers (default: cores − 1, at least 1). */
-  size?: number;
-  /** Defaults for every job; a job's own limits override them. */
-  limits?: Partial<RunLimits>;
-}
-
-export async function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const script = await nodeWorkerScript();
-  return createPool({
-    size: Math.max(1, options.size ?? availableParallelism() - 1),
-    limits: options.limits,
-    spawn: () => spawnNodeWorker(script),
-    sharedProgress: true,
-  });
-}

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultRunConfig, TrainingSession } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
-import { createSandbox, type Sandbox } from '../../src/sandbox';
+import type { Sandbox } from '../../src/sandbox';
+import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import { cachedQuickCoder, FAMILIES, freshPlanner, loadCheckpoint } from './engine-fixtures';
 
 const STEPS = 12;

@@ -8,7 +8,8 @@ import { initBackend } from '../../src/gpu/backend';
 import { type CheckpointFiles, createModel, makeConfig, readValues } from '../../src/model';
 import { grpoLossOptions, resolveGrpoConfig } from '../../src/rl/config';
 import { RoleTrainer } from '../../src/rl/trainer';
-import { createSandbox, type Sandbox } from '../../src/sandbox';
+import type { Sandbox } from '../../src/sandbox';
+import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import { CharTokenizer } from '../../src/tokenizer';
 import {
   cachedQuickCoder,

@@ -11,7 +11,8 @@ import { type Suites, TrainingSession } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
 import { defaultMemoryBudgetBytes, peakTensorBytes } from '../../src/model';
 import { loadCheckpointDir } from '../../src/model/checkpointNode';
-import { createSandbox, type Sandbox } from '../../src/sandbox';
+import type { Sandbox } from '../../src/sandbox';
+import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import { loadSuite, SUITES } from '../../src/tasks';
 
 const GIB = 1024 ** 3;

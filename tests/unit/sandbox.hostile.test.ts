@@ -1,7 +1,7 @@
 // Every program of the hostile corpus is contained with the right error kind, the pool stays
 // healthy, and an honest program run right after each hostile one still gets the right verdict.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox/index';
+import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import type { RunResult, Sandbox } from '../../src/sandbox/types';
 import { honestJob, hostileCorpus } from '../fixtures/hostile';
 

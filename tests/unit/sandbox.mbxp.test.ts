@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox/index';
+import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import { parseSuite } from '../../src/sandbox/suite';
 import type { Sandbox } from '../../src/sandbox/types';
 import { nodeVerdict } from '../fixtures/nodeReference';

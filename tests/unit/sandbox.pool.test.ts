@@ -1,6 +1,6 @@
 // The worker pool with real worker_threads: job order, batching, watchdog, crash recovery.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox/index';
+import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import { nodeWorkerScript, spawnNodeWorker } from '../../src/sandbox/nodeWorker';
 import { createPool } from '../../src/sandbox/pool';
 import type { CasesJob, Sandbox } from '../../src/sandbox/types';

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   buildSuite,
-  checkInNode,
   createTaskSampler,
   FAMILIES,
   generateTask,
@@ -22,6 +21,7 @@ import {
   TIERS,
   toJsonl,
 } from '../../src/tasks';
+import { checkInNode } from '../../src/tasks/nodeCheck';
 
 const NODE_TASKS_PER_TIER = 5000;
 

@@ -1,7 +1,7 @@
 // Reference solutions in the QuickJS sandbox: they pass there too, and every L4 family's
 // naive strategy costs ≥ 10× the efficient one in deterministic `work` on efficiency tests.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox } from '../../src/sandbox';
+import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import type { Sandbox } from '../../src/sandbox/types';
 import {
   buildSuite,

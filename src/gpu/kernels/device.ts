@@ -1,5 +1,6 @@
 // One GPUDevice for the custom kernels. In Node it comes from Dawn (the `webgpu` package),
 // over SwiftShader's Vulkan on CPU-only machines (installNodeWebgpu sets that up).
+import { installNodeWebgpu, isNodeHost } from '../host';
 
 export interface KernelDevice {
   device: GPUDevice;
@@ -18,10 +19,7 @@ export function getKernelDevice(): Promise<KernelDeviceResult> {
 
 async function open(): Promise<KernelDeviceResult> {
   let gpu: GPU | null | undefined = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
-  if (!gpu && typeof process !== 'undefined' && process.versions?.node) {
-    const { installNodeWebgpu } = await import('../nodeWebgpu');
-    gpu = await installNodeWebgpu();
-  }
+  if (!gpu && isNodeHost) gpu = await installNodeWebgpu();
   if (!gpu) return { ok: false, why: 'no navigator.gpu and the `webgpu` package did not load' };
   const adapter = await gpu.requestAdapter();
   if (!adapter) return { ok: false, why: 'requestAdapter() returned null' };
