@@ -1,11 +1,11 @@
 // One step's rollouts for the Planner → Coder topology: for each task the Planner samples
 // N plans, and for each plan the Coder samples M programs. In `single` mode there is no
 // Planner: the Coder reads the statement with an empty plan (coderPrompt(tok, s, '')), N = 1.
-// Prompts are the warm start's formats (src/sft/format.ts), so RL continues what SFT taught.
+// Prompts are the warm start's formats (src/agents/format.ts), so RL continues what SFT taught.
 import type { Sampler } from '../rollout/types';
-import { coderPrompt, completionText, plannerPrompt } from '../sft/format';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
+import { coderPrompt, completionText, plannerPrompt } from './format';
 
 /** One sampled completion with what the trainer needs to score it again. */
 export interface Completion {

@@ -31,7 +31,7 @@ import { buildStepMetrics, type RoleStepStats, TIMING_METRICS } from '../rl/metr
 import { RoleTrainer, type RoleUpdate } from '../rl/trainer';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
-import type { Task } from '../tasks';
+import type { SuiteName, Task } from '../tasks';
 import { DEFAULT_RUN_CONFIG } from './runConfig';
 import {
   decodeTrainerState,
@@ -45,7 +45,6 @@ import { policySequences, sampleGroups } from './stepSamples';
 import { stepSeed, TaskStream } from './taskStream';
 import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
 
-export type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
 export type Suites = Partial<Record<SuiteName, Task[]>>;
 
 export interface SessionDeps {

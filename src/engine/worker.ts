@@ -6,15 +6,19 @@ import { fetchCheckpoint } from '../model';
 import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
 import { warmStartModels } from '../sft/warmStart';
-import { formatTaskError, loadSuite, parseUserTasks, type Task } from '../tasks';
+import {
+  formatTaskError,
+  loadSuite,
+  parseUserTasks,
+  SUITE_NAMES,
+  type SuiteName,
+  type Task,
+} from '../tasks';
 import { classifyFailure, type EngineFailure, looksOutOfMemory, watchEngineLog } from './failure';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
 import type { RunSnapshot } from './types';
 import { wasmFilePaths } from './wasmFiles';
-
-type SuiteName = 'L1' | 'L2' | 'L3' | 'L4' | 'heldout';
-const SUITE_NAMES: SuiteName[] = ['L1', 'L2', 'L3', 'L4', 'heldout'];
 
 const scope = self as unknown as {
   postMessage(event: EngineEvent, transfer?: Transferable[]): void;

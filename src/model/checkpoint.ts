@@ -3,7 +3,7 @@
 // (disk, see checkpointNode.ts) share it.
 import type { CharTokenizer, TokenizerJson } from '../tokenizer';
 import { fromTokenizerJson, toTokenizerJson } from '../tokenizer';
-import { isPresetName, type ModelConfig, type Role } from './config';
+import { isPresetName, type ModelConfig, type ModelRole } from './config';
 import type { GPT } from './gpt';
 import { makeVariables, parameterSpecs, readValues } from './params';
 import { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';
@@ -34,7 +34,7 @@ export interface Gpt2ConfigJson {
   pad_token_id: number;
   /** Lab fields. */
   preset: string;
-  role: Role;
+  role: ModelRole;
   lab?: Record<string, unknown>;
 }
 

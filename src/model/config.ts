@@ -1,12 +1,13 @@
 // Model configuration as plain data, with the three presets the lab ships.
 
 export type PresetName = 'tiny' | 'small' | 'base';
-export type Role = 'planner' | 'coder' | 'shared';
+/** A model's role: one agent's weights, or one model shared by both (a role token in each prompt). */
+export type ModelRole = 'planner' | 'coder' | 'shared';
 
 export interface ModelConfig {
   preset: PresetName;
   /** Which role the weights serve; 'shared' = one model for both, prompted with a role token. */
-  role: Role;
+  role: ModelRole;
   vocabSize: number;
   /** Context length (GPT-2's n_positions). */
   nCtx: number;
@@ -35,7 +36,7 @@ export function isPresetName(name: string): name is PresetName {
 export function makeConfig(
   preset: string,
   vocabSize: number,
-  role: Role = 'shared',
+  role: ModelRole = 'shared',
   overrides: Partial<Shape> = {},
 ): ModelConfig {
   if (!isPresetName(preset)) {

@@ -13,11 +13,11 @@ export {
 export {
   isPresetName,
   type ModelConfig,
+  type ModelRole,
   makeConfig,
   PRESETS,
   type PresetName,
   parameterCount,
-  type Role,
 } from './config';
 export {
   type AttentionFn,

@@ -2,16 +2,11 @@
 // Defaults follow DESIGN.md ("GRPO, as the lab computes it") and, where it is silent, TRL's
 // GRPOConfig.
 
-import type { GrpoLossOptions } from './grpoLossTypes';
+import type { GrpoLossOptions, LossType } from './grpoLossTypes';
 import { DEFAULT_REWARD_WEIGHTS, type RewardWeights } from './rewards';
 
-/**
- * How per-token losses become one number (TRL's `loss_type`):
- * - `grpo`: mean over the tokens of each output, then mean over outputs;
- * - `dapo`: sum over all tokens of the batch / number of tokens (TRL's default);
- * - `dr_grpo`: sum over all tokens / (number of outputs · max completion length).
- */
-export type LossType = 'grpo' | 'dapo' | 'dr_grpo';
+/** The loss aggregation is a setting of the run: its type is the loss's (grpoLossTypes.ts). */
+export type { LossType };
 
 /**
  * Advantage scaling (TRL's `scale_rewards`): `group` divides by each group's std (GRPO),

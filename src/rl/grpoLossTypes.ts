@@ -1,7 +1,13 @@
 // Shared shapes of the GRPO loss: its options and the metrics it reports (TRL's names in
 // comments). Used by the plain-TypeScript reference and the tfjs implementation.
 
-import type { LossType } from './config';
+/**
+ * How per-token losses become one number (TRL's `loss_type`):
+ * - `grpo`: mean over the tokens of each output, then mean over outputs;
+ * - `dapo`: sum over all tokens of the batch / number of tokens (TRL's default);
+ * - `dr_grpo`: sum over all tokens / (number of outputs · max completion length).
+ */
+export type LossType = 'grpo' | 'dapo' | 'dr_grpo';
 
 export interface GrpoLossOptions {
   lossType: LossType;

@@ -1,8 +1,8 @@
 // Padded training batches with a loss mask on answer tokens, and length bucketing so
 // little compute goes to padding.
 import * as tf from '@tensorflow/tfjs-core';
+import type { RoleExample } from '../agents/format';
 import { Rng } from '../tasks/random';
-import type { RoleExample } from './format';
 
 export interface TokenBatch {
   /** [B, T] int32 */

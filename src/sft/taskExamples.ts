@@ -1,14 +1,16 @@
 // Task stream → role examples. Tasks with several strategies (L4: naive and efficient)
 // contribute one of them at random, so the warm start sees both and RL has a choice.
-import { Rng } from '../tasks/random';
+
+import { type RoleExample, roleExample } from '../agents/format';
+import type { Role } from '../rl/config';
 import type { Task } from '../tasks';
+import { Rng } from '../tasks/random';
 import type { CharTokenizer } from '../tokenizer';
-import { type AgentRole, type RoleExample, roleExample } from './format';
 
 export function taskExampleSource(
   nextTasks: (n: number) => Task[],
   tok: CharTokenizer,
-  roles: AgentRole[],
+  roles: Role[],
   seed: number,
   shared = false,
 ): (n: number) => RoleExample[] {

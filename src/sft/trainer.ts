@@ -2,6 +2,7 @@
 // warm-up + cosine decay, gradient clipping, progress events. Engine code: no Node or DOM
 // imports, so it runs in Node and in a Worker alike.
 import * as tf from '@tensorflow/tfjs-core';
+import type { RoleExample } from '../agents/format';
 import {
   AdamW,
   type AdamWOptions,
@@ -14,7 +15,6 @@ import {
   trainingBytes,
 } from '../model';
 import { makeBatch } from './batches';
-import type { RoleExample } from './format';
 
 export interface SftOptions {
   /** Stop after this many steps … */

@@ -3,12 +3,12 @@
 // The page's "train warm start from scratch" runs this in its engine Worker and
 // `npm run warmstart` in Node, so a seed and step budget give the same models in both.
 import type { LoadedCheckpoint, PresetName } from '../model';
-import { createModel, makeConfig, parameterCount } from '../model';
-import { Rng } from '../tasks/random';
+import { createModel, type ModelRole, makeConfig, parameterCount } from '../model';
+import type { Role } from '../rl/config';
 import { createTaskSampler } from '../tasks';
+import { Rng } from '../tasks/random';
 import { CharTokenizer } from '../tokenizer';
 import { BucketedBatches } from './batches';
-import type { AgentRole } from './format';
 import { taskExampleSource } from './taskExamples';
 import { DEFAULT_SFT, runSft, type SftProgress } from './trainer';
 
@@ -26,9 +26,9 @@ export interface WarmStartOptions {
   shared?: boolean;
   /** Report progress every this many steps (the page wants it often, the CLI less). */
   logEvery?: number;
-  onProgress?: (role: AgentRole | 'shared', progress: SftProgress) => void;
+  onProgress?: (role: ModelRole, progress: SftProgress) => void;
   /** Called when a role starts training, with its parameter count. */
-  onRoleStart?: (role: AgentRole | 'shared', parameters: number) => void;
+  onRoleStart?: (role: ModelRole, parameters: number) => void;
   shouldStop?: () => boolean;
 }
 
@@ -43,14 +43,11 @@ export async function warmStartModels(
   const tokenizer = new CharTokenizer();
   const prng = new Rng(seed);
 
-  const trainRole = async (
-    role: AgentRole | 'shared',
-    share: number,
-  ): Promise<LoadedCheckpoint> => {
+  const trainRole = async (role: ModelRole, share: number): Promise<LoadedCheckpoint> => {
     const config = makeConfig(preset, tokenizer.vocabSize, role);
     const model = createModel(config, prng.fork());
     const tasks = createTaskSampler({ mix: TIER_MIX, split: 'train', seed: prng.fork() });
-    const roles: AgentRole[] = role === 'shared' ? ['planner', 'coder'] : [role];
+    const roles: Role[] = role === 'shared' ? ['planner', 'coder'] : [role];
     const source = taskExampleSource(
       (n) => tasks.next(n),
       tokenizer,

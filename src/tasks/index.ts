@@ -30,9 +30,11 @@ export { STEPS } from './steps';
 export {
   buildSuite,
   loadSuite,
+  SUITE_NAMES,
   SUITE_SEED,
   SUITES,
   type SuiteFile,
+  type SuiteName,
   serializeSuite,
 } from './suites';
 export {

@@ -8,8 +8,12 @@ import { formatTaskError, validateTask } from './validate';
 export const SUITE_SEED = 7;
 export const SUITE_SIZE = 50;
 
+/** The fixed suites, by name: public/tasks/suite-<name>.json. */
+export const SUITE_NAMES = ['L1', 'L2', 'L3', 'L4', 'heldout'] as const;
+export type SuiteName = (typeof SUITE_NAMES)[number];
+
 export interface SuiteSpec {
-  name: string;
+  name: SuiteName;
   file: string;
   tiers: Tier[];
   split: Split;

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { roleExample } from '../../src/agents/format';
 import {
   type CheckpointFiles,
   createModel,
@@ -12,9 +13,9 @@ import {
   saveCheckpoint,
 } from '../../src/model';
 import { readCheckpointDir, writeCheckpointDir } from '../../src/model/checkpointNode';
-import { Rng } from '../../src/tasks/random';
-import { DEFAULT_SFT, roleExample, runSft } from '../../src/sft';
+import { DEFAULT_SFT, runSft } from '../../src/sft';
 import { generateTasks, type Task } from '../../src/tasks';
+import { Rng } from '../../src/tasks/random';
 import { CharTokenizer } from '../../src/tokenizer';
 
 export const FAMILIES = ['list-order', 'list-reduce'];

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { completionText, plannerPrompt } from '../../src/agents/format';
 import { initBackend } from '../../src/gpu/backend';
 import {
   type CheckpointFiles,
@@ -15,7 +16,6 @@ import {
 } from '../../src/model';
 import { loadCheckpointDir, saveCheckpointDir } from '../../src/model/checkpointNode';
 import { KvCacheSampler } from '../../src/rollout';
-import { completionText, plannerPrompt } from '../../src/sft';
 import { CharTokenizer } from '../../src/tokenizer';
 
 const tokenizer = new CharTokenizer();

@@ -1,9 +1,10 @@
-// How a task becomes token sequences for each role. The Planner reads the statement and
-// writes a plan; the Coder reads statement + plan and writes code. With one shared model,
-// a role token in front tells it which role to play.
+// The agents' prompt formats: how a task becomes token sequences for each role. The
+// Planner reads the statement and writes a plan; the Coder reads statement + plan and
+// writes code. With one shared model, a role token in front tells it which role to play.
+// The warm start (src/sft) trains on these formats and the rollouts and the evaluation
+// sample with them, so RL continues what SFT taught.
+import type { Role } from '../rl/config';
 import type { CharTokenizer } from '../tokenizer';
-
-export type AgentRole = 'planner' | 'coder';
 
 export interface RoleExample {
   /** Tokens the model reads (no loss on them). */
@@ -45,7 +46,7 @@ export function completionText(tok: CharTokenizer, tokens: number[]): string {
 
 export function roleExample(
   tok: CharTokenizer,
-  role: AgentRole,
+  role: Role,
   task: { statement: string; plan: string; code: string },
   shared = false,
 ): RoleExample {
