@@ -2,7 +2,7 @@
 // MLP, fused q,k,v projection, tied input/output embeddings.
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config';
-import { causalAttention, embed, geluTanh, layerNorm, linear, matMul2d } from './ops';
+import { causalAttention, embed, gatherRows, geluTanh, layerNorm, linear, matMul2d } from './ops';
 import { initialValues, makeVariables, type Params } from './params';
 
 export interface GPT {
@@ -85,14 +85,29 @@ export function head(model: GPT, x: tf.Tensor2D, B: number): tf.Tensor3D {
 
 const trainingAttention: AttentionFn = (q, k, v) => causalAttention(q, k, v);
 
-/** ids [B,T] (int32) → logits [B,T,V]. Call inside tf.tidy or a gradient function. */
-export function forward(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
+/** ids [B,T] (int32) → the last block's residual stream [B·T, d], before the final LayerNorm. */
+export function hiddenStates(model: GPT, ids: tf.Tensor2D): tf.Tensor2D {
   const [B, T] = ids.shape;
   if (T > model.config.nCtx)
     throw new Error(`sequence of ${T} tokens exceeds the context of ${model.config.nCtx}`);
   let x = embedTokens(model, ids);
   for (let i = 0; i < model.config.nLayer; i++) x = block(model, i, x, B, trainingAttention);
-  return head(model, x, B);
+  return x;
+}
+
+/** ids [B,T] (int32) → logits [B,T,V]. Call inside tf.tidy or a gradient function. */
+export function forward(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
+  return head(model, hiddenStates(model, ids), ids.shape[0]);
+}
+
+/**
+ * Logits at chosen positions only: `rows` [B·L] indexes the flattened [B·T] positions (row-major
+ * per sequence), giving [B, L, V]. The GRPO update asks only for the positions that predict
+ * completion tokens, so the head, log-softmax and their gradients skip every prompt position.
+ */
+export function logitsAt(model: GPT, ids: tf.Tensor2D, rows: tf.Tensor1D): tf.Tensor3D {
+  const picked = gatherRows(hiddenStates(model, ids), rows);
+  return head(model, picked, ids.shape[0]);
 }
 
 /**

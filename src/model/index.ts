@@ -28,6 +28,8 @@ export {
   forward,
   type GPT,
   head,
+  hiddenStates,
+  logitsAt,
   maskedLoss,
   param,
   tokenLogProbs,
@@ -41,7 +43,7 @@ export {
   samplingBytes,
   trainingBytes,
 } from './memory';
-export { causalAttention, geluTanh, layerNorm, linear, matMul2d } from './ops';
+export { causalAttention, gatherRows, geluTanh, layerNorm, linear, matMul2d } from './ops';
 export { initialValues, makeVariables, type Params, parameterSpecs, readValues } from './params';
 export { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';
 export {

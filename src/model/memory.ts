@@ -36,19 +36,25 @@ export function forwardBytes(config: ModelConfig, rows: number, width: number): 
 }
 
 /**
- * Peak tensor bytes of KV-cache sampling for `rows` rows: the prefill of a `prefix`-token
- * common prompt, plus the cache of `width` positions per layer (keys and values; old and new
- * both alive during a step) and one decode step's scores.
+ * Peak tensor bytes of KV-cache sampling for `rows` rows: the prefill of `prefillRows`
+ * distinct prompts of up to `prefix` tokens, plus the caches of `width` positions per layer
+ * (keys and values; old and new both alive during a step) and one decode step's scores.
  */
 export function samplingBytes(
   config: ModelConfig,
   rows: number,
   prefix: number,
   width: number,
+  prefillRows = rows,
 ): number {
   const { nEmbd: d, nLayer: L, nHead: H } = config;
   const cache = 2 * (2 * L * width * d);
-  return forwardBytes(config, rows, prefix) + FLOAT_BYTES * rows * (cache + 4 * H * width);
+  return (
+    forwardBytes(config, prefillRows, prefix) +
+    FLOAT_BYTES * rows * (cache + 4 * H * width) +
+    // The prefill's caches are copied to the rows: both alive for a moment.
+    FLOAT_BYTES * prefillRows * 2 * L * prefix * d
+  );
 }
 
 /**

@@ -119,3 +119,21 @@ export function embed(ids: tf.Tensor1D, table: tf.Tensor2D): tf.Tensor2D {
   const oneHot = tf.cast(tf.oneHot(ids, vocab, 1, 0, 'int32'), 'float32') as tf.Tensor2D;
   return matMul2d(oneHot, table);
 }
+
+/**
+ * Rows of x [n, d] at `indices` [m] → [m, d], with a gradient that works on wasm (tf.gather's
+ * needs UnsortedSegmentSum, missing there): the backward scatters dy back with scatterND, which
+ * sums rows picked more than once.
+ */
+export const gatherRows = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [x, indices, save] = args as [tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
+  save([indices]);
+  const [n, d] = x.shape;
+  return {
+    value: tf.gather(x, indices) as tf.Tensor,
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [picked] = saved as [tf.Tensor1D];
+      return [tf.scatterND(tf.reshape(picked, [-1, 1]), dy, [n, d]), tf.zerosLike(picked)];
+    },
+  };
+}) as (x: tf.Tensor2D, indices: tf.Tensor1D) => tf.Tensor2D;

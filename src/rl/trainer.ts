@@ -16,8 +16,8 @@ import {
   applyGradientsSafely,
   defaultMemoryBudgetBytes,
   disposeModel,
-  forward,
   type GPT,
+  logitsAt,
   packByBudget,
   type SkipReason,
   trainingBytes,
@@ -176,7 +176,7 @@ export class RoleTrainer {
       pieces.length,
       (index) => {
         const padded = keepAll(paddedBatch(pieces[index]!, padId));
-        const logits = targetLogits(this.model, padded.ids);
+        const logits = logitsAt(this.model, padded.ids, padded.rows);
         const logProbs = tokenLogProbs(logits, padded.targets, temperature) as tf.Tensor2D;
         current = {
           ...padded,
@@ -271,36 +271,50 @@ export class RoleTrainer {
 interface PaddedBatch {
   /** [G, T] prompt + completion, right-padded. */
   ids: tf.Tensor2D;
-  /** [G, T−1] the token each position predicts. */
+  /**
+   * [G·L] the flattened [G·T] position that predicts completion token j of sequence g (L: the
+   * longest completion); padding slots repeat the row's last position and are masked out.
+   */
+  rows: tf.Tensor1D;
+  /** [G, L] completion tokens. */
   targets: tf.Tensor2D;
-  /** [G, T−1] 1 where the predicted token is a completion token. */
+  /** [G, L] 1 for a completion token, 0 for padding. */
   mask: tf.Tensor2D;
   oldLogProbs: tf.Tensor2D;
   advantages: tf.Tensor1D;
 }
 
-/** Completion token j of a sequence sits at index P + j and is predicted at position P + j − 1. */
+/**
+ * Completion token j of a sequence sits at index P + j and is predicted at position P + j − 1:
+ * only those positions go through the head (the prompt's predictions are never scored).
+ */
 function paddedBatch(sequences: readonly PolicySequence[], padId: number): PaddedBatch {
   const width = Math.max(2, ...sequences.map((s) => s.prompt.length + s.completion.length));
+  const L = Math.max(1, ...sequences.map((s) => s.completion.length));
   const G = sequences.length;
   const ids = new Int32Array(G * width).fill(padId);
-  const mask = new Float32Array(G * (width - 1));
-  const old = new Float32Array(G * (width - 1));
+  const rows = new Int32Array(G * L);
+  const targets = new Int32Array(G * L).fill(padId);
+  const mask = new Float32Array(G * L);
+  const old = new Float32Array(G * L);
   sequences.forEach((sequence, g) => {
-    const tokens = [...sequence.prompt, ...sequence.completion];
-    ids.set(tokens, g * width);
+    ids.set([...sequence.prompt, ...sequence.completion], g * width);
     const start = sequence.prompt.length - 1;
-    sequence.completion.forEach((_, j) => {
-      mask[g * (width - 1) + start + j] = 1;
-      old[g * (width - 1) + start + j] = sequence.oldLogProbs[j] ?? 0;
-    });
+    for (let j = 0; j < L; j++) {
+      const real = j < sequence.completion.length;
+      rows[g * L + j] = g * width + (real ? start + j : width - 1);
+      if (!real) continue;
+      targets[g * L + j] = sequence.completion[j]!;
+      mask[g * L + j] = 1;
+      old[g * L + j] = sequence.oldLogProbs[j] ?? 0;
+    }
   });
-  const idsTensor = tf.tensor2d(ids, [G, width], 'int32');
   return {
-    ids: idsTensor,
-    targets: tf.slice(idsTensor, [0, 1], [G, width - 1]),
-    mask: tf.tensor2d(mask, [G, width - 1]),
-    oldLogProbs: tf.tensor2d(old, [G, width - 1]),
+    ids: tf.tensor2d(ids, [G, width], 'int32'),
+    rows: tf.tensor1d(rows, 'int32'),
+    targets: tf.tensor2d(targets, [G, L], 'int32'),
+    mask: tf.tensor2d(mask, [G, L]),
+    oldLogProbs: tf.tensor2d(old, [G, L]),
     advantages: tf.tensor1d(sequences.map((s) => s.advantage)),
   };
 }
@@ -338,7 +352,7 @@ function referenceLogProbs(
   return tf.tidy(() => {
     const batch = paddedBatch(piece, padId);
     return tokenLogProbs(
-      targetLogits(reference, batch.ids),
+      logitsAt(reference, batch.ids, batch.rows),
       batch.targets,
       temperature,
     ) as tf.Tensor2D;
@@ -385,13 +399,6 @@ function frozenCopy(model: GPT): GPT {
     );
   }
   return { config: { ...model.config }, params };
-}
-
-/** Logits of positions 0..T−2 (those that predict a next token). */
-function targetLogits(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
-  const logits = forward(model, ids);
-  const [B, T, V] = logits.shape;
-  return tf.slice(logits, [0, 0, 0], [B, T - 1, V]);
 }
 
 function meanOf(values: readonly number[]): number {

@@ -1,31 +1,40 @@
-// Batched sampling with a KV cache (tfjs). Prompts of different lengths run in lockstep:
-// the common prefix is prefilled at once, then each step feeds one token per row — the
-// row's own prompt token while it is still inside its prompt, else a sampled one. So no
-// padding or attention masks are needed and every row computes exactly what it would alone.
+// Batched sampling with a KV cache (tfjs), with shared prompts prefilled once. A rollout's
+// rows repeat prompts (the M programs of one plan share statement + plan, the N plans of a
+// task its statement), so each distinct prompt is run through the model once, in one batch
+// with the other distinct prompts of its length, and its cache is copied to every row that
+// continues it. Rows then decode in lockstep, one token per step, each at its own position:
+// caches are left-aligned (a row's prompt ends where every other row's does) and a per-row
+// mask hides the padding before it, so every row computes what it would alone. A row that
+// finishes leaves the batch at once (its cache rows are dropped).
 import * as tf from '@tensorflow/tfjs-core';
 import { defaultMemoryBudgetBytes, type GPT, samplingBytes } from '../model';
-import { disposeCache, forwardCached, type LayerCache } from './kvForward';
+import { decodeStep, disposeCache, forwardCached, type LayerCache } from './kvForward';
 import { pickToken, rowPrng } from './pick';
 import type { SampleOptions, SampleResult, Sampler } from './types';
 
 export class KvCacheSampler implements Sampler {
   constructor(
     private readonly model: GPT,
-    private readonly padId = 0,
+    /** Unused: rows never need padding (kept so callers pass the tokenizer's pad id). */
+    _padId = 0,
     /** Bytes one batch of rows may hold (src/model/memory.ts); default: the backend's. */
     private readonly memoryBudgetBytes?: number,
   ) {}
 
   /**
    * Samples every prompt; a batch larger than the memory budget runs as consecutive chunks.
-   * Row r draws from its own stream (seed, r) whatever chunk it lands in, so chunking does
-   * not change which tokens are drawn.
+   * Row r draws from its own stream (seed, r) whatever chunk it lands in, so chunking and
+   * sharing do not change which tokens are drawn.
    */
   async sample(prompts: number[][], options: SampleOptions): Promise<SampleResult> {
-    const chunks = this.chunks(prompts, options.maxNewTokens);
-    if (chunks.length <= 1) return this.sampleChunk(prompts, options, 0);
+    if (prompts.some((p) => p.length === 0))
+      throw new Error('sample: every prompt needs at least one token');
+    const nCtx = this.model.config.nCtx;
+    const longest = Math.max(0, ...prompts.map((p) => p.length));
+    if (longest > nCtx)
+      throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
     const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
-    for (const [start, end] of chunks) {
+    for (const [start, end] of this.chunks(prompts, options.maxNewTokens)) {
       const part = await this.sampleChunk(prompts.slice(start, end), options, start);
       result.tokens.push(...part.tokens);
       result.logProbs.push(...part.logProbs);
@@ -35,29 +44,30 @@ export class KvCacheSampler implements Sampler {
   }
 
   /**
-   * Consecutive [start, end) row ranges whose prefill (of their common prompt prefix, at most
-   * their shortest prompt) and cache stay within the budget; at least one row each.
+   * Consecutive [start, end) row ranges whose prefill (their distinct prompts) and caches
+   * stay within the budget; at least one row each.
    */
   private chunks(prompts: number[][], maxNewTokens: number): [number, number][] {
     const config = this.model.config;
     const budget = this.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
     const ranges: [number, number][] = [];
     let start = 0;
-    let shortest = Number.POSITIVE_INFINITY;
-    let width = 0;
+    let distinct = new Set<string>();
+    let longest = 0;
     for (let row = 0; row < prompts.length; row++) {
-      const length = prompts[row]!.length;
-      const nextShortest = Math.min(shortest, length);
-      const nextWidth = Math.max(width, Math.min(config.nCtx, length + maxNewTokens));
-      const bytes = samplingBytes(config, row - start + 1, nextShortest, nextWidth);
+      const prompt = prompts[row]!;
+      const nextDistinct = new Set(distinct).add(prompt.join(','));
+      const nextLongest = Math.max(longest, prompt.length);
+      const width = Math.min(config.nCtx, nextLongest + maxNewTokens) + nextLongest;
+      const bytes = samplingBytes(config, row - start + 1, nextLongest, width, nextDistinct.size);
       if (row > start && bytes > budget) {
         ranges.push([start, row]);
         start = row;
-        shortest = length;
-        width = Math.min(config.nCtx, length + maxNewTokens);
+        distinct = new Set([prompt.join(',')]);
+        longest = prompt.length;
       } else {
-        shortest = nextShortest;
-        width = nextWidth;
+        distinct = nextDistinct;
+        longest = nextLongest;
       }
     }
     if (prompts.length > 0) ranges.push([start, prompts.length]);
@@ -71,78 +81,226 @@ export class KvCacheSampler implements Sampler {
   ): Promise<SampleResult> {
     const { maxNewTokens, temperature, topK, seed, stopId } = options;
     const B = prompts.length;
+    const { nCtx, nHead: H, vocabSize: V } = this.model.config;
     const result: SampleResult = {
       tokens: prompts.map(() => []),
       logProbs: prompts.map(() => []),
       finished: prompts.map(() => false),
     };
     if (B === 0) return result;
-    if (prompts.some((p) => p.length === 0))
-      throw new Error('sample: every prompt needs at least one token');
-    const nCtx = this.model.config.nCtx;
-    const longest = Math.max(...prompts.map((p) => p.length));
-    if (longest > nCtx)
-      throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
     const prngs = prompts.map((_, r) => rowPrng(seed, rowOffset + r));
-    const done = prompts.map(() => false);
     const budget = prompts.map((p) => Math.min(maxNewTokens, nCtx - p.length));
-    budget.forEach((b, r) => {
-      if (b <= 0) done[r] = true;
-    });
-    const common = Math.min(...prompts.map((p) => p.length));
-    // seqs[r] = everything row r has consumed or produced so far.
-    const seqs = prompts.map((p) => p.slice());
 
-    let cache: LayerCache[] | null = null;
-    let input = tf.tensor2d(
-      prompts.map((p) => p.slice(0, common)),
-      [B, common],
-      'int32',
-    );
-    let position = 0;
+    // Distinct prompts, and which one each row continues.
+    const keyOf = (p: number[]) => p.join(',');
+    const distinct: number[][] = [];
+    const indexOfKey = new Map<string, number>();
+    const source = prompts.map((p) => {
+      const key = keyOf(p);
+      let index = indexOfKey.get(key);
+      if (index === undefined) {
+        index = distinct.length;
+        indexOfKey.set(key, index);
+        distinct.push(p);
+      }
+      return index;
+    });
+    const width = Math.max(...distinct.map((p) => p.length));
+    const { lastLogits, cache: distinctCache } = await this.prefill(distinct, width);
+
+    // Every row's cache: its distinct prompt's, left-padded to `width`.
+    const headRows = (rows: readonly number[]) =>
+      tf.tensor1d(
+        rows.flatMap((d) => Array.from({ length: H }, (_, h) => d * H + h)),
+        'int32',
+      );
+    let cache: LayerCache[] = tf.tidy(() => {
+      const index = headRows(source);
+      return distinctCache.map(({ k, v }) => ({
+        k: tf.gather(k, index) as tf.Tensor3D,
+        v: tf.gather(v, index) as tf.Tensor3D,
+      }));
+    });
+    disposeCache(distinctCache);
+
+    // The rows still decoding: original index, position of its next token, first valid key.
+    let active = prompts.map((_, r) => r);
+    const position = prompts.map((p) => p.length);
+    const firstKey = prompts.map((p) => width - p.length);
+    const feed: number[] = [];
     try {
-      while (!done.every(Boolean)) {
-        const S = input.shape[1];
-        const { logits, cache: next } = forwardCached(this.model, input, position, cache);
-        disposeCache(cache);
-        input.dispose();
-        cache = next;
-        position += S;
-        const last = tf.tidy(() =>
-          tf.reshape(tf.slice(logits, [0, S - 1, 0], [B, 1, -1]), [B, -1]),
-        );
-        logits.dispose();
-        const rows = (await last.data()) as Float32Array;
-        last.dispose();
-        const V = rows.length / B;
-        const feed: number[] = [];
-        for (let r = 0; r < B; r++) {
-          const seq = seqs[r]!;
-          if (position < prompts[r]!.length) {
-            feed.push(seq[position]!); // still inside this row's prompt
-            continue;
-          }
-          if (done[r]) {
-            feed.push(this.padId);
-            continue;
-          }
-          const pick = pickToken(rows.subarray(r * V, (r + 1) * V), temperature, topK, prngs[r]!);
-          seq.push(pick.id);
-          result.tokens[r]!.push(pick.id);
-          result.logProbs[r]!.push(pick.logProb);
-          if (pick.id === stopId) {
-            done[r] = true;
-            result.finished[r] = true;
-          } else if (result.tokens[r]!.length >= budget[r]!) done[r] = true;
-          feed.push(pick.id);
+      // The first token of each row comes from its prompt's last logits.
+      const survivors: number[] = [];
+      for (const r of active) {
+        if (budget[r]! <= 0) continue;
+        const logits = lastLogits.subarray(source[r]! * V, (source[r]! + 1) * V);
+        if (this.take(r, logits, result, prngs, temperature, topK, stopId, budget)) {
+          survivors.push(r);
+          feed.push(result.tokens[r]!.at(-1)!);
         }
-        if (done.every(Boolean) || position >= nCtx) break;
-        input = tf.tensor2d(feed, [B, 1], 'int32');
+      }
+      let length = width;
+      while (survivors.length > 0) {
+        if (survivors.length < active.length) {
+          // Drop the finished rows' caches: they cost nothing from here on.
+          const keep = survivors.map((r) => active.indexOf(r));
+          const next = tf.tidy(() => {
+            const index = headRows(keep);
+            return cache.map(({ k, v }) => ({
+              k: tf.gather(k, index) as tf.Tensor3D,
+              v: tf.gather(v, index) as tf.Tensor3D,
+            }));
+          });
+          disposeCache(cache);
+          cache = next;
+          active = survivors.slice();
+        }
+        const { logits, cache: grown } = decodeStep(
+          this.model,
+          feed.splice(0, feed.length),
+          active.map((r) => position[r]!),
+          active.map((r) => firstKey[r]!),
+          length,
+          cache,
+        );
+        disposeCache(cache);
+        cache = grown;
+        length += 1;
+        const rows = (await logits.data()) as Float32Array;
+        logits.dispose();
+        survivors.length = 0;
+        active.forEach((r, i) => {
+          position[r]! += 1;
+          if (
+            this.take(
+              r,
+              rows.subarray(i * V, (i + 1) * V),
+              result,
+              prngs,
+              temperature,
+              topK,
+              stopId,
+              budget,
+            )
+          ) {
+            survivors.push(r);
+            feed.push(result.tokens[r]!.at(-1)!);
+          }
+        });
       }
     } finally {
       disposeCache(cache);
-      if (!input.isDisposed) input.dispose();
     }
     return result;
   }
+
+  /** Picks row r's next token; true while the row goes on. */
+  private take(
+    r: number,
+    logits: Float32Array,
+    result: SampleResult,
+    prngs: ReturnType<typeof rowPrng>[],
+    temperature: number,
+    topK: number,
+    stopId: number,
+    budget: readonly number[],
+  ): boolean {
+    const pick = pickToken(logits, temperature, topK, prngs[r]!);
+    result.tokens[r]!.push(pick.id);
+    result.logProbs[r]!.push(pick.logProb);
+    if (pick.id === stopId) {
+      result.finished[r] = true;
+      return false;
+    }
+    return result.tokens[r]!.length < budget[r]!;
+  }
+
+  /**
+   * Runs each distinct prompt once (those of one length in one batch): the last position's
+   * logits of each, [D·V] in order, and its cache left-padded to `width` ([D·H, width, hd]).
+   */
+  private async prefill(
+    distinct: number[][],
+    width: number,
+  ): Promise<{ lastLogits: Float32Array; cache: LayerCache[] }> {
+    const { nLayer, vocabSize: V } = this.model.config;
+    const lastLogits = new Float32Array(distinct.length * V);
+    const byLength = new Map<number, number[]>();
+    distinct.forEach((p, d) => {
+      byLength.set(p.length, [...(byLength.get(p.length) ?? []), d]);
+    });
+    // Per layer, the padded caches of each length group, reassembled in distinct order.
+    const parts: { order: number[]; k: tf.Tensor3D; v: tf.Tensor3D }[][] = Array.from(
+      { length: nLayer },
+      () => [],
+    );
+    try {
+      for (const [length, group] of byLength) {
+        const ids = tf.tensor2d(
+          group.map((d) => distinct[d]!),
+          [group.length, length],
+          'int32',
+        );
+        const { logits, cache } = forwardCached(this.model, ids, 0, null);
+        ids.dispose();
+        const last = tf.tidy(() =>
+          tf.reshape(tf.slice(logits, [0, length - 1, 0], [group.length, 1, V]), [-1]),
+        );
+        logits.dispose();
+        const values = (await last.data()) as Float32Array;
+        last.dispose();
+        group.forEach((d, i) => {
+          lastLogits.set(values.subarray(i * V, (i + 1) * V), d * V);
+        });
+        cache.forEach(({ k, v }, layer) => {
+          const pad = (x: tf.Tensor3D) =>
+            length === width
+              ? x
+              : (tf.pad(x, [
+                  [0, 0],
+                  [width - length, 0],
+                  [0, 0],
+                ]) as tf.Tensor3D);
+          const padded = { order: group, k: pad(k), v: pad(v) };
+          if (length !== width) {
+            k.dispose();
+            v.dispose();
+          }
+          parts[layer]!.push(padded);
+        });
+      }
+      // Back into distinct order: concatenate the groups, then gather by group position.
+      const H = this.model.config.nHead;
+      const order = parts[0]?.flatMap((part) => part.order) ?? [];
+      const positionOf = new Map(order.map((d, i) => [d, i]));
+      const index = distinct.flatMap((_, d) =>
+        Array.from({ length: H }, (_, h) => positionOf.get(d)! * H + h),
+      );
+      const cache = parts.map((layerParts) =>
+        tf.tidy(() => {
+          const gatherIndex = tf.tensor1d(index, 'int32');
+          const k = concatFew(layerParts.map((p) => p.k));
+          const v = concatFew(layerParts.map((p) => p.v));
+          return {
+            k: tf.gather(k, gatherIndex) as tf.Tensor3D,
+            v: tf.gather(v, gatherIndex) as tf.Tensor3D,
+          };
+        }),
+      );
+      return { lastLogits, cache };
+    } finally {
+      for (const layerParts of parts) for (const p of layerParts) tf.dispose([p.k, p.v]);
+    }
+  }
+}
+
+/** Concatenation along axis 0, a few inputs at a time (WebGPU binds at most 8 buffers). */
+function concatFew(tensors: tf.Tensor3D[]): tf.Tensor3D {
+  let level = tensors;
+  while (level.length > 1) {
+    const next: tf.Tensor3D[] = [];
+    for (let i = 0; i < level.length; i += 4) next.push(tf.concat(level.slice(i, i + 4), 0));
+    level = next;
+  }
+  return level[0]!;
 }

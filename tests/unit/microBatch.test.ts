@@ -7,6 +7,7 @@ import { initBackend } from '../../src/gpu/backend';
 import {
   createModel,
   disposeModel,
+  forward,
   type GPT,
   makeConfig,
   maskedLoss,
@@ -15,6 +16,8 @@ import {
 } from '../../src/model';
 import { forwardBytes, packByBudget, samplingBytes } from '../../src/model/memory';
 import type { LossType } from '../../src/rl/config';
+import { grpoLoss } from '../../src/rl/grpoLoss';
+import { tokenLogProbs } from '../../src/rl/logProbs';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout/kvSampler';
 import { DEFAULT_SFT, runSft } from '../../src/sft';
@@ -129,6 +132,73 @@ describe('micro-batched GRPO update', () => {
     disposeModel(whole);
     disposeModel(split);
   });
+});
+
+describe('pruned update', () => {
+  for (const lossType of ['grpo', 'dapo', 'dr_grpo'] as const) {
+    it(`${lossType}: scoring completion positions only gives the full pass's loss and gradients`, async () => {
+      const sequences = randomSequences(lossType.length * 3 + 1, 9);
+      const model = createModel(CONFIG, 6);
+      const pruned = trainer(model, lossType, Number.POSITIVE_INFINITY);
+      const got = await pruned.gradients(sequences);
+      // The full pass: logits at every position, the mask picks the completion tokens.
+      const width = Math.max(...sequences.map((s) => s.prompt.length + s.completion.length));
+      const G = sequences.length;
+      const ids = tf.tensor2d(
+        sequences.flatMap((s) => {
+          const row = [...s.prompt, ...s.completion];
+          return [...row, ...Array(width - row.length).fill(0)];
+        }),
+        [G, width],
+        'int32',
+      );
+      const maskRows = sequences.map((s) =>
+        Array.from({ length: width - 1 }, (_, t) =>
+          t >= s.prompt.length - 1 && t < s.prompt.length - 1 + s.completion.length ? 1 : 0,
+        ),
+      );
+      const oldRows = sequences.map((s) =>
+        Array.from({ length: width - 1 }, (_, t) => s.oldLogProbs[t - (s.prompt.length - 1)] ?? 0),
+      );
+      const fullLogProbs = () =>
+        tokenLogProbs(
+          tf.slice(forward(model, ids), [0, 0, 0], [G, width - 1, CONFIG.vocabSize]),
+          tf.slice(ids, [0, 1], [G, width - 1]),
+          0.8,
+        ) as tf.Tensor2D;
+      const refLogProbs = tf.tidy(fullLogProbs);
+      const tokens = sequences.reduce((sum, s) => sum + s.completion.length, 0);
+      const { value, grads } = tf.variableGrads(
+        () =>
+          grpoLoss(
+            {
+              logProbs: fullLogProbs(),
+              oldLogProbs: oldRows,
+              refLogProbs,
+              advantages: sequences.map((s) => s.advantage),
+              mask: maskRows,
+            },
+            {
+              lossType,
+              epsilonLow: 0.2,
+              epsilonHigh: 0.28,
+              beta: 0.04,
+              normalizer: { tokens, outputs: G, maxLength: width - 1 },
+            },
+          ),
+        [...model.params.values()],
+      );
+      expect(got.metrics.loss).toBeCloseTo((await value.data())[0]!, 5);
+      for (const [name, variable] of model.params) {
+        const full = (await grads[variable.name]!.data()) as Float32Array;
+        const mine = (await got.grads.get(name)!.data()) as Float32Array;
+        expect(maxRelativeDiff(full, mine), name).toBeLessThan(1e-4);
+      }
+      tf.dispose([ids, refLogProbs, value, ...Object.values(grads), ...got.grads.values()]);
+      pruned.dispose();
+      disposeModel(model);
+    });
+  }
 });
 
 describe('micro-batched warm start', () => {
