@@ -1,7 +1,7 @@
 // The page's whole state in one place (TensorFlow Playground style): the run config (which
 // round-trips through the URL), the runs with their metric series, recent sample groups,
 // the inspector's selection, the engine's status and errors. Components read slices of it;
-// only engineClient writes engine events into it.
+// only ui/bridge/runLifecycle.ts writes engine events into it (through applyEvent.ts).
 import { create } from 'zustand';
 import type {
   BackendReport,

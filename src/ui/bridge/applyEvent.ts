@@ -1,0 +1,103 @@
+// What an engine event does to the page's store, as a pure function: the state before and
+// the event in, the patch to apply and the messages for the error banner out. No Worker,
+// no IndexedDB, no URL: runLifecycle.ts applies the patch and does those.
+import type { EngineEvent, SampleGroup } from '../../engine/api';
+import { type LabState, MAX_KEPT_STEPS } from '../state/labStore';
+import type { Notice } from './notices';
+
+export interface EventEffect {
+  patch: Partial<LabState>;
+  /** Messages for the error banner, in order. */
+  notices: Notice[];
+}
+
+const NOTHING: EventEffect = { patch: {}, notices: [] };
+
+/**
+ * The store change one event makes. Events that only answer a request (`judged`,
+ * `solved`, `snapshot`) or that restart the engine (`fatal`) change nothing here.
+ */
+export function applyEngineEvent(state: LabState, event: EngineEvent): EventEffect {
+  switch (event.type) {
+    case 'backend':
+      return { patch: { backend: event.report }, notices: [] };
+    case 'status':
+      return {
+        patch: {
+          status: event.status,
+          step: event.step,
+          // A status sent before the run is loaded says nothing of its budget.
+          ...(event.memoryBudgetMiB !== undefined
+            ? { memoryBudgetMiB: event.memoryBudgetMiB }
+            : {}),
+          ...(event.status !== 'warmstart' ? { progress: null } : {}),
+        },
+        notices: [],
+      };
+    case 'step':
+      return applyStep(state, event.runId, event.report);
+    case 'progress':
+      return {
+        patch: {
+          progress: {
+            task: event.task,
+            fraction: event.fraction,
+            message: event.message,
+            etaSec: event.etaSec,
+          },
+        },
+        notices: [],
+      };
+    case 'error':
+      return { patch: {}, notices: [{ message: event.message, recoverable: event.recoverable }] };
+    default:
+      return NOTHING;
+  }
+}
+
+function applyStep(
+  state: LabState,
+  runId: string,
+  report: Extract<EngineEvent, { type: 'step' }>['report'],
+): EventEffect {
+  const runs = state.runs.map((run) =>
+    run.id !== runId
+      ? run
+      : {
+          ...run,
+          points: [
+            ...run.points.filter((p) => p.step !== report.step),
+            { step: report.step, values: report.metrics },
+          ],
+        },
+  );
+  // A run in the background (not the one shown) only gains its curve's point.
+  if (runId !== state.activeRunId) return { patch: { runs }, notices: [] };
+  // A step redone after a failure replaces the copy that landed before it.
+  const groups: { step: number; groups: SampleGroup[] }[] = [
+    ...state.groups.filter((g) => g.step < report.step),
+    { step: report.step, groups: report.groups },
+  ].slice(-MAX_KEPT_STEPS);
+  const { selection } = state;
+  return {
+    patch: {
+      runs,
+      groups,
+      step: report.step,
+      // Follow the newest step unless the user is reading an older one.
+      selection:
+        selection === null || selection.step === report.step - 1
+          ? {
+              step: report.step,
+              groupIndex: selection?.groupIndex ?? 0,
+              planIndex: selection?.planIndex ?? 0,
+              programIndex: selection?.programIndex ?? 0,
+            }
+          : selection,
+    },
+    notices: report.skippedUpdates.map((skipped) => ({
+      message: `Step ${report.step}: ${skipped.role} update skipped (${skipped.reason}).`,
+      recoverable: true,
+    })),
+  };
+}

@@ -1,0 +1,325 @@
+// The run's life as the page drives it: boot (the URL's settings, the saved run resumed),
+// new run, switch, import, warm start, train / step / pause, and recovery after a fatal
+// engine failure (the Worker replaced, the run restored from its last saved snapshot and
+// what the user had asked for resumed). Events go through applyEvent.ts into the store.
+import {
+  classifyFailure,
+  describeRecovery,
+  type EngineEvent,
+  type EngineFailure,
+  type EngineStatus,
+  planRecovery,
+  type RunConfig,
+  type RunSnapshot,
+} from '../../engine/api';
+import * as db from '../persist/runsDb';
+import { activeRun, type RunRecord, useLabStore } from '../state/labStore';
+import { applyEngineEvent } from './applyEvent';
+import { reportError } from './notices';
+import { persist, whenPersisted } from './persistQueue';
+import {
+  answerRequest,
+  exposeTestHooks,
+  send,
+  settleRequests,
+  spawnEngine,
+  stopEngine,
+} from './transport';
+import { readConfigFromUrl, sameConfig, writeConfigToUrl } from './urlSync';
+
+const PERSISTED_GROUP_STEPS = 20;
+
+/**
+ * What the user asked the engine to do and it has not finished: a replaced engine picks it
+ * up. Cleared by Pause, by a step landing, and by the engine going idle on its own.
+ */
+let requestedWork: 'train' | 'step' | null = null;
+/** Whether the engine's last status was a busy one (its next idle ends the requested work). */
+let engineBusy = false;
+/** Engine failures in a row, without a step landing in between. */
+let consecutiveFailures = 0;
+/** The micro-batch budget the engine last reported, in MiB. */
+let engineBudgetMiB: number | undefined;
+
+function spawnWorker() {
+  engineBusy = false;
+  spawnEngine({
+    onEvent,
+    onCrash: (message) => {
+      const status = useLabStore.getState().status;
+      void recoverFromFailure(classifyFailure(message), activityOfStatus(status));
+    },
+  });
+}
+
+/** Applies an event's store patch and shows its messages. */
+function commit(event: EngineEvent) {
+  const { patch, notices } = applyEngineEvent(useLabStore.getState(), event);
+  useLabStore.setState(patch);
+  for (const notice of notices) reportError(notice.message, notice.recoverable);
+}
+
+function onEvent(event: EngineEvent) {
+  switch (event.type) {
+    case 'status': {
+      const busy = event.status === 'training' || event.status === 'stepping';
+      if (engineBusy && !busy) requestedWork = null;
+      engineBusy = busy;
+      if (event.memoryBudgetMiB !== undefined) engineBudgetMiB = event.memoryBudgetMiB;
+      // Shown once the writes before it have landed: "idle" means the step is saved.
+      void whenPersisted().then(() => commit(event));
+      return;
+    }
+    case 'fatal':
+      void recoverFromFailure(event, event.activity);
+      return;
+    case 'step': {
+      const { report, runId } = event;
+      consecutiveFailures = 0;
+      if (requestedWork === 'step') requestedWork = null;
+      commit(event);
+      if (runId !== useLabStore.getState().activeRunId) return;
+      const run = useLabStore.getState().runs.find((r) => r.id === runId);
+      if (run) persist(() => db.saveRun(run));
+      persist(() =>
+        db.saveStepGroups(
+          runId,
+          { step: report.step, groups: report.groups },
+          PERSISTED_GROUP_STEPS,
+        ),
+      );
+      return;
+    }
+    case 'snapshot':
+      persist(() => db.saveSnapshot(event.runId, event.snapshot));
+      answerRequest(event);
+      return;
+    case 'judged':
+    case 'solved':
+      answerRequest(event);
+      return;
+    case 'error':
+      commit(event);
+      settleRequests(event.message);
+      return;
+    default:
+      commit(event);
+  }
+}
+
+/** What a Worker that died without a word was doing, as far as the page can tell. */
+function activityOfStatus(status: EngineStatus): string {
+  if (status === 'training' || status === 'stepping') return 'a training step';
+  if (status === 'warmstart') return 'the warm start';
+  return 'loading the run';
+}
+
+/**
+ * After a fatal engine failure: the Worker is replaced, the run restored from its last saved
+ * snapshot (IndexedDB), and what the user had asked for (training, a step) resumed, with
+ * half the micro-batch budget after an out-of-memory, until planRecovery gives up. The
+ * page says what happened and what it did.
+ */
+async function recoverFromFailure(failure: EngineFailure, activity: string) {
+  stopEngine();
+  settleRequests(`The engine stopped: ${failure.message}`);
+  consecutiveFailures += 1;
+  const failures = consecutiveFailures;
+  useLabStore.setState({ status: 'loading' });
+  // The last step's snapshot may still be on its way into IndexedDB.
+  await whenPersisted();
+  const run = activeRun(useLabStore.getState());
+  const plan = planRecovery({
+    failure,
+    consecutiveFailures: failures,
+    configuredBudgetMiB: run?.config.memoryBudgetMiB,
+    effectiveBudgetMiB: engineBudgetMiB,
+  });
+  const snapshot = run ? await db.loadSnapshot(run.id) : undefined;
+  reportError(
+    describeRecovery({
+      failure,
+      activity,
+      plan,
+      savedStep: snapshot?.step ?? 0,
+      consecutiveFailures: failures,
+    }),
+    plan.action === 'retry',
+  );
+  const continueWith = plan.action === 'retry' ? (requestedWork ?? undefined) : undefined;
+  if (plan.action === 'give_up') consecutiveFailures = 0;
+  spawnWorker();
+  if (!run) return;
+  let restarted = run;
+  if (plan.memoryBudgetMiB !== run.config.memoryBudgetMiB) {
+    restarted =
+      updateRun(run.id, (r) => ({
+        ...r,
+        config: withMemoryBudget(r.config, plan.memoryBudgetMiB),
+      })) ?? run;
+    await db.saveRun(restarted);
+  }
+  const groups = useLabStore.getState().groups.filter((g) => g.step <= (snapshot?.step ?? 0));
+  await startRun(restarted, snapshot, { groups, keepSelection: true, continueWith });
+}
+
+function withMemoryBudget(config: RunConfig, memoryBudgetMiB: number | undefined): RunConfig {
+  const { memoryBudgetMiB: _old, ...rest } = config;
+  return memoryBudgetMiB === undefined ? rest : { ...rest, memoryBudgetMiB };
+}
+
+function updateRun(runId: string, update: (run: RunRecord) => RunRecord): RunRecord | undefined {
+  let updated: RunRecord | undefined;
+  useLabStore.setState((state) => ({
+    runs: state.runs.map((run) => {
+      if (run.id !== runId) return run;
+      updated = update(run);
+      return updated;
+    }),
+  }));
+  return updated;
+}
+
+function newRunRecord(config: RunConfig, name?: string): RunRecord {
+  const count = useLabStore.getState().runs.length + 1;
+  return {
+    id: `run-${Date.now().toString(36)}-${Math.floor(performance.now()).toString(36)}`,
+    name: name ?? `run ${count} · ${config.grpo.mode} · seed ${config.grpo.seed}`,
+    config,
+    createdAt: Date.now(),
+    points: [],
+    visible: true,
+  };
+}
+
+interface StartOptions {
+  /** The sample groups to show (saved ones on a switch, the current ones on a restart). */
+  groups?: db.StoredGroups;
+  /** Keep the inspector where the user left it (a restart after a failure). */
+  keepSelection?: boolean;
+  /** Train or step once the run is loaded: what the user had asked of a failed engine. */
+  continueWith?: 'train' | 'step' | undefined;
+}
+
+async function startRun(run: RunRecord, snapshot?: RunSnapshot, options: StartOptions = {}) {
+  const { groups, keepSelection, continueWith } = options;
+  requestedWork = continueWith ?? null;
+  useLabStore.setState((state) => ({
+    activeRunId: run.id,
+    config: run.config,
+    groups: groups ?? [],
+    selection:
+      keepSelection && state.selection && groups?.some((g) => g.step === state.selection?.step)
+        ? state.selection
+        : groups?.length
+          ? { step: groups.at(-1)!.step, groupIndex: 0, planIndex: 0, programIndex: 0 }
+          : null,
+    step: snapshot?.step ?? 0,
+  }));
+  writeConfigToUrl(run.config);
+  await db.saveActiveRunId(run.id);
+  send({
+    type: 'start',
+    runId: run.id,
+    config: run.config,
+    ...(snapshot ? { snapshot } : {}),
+    ...(continueWith ? { continueWith } : {}),
+  });
+}
+
+/** Opens the lab: the URL's config, and the saved active run resumed when it matches it. */
+export async function bootLab() {
+  const { config, problems, given } = readConfigFromUrl();
+  useLabStore.setState({ config, configProblems: problems });
+  for (const problem of problems) {
+    reportError(`Link setting ignored: ${problem}; the link's other settings apply.`, true);
+  }
+  exposeTestHooks();
+  spawnWorker();
+  let runs: RunRecord[] = [];
+  let activeId: string | null | undefined = null;
+  try {
+    [runs, activeId] = await Promise.all([db.loadRuns(), db.loadActiveRunId()]);
+  } catch (error) {
+    reportError(
+      `Saved runs could not be read (${(error as Error).message}); starting fresh.`,
+      true,
+    );
+  }
+  useLabStore.setState({ runs });
+  const saved = runs.find((run) => run.id === activeId);
+  if (saved && (!given || sameConfig(saved.config, config))) {
+    const [snapshot, groups] = await Promise.all([
+      db.loadSnapshot(saved.id),
+      db.loadGroups(saved.id),
+    ]);
+    await startRun(saved, snapshot, { groups });
+    return;
+  }
+  await newRun(config);
+}
+
+/** A fresh run from the shipped warm start with `config` (Reset). */
+export async function newRun(config: RunConfig = useLabStore.getState().config) {
+  consecutiveFailures = 0;
+  const run = newRunRecord(config);
+  useLabStore.setState((state) => ({ runs: [...state.runs, run] }));
+  await db.saveRun(run);
+  await startRun(run);
+}
+
+export async function switchToRun(runId: string) {
+  const run = useLabStore.getState().runs.find((r) => r.id === runId);
+  if (!run) return;
+  const [snapshot, groups] = await Promise.all([db.loadSnapshot(run.id), db.loadGroups(run.id)]);
+  consecutiveFailures = 0;
+  await startRun(run, snapshot, { groups });
+}
+
+/** Trains both roles from scratch in the page, then starts a run on the new models. */
+export async function warmStartFromScratch(minutes: number) {
+  const config = useLabStore.getState().config;
+  const run = newRunRecord(
+    config,
+    `warm start from scratch · ${minutes} min · seed ${config.grpo.seed}`,
+  );
+  useLabStore.setState((state) => ({
+    runs: [...state.runs, run],
+    activeRunId: run.id,
+    groups: [],
+    selection: null,
+    step: 0,
+  }));
+  await db.saveRun(run);
+  await db.saveActiveRunId(run.id);
+  requestedWork = null;
+  send({ type: 'warmstart', runId: run.id, config, minutes, seed: config.grpo.seed });
+}
+
+export function train() {
+  requestedWork = 'train';
+  send({ type: 'train' });
+}
+
+export function pause() {
+  requestedWork = null;
+  send({ type: 'pause' });
+}
+
+export function step() {
+  requestedWork = 'step';
+  send({ type: 'step' });
+}
+
+export async function addImportedRun(
+  run: RunRecord,
+  snapshot: RunSnapshot | undefined,
+  groups: db.StoredGroups,
+) {
+  useLabStore.setState((state) => ({ runs: [...state.runs.filter((r) => r.id !== run.id), run] }));
+  await db.saveRun(run);
+  if (snapshot) await db.saveSnapshot(run.id, snapshot);
+  await db.saveGroups(run.id, groups);
+  consecutiveFailures = 0;
+  await startRun(run, snapshot, { groups });
+}

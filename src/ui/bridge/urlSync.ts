@@ -1,0 +1,42 @@
+// The run's settings in the page's URL: read at boot, written whenever they change, so a
+// link opens the exact setup. The page's own keys (`test`) survive the rewrite.
+import { decodeRunConfig, encodeRunConfig, type RunConfig } from '../../engine/api';
+
+/** URL keys that are the page's, not the run's: kept when the settings are written. */
+const PAGE_KEYS = ['test'];
+
+export function writeConfigToUrl(config: RunConfig) {
+  const params = encodeRunConfig(config);
+  const current = new URLSearchParams(location.search);
+  for (const key of PAGE_KEYS) {
+    const value = current.get(key);
+    if (value !== null) params.set(key, value);
+  }
+  const query = params.toString();
+  const url = `${location.pathname}${query ? `?${query}` : ''}${location.hash}`;
+  history.replaceState(null, '', url);
+}
+
+/**
+ * The URL's settings: the config (bad values keep their defaults, named in `problems`) and
+ * whether the link gives any setting at all (a bare page URL resumes the saved run).
+ */
+export function readConfigFromUrl(): { config: RunConfig; problems: string[]; given: boolean } {
+  const params = new URLSearchParams(location.search);
+  const { config, problems } = decodeRunConfig(params);
+  const given = [...params.keys()].some((key) => !PAGE_KEYS.includes(key));
+  return { config, problems, given };
+}
+
+/**
+ * Same run settings, the memory budget aside: a budget the page halved after an
+ * out-of-memory is the saved run's own, and must not make its link start a new run.
+ */
+export function sameConfig(a: RunConfig, b: RunConfig): boolean {
+  const settings = (config: RunConfig) => {
+    const params = encodeRunConfig(config);
+    params.delete('mem');
+    return params.toString();
+  };
+  return settings(a) === settings(b);
+}
