@@ -156,7 +156,7 @@ function writeTable() {
         .map((c) => cell((e) => e.metrics[`eval/pass@1/${c}`]))
         .join(
           ' | ',
-        )} | ${cell((e) => e.suites.L4?.execCost, 1, 1)} | ${cell((e) => e.suites.L4?.peakMemory, 1 / 1024, 1)} | ${rewardTrend(arm, seeds)} |`,
+        )} | ${cell((e) => e.metrics['eval/exec_cost/L4'], 1, 1)} | ${cell((e) => e.metrics['eval/peak_memory/L4'], 1 / 1024, 1)} | ${rewardTrend(arm, seeds)} |`,
     );
   }
   writeFileSync(join(ROOT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

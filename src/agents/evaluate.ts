@@ -1,84 +1,241 @@
-// Pass@1 on fixed task suites: for each task the Planner writes one greedy plan and the Coder
-// one greedy program from it (in single mode the Coder gets an empty plan), the sandbox
-// judges it, and we report the pass rate per suite plus the execution cost (QuickJS work)
-// and peak memory of the passing programs. Greedy decoding makes it deterministic.
+// Evaluation on fixed task suites, Planner → Coder, judged by the sandbox. One
+// implementation serves the engine (a run's eval/* metrics) and the CLI (`npm run eval`,
+// per-tier tables). For each task the Planner writes one greedy plan and the Coder one
+// greedy program from it (in single mode, with no Planner, from an empty plan); the
+// sandbox judges every program: the extracted function, or the raw completion when none
+// was found. Greedy decoding makes it deterministic. Token caps are the run config's
+// (maxPlanTokens, maxProgramTokens). Options add the Coder given each task's reference
+// plan (what the Planner costs) and K sampled plan→code pairs per task (pass@K).
 
+import { extractFunction } from '../rl/extractFunction';
 import { EVAL_METRICS, evalPassAt1Metric } from '../rl/metrics';
-import type { Sampler } from '../rollout/types';
-import type { Sandbox } from '../sandbox/types';
+import type { SampleOptions, Sampler } from '../rollout/types';
+import type { CasesJob, RunResult, Sandbox } from '../sandbox/types';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
-import { judgePrograms } from './judge';
-import { sampleRollouts } from './rollout';
+import { coderPrompt, completionText, plannerPrompt } from './format';
 
-export interface SuiteResult {
+export interface EvalAgents {
+  tokenizer: CharTokenizer;
+  /** null: single-agent mode, the Coder reads an empty plan. */
+  planner: Sampler | null;
+  coder: Sampler;
+  /** One model for both roles: a role token starts each prompt. */
+  shared?: boolean;
+}
+
+export interface EvalOptions {
+  /** Longest plan / program in tokens: the run config's GrpoConfig.maxPlanTokens / maxProgramTokens. */
+  maxPlanTokens: number;
+  maxProgramTokens: number;
+  /** Also judge the Coder given each task's first reference plan (`pass@1_reference_plan`). */
+  referencePlans?: boolean;
+  /** K sampled plan→code pairs per task for pass@K; 1 (the default): greedy only. */
+  samples?: number;
+  /** Temperature of the sampled pairs (default 0.8). */
+  temperature?: number;
+  /** The sampled plans use seed + 1, their programs seed + 2 (default 1). */
+  seed?: number;
+}
+
+export interface TierReport {
   tasks: number;
-  passed: number;
-  /** Mean work / peak bytes over the passing programs; null when none passed. */
-  execCost: number | null;
-  peakMemory: number | null;
+  'pass@1': number;
+  /** Coder alone, given the task's reference plan (greedy): how much the Planner costs. */
+  'pass@1_reference_plan'?: number;
+  /** With samples > 1: mean pass rate of sampled pairs, and the unbiased pass@K (= any of K passed). */
+  'pass@1_sampled'?: number;
+  'pass@k'?: number;
+  /** Fraction of greedy plans equal to one of the task's reference plans. */
+  plan_exact: number;
+  /** Fraction of greedy completions holding a complete function that the sandbox could parse. */
+  valid_syntax: number;
+  /** Mean QuickJS work and peak heap bytes of the passing greedy programs (null when none passed). */
+  exec_cost: number | null;
+  peak_memory: number | null;
+}
+
+export interface EvalExample {
+  id: string;
+  tier: string;
+  plan: string;
+  code: string;
+  passed: boolean;
+}
+
+/** One suite: all its tasks, each tier of them, and every task's greedy plan and program. */
+export interface SuiteReport {
+  overall: TierReport;
+  tiers: Record<string, TierReport>;
+  examples: EvalExample[];
 }
 
 export interface EvaluationResult {
-  /** `eval/pass@1/<suite>`, `eval/pass@1` (all tasks), `eval/exec_cost[/<suite>]`, `eval/peak_memory[/<suite>]`. */
+  /**
+   * `eval/pass@1/<suite>`, `eval/pass@1` (all tasks), `eval/exec_cost[/<suite>]`,
+   * `eval/peak_memory[/<suite>]`; cost and memory only where something passed.
+   */
   metrics: Record<string, number>;
-  suites: Record<string, SuiteResult>;
+  suites: Record<string, SuiteReport>;
 }
 
 export async function evaluateSuites(
-  agents: { tokenizer: CharTokenizer; planner: Sampler | null; coder: Sampler },
+  agents: EvalAgents,
   suites: Readonly<Record<string, readonly Task[]>>,
-  options: { maxPlanTokens: number; maxProgramTokens: number },
+  options: EvalOptions,
   sandbox: Sandbox,
 ): Promise<EvaluationResult> {
   const names = Object.keys(suites);
   const tasks = names.flatMap((name) => suites[name] ?? []);
-  const rollouts = await sampleRollouts(tasks, agents, {
-    plansPerTask: 1,
-    programsPerPlan: 1,
-    maxPlanTokens: options.maxPlanTokens,
-    maxProgramTokens: options.maxProgramTokens,
-    temperature: 0,
+  const tok = agents.tokenizer;
+  const shared = agents.shared ?? false;
+  const samples = options.samples ?? 1;
+  const seed = options.seed ?? 1;
+  const temperature = options.temperature ?? 0.8;
+  const decoding = (maxNewTokens: number, t: number, s: number): SampleOptions => ({
+    maxNewTokens,
+    temperature: t,
     topK: 0,
-    plannerSeed: 0,
-    coderSeed: 0,
+    seed: s,
+    stopId: tok.eosId,
   });
-  const judged = await judgePrograms(
-    sandbox,
-    rollouts.map((r) => ({ task: r.task, completion: r.programs[0]?.[0]?.text ?? '' })),
-  );
+  const texts = async (sampler: Sampler, prompts: number[][], opts: SampleOptions) =>
+    (await sampler.sample(prompts, opts)).tokens.map((ids) => completionText(tok, ids));
+  const planOf = (list: readonly Task[], opts: SampleOptions): Promise<string[]> =>
+    agents.planner
+      ? texts(
+          agents.planner,
+          list.map((t) => plannerPrompt(tok, t.statement, shared)),
+          opts,
+        )
+      : Promise.resolve(list.map(() => ''));
+  const codeOf = (list: readonly Task[], plans: readonly string[], opts: SampleOptions) =>
+    texts(
+      agents.coder,
+      list.map((t, i) => coderPrompt(tok, t.statement, plans[i]!, shared)),
+      opts,
+    );
+
+  const greedyPlan = decoding(options.maxPlanTokens, 0, seed);
+  const greedyCode = decoding(options.maxProgramTokens, 0, seed);
+  const plans = await planOf(tasks, greedyPlan);
+  const codes = await codeOf(tasks, plans, greedyCode);
+  const results = await judge(sandbox, tasks, codes);
+
+  let referencePasses: boolean[] | null = null;
+  if (options.referencePlans) {
+    const referencePlans = tasks.map((t) => t.strategies[0]?.plan ?? '');
+    const referenceCodes = await codeOf(tasks, referencePlans, greedyCode);
+    referencePasses = (await judge(sandbox, tasks, referenceCodes)).map((r) => r.passed);
+  }
+
+  // K sampled plan→code pairs per task, task-major.
+  let sampledPasses: number[] | null = null;
+  if (samples > 1) {
+    const repeated = tasks.flatMap((t) => Array.from({ length: samples }, () => t));
+    const sPlans = await planOf(repeated, decoding(options.maxPlanTokens, temperature, seed + 1));
+    const sCodes = await codeOf(
+      repeated,
+      sPlans,
+      decoding(options.maxProgramTokens, temperature, seed + 2),
+    );
+    const sResults = await judge(sandbox, repeated, sCodes);
+    sampledPasses = tasks.map(
+      (_, i) => sResults.slice(i * samples, (i + 1) * samples).filter((r) => r.passed).length,
+    );
+  }
+
+  const tierReport = (indices: readonly number[]): TierReport => {
+    const n = indices.length;
+    const share = (count: number) => (n === 0 ? 0 : count / n);
+    const passing = indices.map((i) => results[i]!).filter((r) => r.passed);
+    const reference = referencePasses;
+    const report: TierReport = {
+      tasks: n,
+      'pass@1': share(passing.length),
+      ...(reference && {
+        'pass@1_reference_plan': share(indices.filter((i) => reference[i]).length),
+      }),
+      plan_exact: share(
+        indices.filter((i) => tasks[i]!.strategies.some((s) => s.plan === plans[i])).length,
+      ),
+      valid_syntax: share(
+        indices.filter(
+          (i) =>
+            extractFunction(codes[i]!, tasks[i]!.entryPoint).formatOk &&
+            !isSyntaxError(results[i]!),
+        ).length,
+      ),
+      exec_cost: meanOrNull(passing.map((r) => r.cost.work)),
+      peak_memory: meanOrNull(passing.map((r) => r.cost.peakBytes)),
+    };
+    if (sampledPasses) {
+      const passes = sampledPasses;
+      report['pass@1_sampled'] = share(indices.reduce((s, i) => s + passes[i]! / samples, 0));
+      report['pass@k'] = share(indices.filter((i) => passes[i]! > 0).length);
+    }
+    return report;
+  };
 
   const metrics: Record<string, number> = {};
-  const results: Record<string, SuiteResult> = {};
-  const allPassing: { work: number; peakBytes: number }[] = [];
+  const reports: Record<string, SuiteReport> = {};
   let offset = 0;
   for (const name of names) {
-    const count = suites[name]?.length ?? 0;
-    const passing = judged
-      .slice(offset, offset + count)
-      .filter((j) => j.run?.passed)
-      .map((j) => ({ work: j.run?.cost.work ?? 0, peakBytes: j.run?.cost.peakBytes ?? 0 }));
-    offset += count;
-    allPassing.push(...passing);
-    const result: SuiteResult = {
-      tasks: count,
-      passed: passing.length,
-      execCost: meanOrNull(passing.map((p) => p.work)),
-      peakMemory: meanOrNull(passing.map((p) => p.peakBytes)),
+    const indices = (suites[name] ?? []).map((_, i) => offset + i);
+    offset += indices.length;
+    const byTier = new Map<string, number[]>();
+    for (const i of indices) {
+      const tier = tasks[i]!.tier;
+      byTier.set(tier, [...(byTier.get(tier) ?? []), i]);
+    }
+    const overall = tierReport(indices);
+    reports[name] = {
+      overall,
+      tiers: Object.fromEntries([...byTier].sort().map(([tier, idx]) => [tier, tierReport(idx)])),
+      examples: indices.map((i) => ({
+        id: tasks[i]!.id,
+        tier: tasks[i]!.tier,
+        plan: plans[i]!,
+        code: codes[i]!,
+        passed: results[i]!.passed,
+      })),
     };
-    results[name] = result;
-    metrics[evalPassAt1Metric(name)] = count === 0 ? 0 : passing.length / count;
-    if (result.execCost !== null) metrics[`${EVAL_METRICS.execCost}/${name}`] = result.execCost;
-    if (result.peakMemory !== null)
-      metrics[`${EVAL_METRICS.peakMemory}/${name}`] = result.peakMemory;
+    metrics[evalPassAt1Metric(name)] = overall['pass@1'];
+    if (overall.exec_cost !== null) metrics[`${EVAL_METRICS.execCost}/${name}`] = overall.exec_cost;
+    if (overall.peak_memory !== null) {
+      metrics[`${EVAL_METRICS.peakMemory}/${name}`] = overall.peak_memory;
+    }
   }
-  metrics[EVAL_METRICS.passAt1] = tasks.length === 0 ? 0 : allPassing.length / tasks.length;
-  // Cost and memory exist only where something passed: absent rather than a fake 0.
-  const cost = meanOrNull(allPassing.map((p) => p.work));
-  const memory = meanOrNull(allPassing.map((p) => p.peakBytes));
-  if (cost !== null) metrics[EVAL_METRICS.execCost] = cost;
-  if (memory !== null) metrics[EVAL_METRICS.peakMemory] = memory;
-  return { metrics, suites: results };
+  const all = tierReport(tasks.map((_, i) => i));
+  metrics[EVAL_METRICS.passAt1] = all['pass@1'];
+  if (all.exec_cost !== null) metrics[EVAL_METRICS.execCost] = all.exec_cost;
+  if (all.peak_memory !== null) metrics[EVAL_METRICS.peakMemory] = all.peak_memory;
+  return { metrics, suites: reports };
+}
+
+/** Every program in one batched call: the extracted function, or the raw completion. */
+function judge(
+  sandbox: Sandbox,
+  tasks: readonly Task[],
+  completions: readonly string[],
+): Promise<RunResult[]> {
+  if (tasks.length === 0) return Promise.resolve([]);
+  return sandbox.run(
+    tasks.map((t, i): CasesJob => {
+      const extracted = extractFunction(completions[i]!, t.entryPoint);
+      return {
+        kind: 'cases',
+        id: `${t.id}#${i}`,
+        code: extracted.formatOk ? extracted.code : completions[i]!,
+        entryPoint: t.entryPoint,
+        tests: t.tests,
+      };
+    }),
+  );
+}
+
+function isSyntaxError(r: RunResult): boolean {
+  return r.errorKind === 'syntax' || r.tests.some((t) => t.errorKind === 'syntax');
 }
 
 function meanOrNull(values: readonly number[]): number | null {

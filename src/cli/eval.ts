@@ -2,12 +2,16 @@
 // DIR holds planner/ and coder/ checkpoints. Loads public/tasks/suite-<name>.json, runs
 // Planner → Coder, judges the programs in the QuickJS sandbox and reports pass@1 (greedy),
 // pass@K over K sampled pairs, and the cost and peak memory of passing programs, per tier.
+// The evaluator is the engine's (src/agents/evaluate.ts), with the default run config's
+// token caps (maxPlanTokens, maxProgramTokens).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { evaluateSuites, type TierReport } from '../agents/evaluate';
+import { DEFAULT_RUN_CONFIG } from '../engine/runConfig';
 import { type BackendName, initBackend } from '../gpu/backend';
 import { loadCheckpointDir } from '../model/checkpointNode';
-import { evaluateTasks, type TierReport } from '../rollout';
-import { createSandbox } from '../sandbox/nodeSandbox';
+import { KvCacheSampler } from '../rollout/kvSampler';
+import { createSandbox } from '../sandbox';
 import { loadSuite } from '../tasks';
 import { parseFlags } from './flags';
 
@@ -21,7 +25,13 @@ if (!checkpoint) {
 const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
 const planner = await loadCheckpointDir(join(checkpoint, 'planner'), false);
 const coder = await loadCheckpointDir(join(checkpoint, 'coder'), false);
-const shared = planner.model.config.role === 'shared';
+const agents = {
+  tokenizer: planner.tokenizer,
+  planner: new KvCacheSampler(planner.model, planner.tokenizer.padId),
+  coder: new KvCacheSampler(coder.model, coder.tokenizer.padId),
+  shared: planner.model.config.role === 'shared',
+};
+const { maxPlanTokens, maxProgramTokens } = DEFAULT_RUN_CONFIG.grpo;
 const sandbox = await createSandbox();
 const out: Record<string, unknown> = { checkpoint, backend, suites: {} };
 try {
@@ -30,19 +40,20 @@ try {
     const tasks = loadSuite(await readFile(file, 'utf8')).tasks;
     const limit = f.has('limit') ? Number(f.get('limit')) : tasks.length;
     const start = performance.now();
-    const report = await evaluateTasks(
-      planner.model,
-      coder.model,
-      planner.tokenizer,
-      tasks.slice(0, limit),
-      sandbox,
+    const result = await evaluateSuites(
+      agents,
+      { [suite]: tasks.slice(0, limit) },
       {
+        maxPlanTokens,
+        maxProgramTokens,
+        referencePlans: true,
         samples: Number(f.get('samples') ?? 1),
         temperature: Number(f.get('temperature') ?? 0.8),
         seed: Number(f.get('seed') ?? 1),
-        shared,
       },
+      sandbox,
     );
+    const report = result.suites[suite]!;
     const seconds = (performance.now() - start) / 1000;
     (out.suites as Record<string, unknown>)[suite] = {
       ...report,

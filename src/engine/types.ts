@@ -3,7 +3,7 @@
 // The Node CLI and the page's engine Worker both speak these types; nothing here knows
 // React, the DOM or Node.
 import type { PresetName } from '../model';
-import type { GrpoConfig } from '../rl/config';
+import type { GrpoConfig, Role } from '../rl/config';
 import type { RewardParts } from '../rl/rewards';
 import type { Tier } from '../tasks';
 
@@ -78,7 +78,7 @@ export interface StepReport {
   metrics: MetricRecord;
   groups: SampleGroup[];
   /** Updates skipped by the NaN/Inf guard this step, with the reason. */
-  skippedUpdates: { role: 'planner' | 'coder'; reason: string }[];
+  skippedUpdates: { role: Role; reason: string }[];
 }
 
 export interface EvalReport {

@@ -4,13 +4,6 @@ export {
   packCompletions,
   toTargetLayout,
 } from './completions';
-export {
-  DEFAULT_EVAL,
-  type EvalOptions,
-  type EvalReport,
-  evaluateTasks,
-  type TierReport,
-} from './evaluate';
 export { FullRecomputeSampler } from './fullRecomputeSampler';
 export { disposeCache, forwardCached, type LayerCache } from './kvForward';
 export { KvCacheSampler } from './kvSampler';

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { evaluateSuites } from '../../src/agents/evaluate';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, makeConfig } from '../../src/model';
-import { evaluateTasks } from '../../src/rollout';
+import { KvCacheSampler } from '../../src/rollout';
 import type { RunResult, Sandbox, SandboxJob } from '../../src/sandbox/types';
 import type { Task } from '../../src/tasks';
 import { CharTokenizer } from '../../src/tokenizer';
@@ -71,11 +72,14 @@ describe('planner → coder evaluation', () => {
     // Calls: 0 greedy (task a passes), 1 reference plans (none), 2 sampled pairs a,a,b,b,c,c
     // (only the first of c passes).
     const sandbox = fakeSandbox((call, i) => (call === 0 && i === 0) || (call === 2 && i === 4));
-    const report = await evaluateTasks(planner, coder, tok, tasks, sandbox, {
-      samples: 2,
-      maxPlanTokens: 6,
-      maxCodeTokens: 6,
-    });
+    const agents = {
+      tokenizer: tok,
+      planner: new KvCacheSampler(planner, tok.padId),
+      coder: new KvCacheSampler(coder, tok.padId),
+    };
+    const options = { referencePlans: true, samples: 2, maxPlanTokens: 6, maxProgramTokens: 6 };
+    const result = await evaluateSuites(agents, { test: tasks }, options, sandbox);
+    const report = result.suites.test!;
     expect(report.tiers.L1!['pass@1']).toBe(0.5);
     expect(report.tiers.L2!['pass@1']).toBe(0);
     expect(report.overall['pass@1']).toBeCloseTo(1 / 3);
