@@ -4,6 +4,7 @@
 // writes DIR/planner/ and DIR/coder/ checkpoints. Progress: one JSON line per log step.
 // Options: --backend auto|webgpu|wasm|cpu  --batch 16  --planner-share 0.35 (of the time)
 //          --steps N (per role, instead of --minutes)  --shared (one model, role tokens)
+//          --merges N (BPE merges fitted on the train split; 0: a character tokenizer)
 import { join } from 'node:path';
 import { type BackendName, initBackend } from '../gpu/backend';
 import { saveCheckpointDir } from '../model/checkpointNode';
@@ -19,6 +20,7 @@ const out = f.get('out') ?? `public/checkpoints/${preset}`;
 const batchSize = Number(f.get('batch') ?? 16);
 const plannerShare = Number(f.get('planner-share') ?? 0.35);
 const shared = f.get('shared') === 'true';
+const merges = Number(f.get('merges') ?? 0);
 
 if (minutes === undefined && steps === undefined) {
   console.error('warmstart: give --minutes N or --steps N');
@@ -31,7 +33,17 @@ if (preset !== 'tiny' && preset !== 'small' && preset !== 'base') {
 
 const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
 console.log(
-  JSON.stringify({ event: 'start', preset, seed, minutes, steps, batchSize, shared, backend }),
+  JSON.stringify({
+    event: 'start',
+    preset,
+    seed,
+    minutes,
+    steps,
+    batchSize,
+    shared,
+    merges,
+    backend,
+  }),
 );
 
 const round = <T extends object>(o: T): T =>
@@ -47,6 +59,7 @@ const models = await warmStartModels({
   batchSize,
   plannerShare,
   shared,
+  merges,
   onRoleStart: (role, parameters) =>
     console.log(JSON.stringify({ event: 'role', role, parameters })),
   onProgress: (role, p) => console.log(JSON.stringify({ event: 'progress', role, ...round(p) })),

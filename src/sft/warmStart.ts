@@ -7,7 +7,7 @@ import { createModel, type ModelRole, makeConfig, parameterCount } from '../mode
 import type { Role } from '../rl/config';
 import { createTaskSampler } from '../tasks';
 import { Rng } from '../tasks/random';
-import { CharTokenizer } from '../tokenizer';
+import { CharTokenizer, fitBpeTokenizer } from '../tokenizer';
 import { BucketedBatches } from './batches';
 import { taskExampleSource } from './taskExamples';
 import { DEFAULT_SFT, runSft, type SftProgress } from './trainer';
@@ -24,6 +24,8 @@ export interface WarmStartOptions {
   plannerShare?: number;
   /** One model for both roles, told apart by a role token. */
   shared?: boolean;
+  /** BPE merges fitted on the train split (fitTaskTokenizer); 0 or absent: characters. */
+  merges?: number;
   /** Report progress every this many steps (the page wants it often, the CLI less). */
   logEvery?: number;
   onProgress?: (role: ModelRole, progress: SftProgress) => void;
@@ -34,13 +36,34 @@ export interface WarmStartOptions {
 
 const TIER_MIX = { L1: 1, L2: 2, L3: 2, L4: 1 };
 
+/** Tasks whose texts the BPE merges are fitted on: train split only, a fixed draw. */
+const TOKENIZER_CORPUS = { tasks: 1500, seed: 20261201 };
+
+/**
+ * The lab's BPE tokenizer with `merges` merges, fitted on the statements, plans and programs
+ * of a fixed draw of train-split tasks (every tier): the same merges on every machine, and
+ * no validation, evaluation or held-out text shapes the vocabulary.
+ */
+export function fitTaskTokenizer(merges: number): CharTokenizer {
+  const tasks = createTaskSampler({
+    mix: { L1: 1, L2: 1, L3: 1, L4: 1 },
+    split: 'train',
+    seed: TOKENIZER_CORPUS.seed,
+  }).next(TOKENIZER_CORPUS.tasks);
+  const texts = tasks.flatMap((task) => [
+    task.statement,
+    ...task.strategies.flatMap((strategy) => [strategy.plan, strategy.code]),
+  ]);
+  return fitBpeTokenizer(texts, merges);
+}
+
 export async function warmStartModels(
   options: WarmStartOptions,
 ): Promise<{ planner: LoadedCheckpoint; coder: LoadedCheckpoint }> {
   const { preset, seed, minutes, steps, batchSize = 16, plannerShare = 0.35 } = options;
   if (minutes === undefined && steps === undefined)
     throw new Error('warm start: give minutes or steps');
-  const tokenizer = new CharTokenizer();
+  const tokenizer = options.merges ? fitTaskTokenizer(options.merges) : new CharTokenizer();
   const prng = new Rng(seed);
 
   const trainRole = async (role: ModelRole, share: number): Promise<LoadedCheckpoint> => {

@@ -1,7 +1,9 @@
-// tokenizer.json in Hugging Face tokenizers format. A character vocabulary is a BPE model
-// with no merges behind a Split pre-tokenizer that isolates every character; the special
-// tokens are "added tokens" so they are matched before splitting. Checked against the
-// @huggingface/tokenizers npm package in tests/unit/tokenizer.test.ts.
+// tokenizer.json in Hugging Face tokenizers format: a BPE model over characters. A character
+// vocabulary has no merges and sits behind a Split pre-tokenizer that isolates every
+// character; a fitted one has its merges and no pre-tokenizer (merges may join across spaces,
+// as the lab's BPE does). The special tokens are "added tokens", matched before the model
+// sees the text. Checked against the @huggingface/tokenizers npm package in
+// tests/unit/tokenizer.test.ts.
 import { CharTokenizer, SPECIAL_TOKENS } from './charTokenizer';
 
 export interface TokenizerJson {
@@ -16,7 +18,12 @@ export interface TokenizerJson {
     special: boolean;
   }[];
   normalizer: null;
-  pre_tokenizer: { type: 'Split'; pattern: { Regex: string }; behavior: 'Isolated'; invert: false };
+  pre_tokenizer: {
+    type: 'Split';
+    pattern: { Regex: string };
+    behavior: 'Isolated';
+    invert: false;
+  } | null;
   post_processor: null;
   decoder: { type: 'Fuse' };
   model: {
@@ -50,12 +57,9 @@ export function toTokenizerJson(tokenizer: CharTokenizer): TokenizerJson {
         special: true,
       })),
     normalizer: null,
-    pre_tokenizer: {
-      type: 'Split',
-      pattern: { Regex: '[\\s\\S]' },
-      behavior: 'Isolated',
-      invert: false,
-    },
+    pre_tokenizer: tokenizer.isCharacterLevel
+      ? { type: 'Split', pattern: { Regex: '[\\s\\S]' }, behavior: 'Isolated', invert: false }
+      : null,
     post_processor: null,
     decoder: { type: 'Fuse' },
     model: {
@@ -68,22 +72,40 @@ export function toTokenizerJson(tokenizer: CharTokenizer): TokenizerJson {
       byte_fallback: false,
       ignore_merges: false,
       vocab: Object.fromEntries(tokenizer.vocab.map((token, id) => [token, id])),
-      merges: [],
+      merges: tokenizer.merges.map(([a, b]) => [a, b]),
     },
   };
 }
 
-/** Rebuilds a CharTokenizer from a tokenizer.json this module wrote. */
+/** Rebuilds a tokenizer from a tokenizer.json this module wrote (character or BPE). */
 export function fromTokenizerJson(json: TokenizerJson): CharTokenizer {
-  if (json?.model?.type !== 'BPE' || (json.model.merges?.length ?? 0) !== 0) {
-    throw new Error('tokenizer.json: expected a character vocabulary (BPE with no merges)');
+  if (json?.model?.type !== 'BPE' || typeof json.model.vocab !== 'object') {
+    throw new Error('tokenizer.json: expected a BPE model over characters');
   }
   const byId: string[] = [];
   for (const [token, id] of Object.entries(json.model.vocab)) byId[id] = token;
   SPECIAL_TOKENS.forEach((token, id) => {
     if (byId[id] !== token) throw new Error(`tokenizer.json: id ${id} should be ${token}`);
   });
-  const chars = byId.slice(SPECIAL_TOKENS.length);
-  if (chars.some((c) => c === undefined)) throw new Error('tokenizer.json: vocabulary has gaps');
-  return new CharTokenizer(chars);
+  const merges = (json.model.merges ?? []).map((merge) => {
+    // Older tokenizers write a merge as one "left right" string.
+    const pair = typeof merge === 'string' ? (merge as string).split(' ') : merge;
+    if (pair.length !== 2 || pair.some((part) => typeof part !== 'string')) {
+      throw new Error('tokenizer.json: a merge must be a pair of tokens');
+    }
+    return [pair[0] as string, pair[1] as string] as const;
+  });
+  const merged = new Set(merges.map(([a, b]) => a + b));
+  // The characters: every token after the specials that no merge produces, in id order.
+  const chars: string[] = [];
+  for (let id = SPECIAL_TOKENS.length; id < byId.length; id++) {
+    const token = byId[id];
+    if (token === undefined) throw new Error('tokenizer.json: vocabulary has gaps');
+    if (!merged.has(token) || [...token].length === 1) chars.push(token);
+  }
+  const tokenizer = new CharTokenizer(chars, merges);
+  if (tokenizer.vocab.some((token, id) => byId[id] !== token)) {
+    throw new Error('tokenizer.json: vocabulary order does not match its merges');
+  }
+  return tokenizer;
 }
