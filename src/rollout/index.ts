@@ -1,9 +1,3 @@
-export {
-  type CompletionBatch,
-  fromTargetLayout,
-  packCompletions,
-  toTargetLayout,
-} from './completions';
 export { FullRecomputeSampler } from './fullRecomputeSampler';
 export { disposeCache, forwardCached, type LayerCache } from './kvForward';
 export { KvCacheSampler } from './kvSampler';

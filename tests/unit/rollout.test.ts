@@ -2,14 +2,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, makeConfig, tokenLogProbs } from '../../src/model';
-import {
-  FullRecomputeSampler,
-  fromTargetLayout,
-  KvCacheSampler,
-  packCompletions,
-  type SampleOptions,
-  toTargetLayout,
-} from '../../src/rollout';
+import { FullRecomputeSampler, KvCacheSampler, type SampleOptions } from '../../src/rollout';
+import { fromTargetLayout, packCompletions, toTargetLayout } from '../fixtures/completions';
 
 const V = 17;
 const STOP = 1;
