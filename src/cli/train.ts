@@ -8,6 +8,9 @@
 // --tasks-per-step --plans --programs --beta --lr --iterations --loss grpo|dapo|dr_grpo
 // --temperature --eval-tasks N --families a,b --tiers L1:1,L2:1 --final-eval (writes DIR/eval.json)
 // --memory-budget MIB (one micro-batch's budget; default: the backend's; also with --resume).
+// Every run setting has its flag in one table, src/engine/settings.ts (also --epsilon-low,
+// --epsilon-high, --max-grad-norm, --scale-rewards, --pass-weight, --efficiency-weight,
+// --format-penalty, --top-k), the same table the page's URL and controls use.
 // An out-of-memory or a crash ends the run with its reason and the --resume line that
 // continues it from the last saved step (with half the budget after an out-of-memory).
 import { existsSync } from 'node:fs';
@@ -15,6 +18,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { classifyFailure, watchEngineLog } from '../engine/failure';
 import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
+import { runConfigFromFlags as settingsFromFlags } from '../engine/settings';
 import { getCheckpoint } from '../engine/snapshotFiles';
 import type { RunConfig, RunSnapshot, StepReport } from '../engine/types';
 import { type BackendName, initBackend } from '../gpu/backend';
@@ -26,9 +30,8 @@ import {
   makeConfig,
 } from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
-import type { TrainingMode } from '../rl/config';
 import { createSandbox } from '../sandbox/nodeSandbox';
-import { loadSuite, SUITES, type Tier } from '../tasks';
+import { loadSuite, SUITES } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
 import { parseFlags } from './flags';
 
@@ -162,38 +165,9 @@ function failAndExplain(error: unknown): never {
   process.exit(1);
 }
 
+/** The run the flags describe (every setting's flag is in engine/settings.ts), validated. */
 function runConfigFromFlags(): RunConfig {
-  const grpo: Record<string, unknown> = {};
-  const put = (key: string, value: unknown) => {
-    if (value !== undefined) grpo[key] = value;
-  };
-  put('mode', f.get('mode') as TrainingMode | undefined);
-  put('seed', number('seed'));
-  put('tasksPerStep', number('tasks-per-step'));
-  put('plansPerTask', number('plans'));
-  put('programsPerPlan', number('programs'));
-  put('beta', number('beta'));
-  put('learningRate', number('lr'));
-  put('numIterations', number('iterations'));
-  put('lossType', f.get('loss'));
-  put('temperature', number('temperature'));
-  put('maxPlanTokens', number('plan-tokens'));
-  put('maxProgramTokens', number('program-tokens'));
-  const overrides: Partial<RunConfig> = {};
-  if (f.has('preset')) overrides.preset = f.get('preset') as RunConfig['preset'];
-  if (f.has('eval-every')) overrides.evalEvery = Number(f.get('eval-every'));
-  if (f.has('memory-budget')) overrides.memoryBudgetMiB = Number(f.get('memory-budget'));
-  if (f.has('eval-tasks')) overrides.evalTasksPerTier = Number(f.get('eval-tasks'));
-  if (f.has('families')) overrides.taskFamilies = String(f.get('families')).split(',');
-  if (f.has('tiers')) {
-    overrides.tierMix = Object.fromEntries(
-      String(f.get('tiers'))
-        .split(',')
-        .map((part) => part.split(':'))
-        .map(([tier, weight]) => [tier as Tier, Number(weight ?? 1)]),
-    );
-  }
-  return defaultRunConfig({ ...overrides, grpo });
+  return defaultRunConfig(settingsFromFlags(f, defaultRunConfig()));
 }
 
 async function loadRole(

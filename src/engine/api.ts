@@ -7,7 +7,7 @@
 //
 // Nothing here may pull tfjs, QuickJS or Node into the page's main thread: values come
 // only from plain-data modules (rl/config, rl/rewards, rl/advantages, rl/grpoLossReference,
-// engine/runConfig, engine/settings, engine/failure); everything else is `export type`.
+// engine/runConfig, engine/settings (the one table of settings), engine/failure); everything else is `export type`.
 
 export type { BackendName, BackendReport } from '../gpu/backend';
 export {
@@ -56,6 +56,20 @@ export {
   encodeRunConfig,
   runConfigProblems,
 } from './runConfig';
+export {
+  fieldOf,
+  formatTierMix,
+  PRESET_NAMES,
+  parseTierMix,
+  SETTINGS,
+  type Setting,
+  type SettingKind,
+  setting,
+  settingByUrlKey,
+  settingValue,
+  TIERS,
+  withSetting,
+} from './settings';
 export type {
   EvalReport,
   FileMap,

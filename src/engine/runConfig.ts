@@ -1,10 +1,19 @@
-// The default run and its URL form. Data only (no tfjs), so the page's main thread can
-// import it without pulling in the engine.
-import { DEFAULT_GRPO_CONFIG, type GrpoConfig, validateGrpoConfig } from '../rl/config';
+// The default run, its validation as a whole, and its URL form (keys and kinds from the
+// settings table, settings.ts). Data only (no tfjs), so the page's main thread can import
+// it without pulling in the engine.
+import { DEFAULT_GRPO_CONFIG, validateGrpoConfig } from '../rl/config';
+import {
+  fieldOf,
+  formatSettingValue,
+  PRESET_NAMES,
+  parseSettingText,
+  parseTierMix,
+  SETTINGS,
+  settingByUrlKey,
+  settingValue,
+  withSetting,
+} from './settings';
 import type { RunConfig } from './types';
-
-const TIERS = ['L1', 'L2', 'L3', 'L4'] as const;
-const PRESET_NAMES = ['tiny', 'small', 'base'] as const;
 
 export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   preset: 'tiny',
@@ -15,47 +24,18 @@ export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   topK: 0,
 });
 
-/** The URL keys of each setting; only settings that differ from the default are written. */
-const GRPO_KEYS: Record<string, keyof GrpoConfig> = {
-  mode: 'mode',
-  tasks: 'tasksPerStep',
-  n: 'plansPerTask',
-  m: 'programsPerPlan',
-  temp: 'temperature',
-  epsl: 'epsilonLow',
-  epsh: 'epsilonHigh',
-  beta: 'beta',
-  loss: 'lossType',
-  iters: 'numIterations',
-  clip: 'maxGradNorm',
-  lr: 'learningRate',
-  scale: 'scaleRewards',
-  seed: 'seed',
-  plantok: 'maxPlanTokens',
-  codetok: 'maxProgramTokens',
-};
-const WEIGHT_KEYS = {
-  wpass: 'passFraction',
-  weff: 'efficiency',
-  wfmt: 'formatPenalty',
-} as const;
-
+/** A link's query string: only the settings that differ from the default, in table order. */
 export function encodeRunConfig(config: RunConfig): URLSearchParams {
   const params = new URLSearchParams();
-  const base = DEFAULT_RUN_CONFIG;
-  if (config.preset !== base.preset) params.set('preset', config.preset);
-  for (const [key, field] of Object.entries(GRPO_KEYS)) {
-    if (config.grpo[field] !== base.grpo[field]) params.set(key, String(config.grpo[field]));
+  for (const s of SETTINGS) {
+    if (s.urlKey === undefined) continue;
+    const value = settingValue(config, s);
+    if (value === undefined) continue;
+    const text = formatSettingValue(s, value);
+    const base = settingValue(DEFAULT_RUN_CONFIG, s);
+    const same = s.kind === 'tiers' ? text === formatSettingValue(s, base) : value === base;
+    if (!same) params.set(s.urlKey, text);
   }
-  for (const [key, field] of Object.entries(WEIGHT_KEYS)) {
-    const value = config.grpo.rewardWeights[field];
-    if (value !== base.grpo.rewardWeights[field]) params.set(key, String(value));
-  }
-  const mix = formatMix(config.tierMix);
-  if (mix !== formatMix(base.tierMix)) params.set('tiers', mix);
-  if (config.evalEvery !== base.evalEvery) params.set('eval', String(config.evalEvery));
-  if (config.topK !== base.topK) params.set('topk', String(config.topK));
-  if (config.memoryBudgetMiB !== undefined) params.set('mem', String(config.memoryBudgetMiB));
   return params;
 }
 
@@ -107,15 +87,6 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
   return problems;
 }
 
-/** The config field each URL key sets (preset and tiers are checked as they are read). */
-const FIELD_OF_KEY: Record<string, string> = {
-  ...GRPO_KEYS,
-  ...Object.fromEntries(Object.entries(WEIGHT_KEYS).map(([k, f]) => [k, `rewardWeights.${f}`])),
-  eval: 'evalEvery',
-  topk: 'topK',
-  mem: 'memoryBudgetMiB',
-};
-
 /**
  * Reads a config from URL parameters. A value that cannot run is ignored (its setting keeps
  * the default) and named in `problems`; every other value of the link still applies.
@@ -132,36 +103,34 @@ export function decodeRunConfig(params: URLSearchParams): {
   /** URL key → its raw value, for the settings validation judges as a whole. */
   const given = new Map<string, string>();
   for (const [key, raw] of params) {
-    if (key === 'preset') {
+    const s = settingByUrlKey(key);
+    if (!s) continue;
+    // The preset and the tiers are checked as they are read (validation does not see them).
+    if (s.path === 'preset') {
       if ((PRESET_NAMES as readonly string[]).includes(raw)) preset = raw as RunConfig['preset'];
       else problems.push(`preset "${raw}" is not one of ${PRESET_NAMES.join(', ')}`);
-    } else if (key === 'tiers') {
-      const parsed = parseMix(raw);
+    } else if (s.kind === 'tiers') {
+      const parsed = parseTierMix(raw);
       if (parsed) tierMix = parsed;
       else problems.push(`tiers "${raw}" is not like L1:1,L2:2`);
-    } else if (key in FIELD_OF_KEY) {
+    } else {
       given.set(key, raw);
     }
   }
   const build = (): RunConfig => {
-    const grpo = { ...base.grpo, rewardWeights: { ...base.grpo.rewardWeights } };
-    const config: RunConfig = { ...base, preset, tierMix, grpo };
+    let config: RunConfig = {
+      ...base,
+      preset,
+      tierMix,
+      grpo: { ...base.grpo, rewardWeights: { ...base.grpo.rewardWeights } },
+    };
     for (const [key, raw] of given) {
-      if (key in GRPO_KEYS) {
-        const field = GRPO_KEYS[key] as keyof GrpoConfig;
-        // An empty number is no number, not 0.
-        const value = typeof base.grpo[field] === 'number' ? Number(raw || Number.NaN) : raw;
-        (grpo as unknown as Record<string, unknown>)[field] = value;
-      } else if (key in WEIGHT_KEYS) {
-        grpo.rewardWeights[WEIGHT_KEYS[key as keyof typeof WEIGHT_KEYS]] = Number(
-          raw || Number.NaN,
-        );
-      } else if (key === 'eval') config.evalEvery = Number(raw || Number.NaN);
-      else if (key === 'topk') config.topK = Number(raw || Number.NaN);
-      else if (key === 'mem') config.memoryBudgetMiB = Number(raw || Number.NaN);
+      const s = settingByUrlKey(key)!;
+      config = withSetting(config, s, parseSettingText(s, raw));
     }
     return config;
   };
+  const fieldOfKey = (key: string) => fieldOf(settingByUrlKey(key)!);
   // Drop the values validation blames, one round at a time: a value that is only wrong
   // together with another (n=1 with core mode) is blamed by the field the engine names.
   for (;;) {
@@ -169,7 +138,7 @@ export function decodeRunConfig(params: URLSearchParams): {
     const found = runConfigProblems(config);
     if (found.length === 0) return { config, problems };
     const blamed = [...given.keys()].filter((key) =>
-      found.some((problem) => problem.field === FIELD_OF_KEY[key]),
+      found.some((problem) => problem.field === fieldOfKey(key)),
     );
     if (blamed.length === 0) {
       // Nothing the link set is named: keep the defaults of every setting it gave.
@@ -179,26 +148,9 @@ export function decodeRunConfig(params: URLSearchParams): {
       continue;
     }
     for (const key of blamed) {
-      const why = found.filter((problem) => problem.field === FIELD_OF_KEY[key]);
+      const why = found.filter((problem) => problem.field === fieldOfKey(key));
       problems.push(`${key}=${given.get(key)} (${why.map((p) => p.message).join('; ')})`);
       given.delete(key);
     }
   }
-}
-
-function formatMix(mix: RunConfig['tierMix']): string {
-  return TIERS.filter((tier) => (mix[tier] ?? 0) > 0)
-    .map((tier) => `${tier}:${mix[tier]}`)
-    .join(',');
-}
-
-function parseMix(text: string): RunConfig['tierMix'] | null {
-  const mix: RunConfig['tierMix'] = {};
-  for (const part of text.split(',')) {
-    const [tier, weight] = part.split(':');
-    const value = Number(weight);
-    if (!(TIERS as readonly string[]).includes(tier ?? '') || !(value > 0)) return null;
-    mix[tier as (typeof TIERS)[number]] = value;
-  }
-  return Object.keys(mix).length > 0 ? mix : null;
 }

@@ -1,45 +1,32 @@
 import { type ReactNode, useState } from 'react';
-import type { GrpoConfig, RewardWeights, RunConfig } from '../../engine/api';
-import { runConfigProblems } from '../../engine/api';
+import type { RunConfig, Setting } from '../../engine/api';
+import {
+  fieldOf,
+  runConfigProblems,
+  SETTINGS,
+  settingByUrlKey,
+  settingValue,
+  TIERS,
+  withSetting,
+} from '../../engine/api';
 import { writeConfigToUrl } from '../engineClient';
 import { useLabStore } from '../state/labStore';
 
-const TIERS = ['L1', 'L2', 'L3', 'L4'] as const;
+/** The number settings after the tiers, in the order the panel shows them (by URL key). */
+const GRPO_NUMBERS = ['tasks', 'n', 'm', 'beta', 'epsl', 'epsh', 'lr', 'temp'].map(byKey);
+const WEIGHT_NUMBERS = ['wpass', 'weff', 'wfmt'].map(byKey);
+const TIER_MIX = byKey('tiers');
 
-/** The numeric GRPO settings, in the order the panel shows them (name = URL key). */
-const GRPO_NUMBERS: {
-  label: string;
-  name: string;
-  key: keyof GrpoConfig;
-  step?: number;
-  min?: number;
-}[] = [
-  { label: 'Tasks per step', name: 'tasks', key: 'tasksPerStep', min: 1 },
-  { label: 'N plans per task', name: 'n', key: 'plansPerTask', min: 1 },
-  { label: 'M programs per plan', name: 'm', key: 'programsPerPlan', min: 2 },
-  { label: 'β (KL)', name: 'beta', key: 'beta', step: 0.01, min: 0 },
-  { label: 'ε low', name: 'epsl', key: 'epsilonLow', step: 0.05, min: 0 },
-  { label: 'ε high', name: 'epsh', key: 'epsilonHigh', step: 0.05, min: 0 },
-  { label: 'Learning rate', name: 'lr', key: 'learningRate', step: 0.00001, min: 0 },
-  { label: 'Temperature', name: 'temp', key: 'temperature', step: 0.1, min: 0.1 },
-];
-
-const WEIGHT_NUMBERS: { label: string; name: string; key: keyof RewardWeights; step: number }[] = [
-  { label: 'Reward: pass weight', name: 'wpass', key: 'passFraction', step: 0.1 },
-  { label: 'Reward: λ efficiency', name: 'weff', key: 'efficiency', step: 0.05 },
-  { label: 'Reward: format penalty', name: 'wfmt', key: 'formatPenalty', step: 0.1 },
-];
+function byKey(key: string): Setting {
+  const found = settingByUrlKey(key);
+  if (!found) throw new Error(`no setting with URL key ${key}`);
+  return found;
+}
 
 /** Each setting's label by its config field, so the engine's words name what the user sees. */
-const LABEL_OF_FIELD: Record<string, string> = {
-  ...Object.fromEntries(GRPO_NUMBERS.map((f) => [f.key, f.label])),
-  ...Object.fromEntries(WEIGHT_NUMBERS.map((f) => [`rewardWeights.${f.key}`, f.label])),
-  mode: 'Mode',
-  seed: 'Seed',
-  lossType: 'Loss aggregation',
-  tierMix: 'Task tiers',
-  memoryBudgetMiB: 'Micro-batch memory',
-};
+const LABEL_OF_FIELD: Record<string, string> = Object.fromEntries(
+  SETTINGS.map((s) => [fieldOf(s), s.label]),
+);
 
 /**
  * Applies a change when the engine would run it; otherwise leaves the config (and the URL)
@@ -64,8 +51,8 @@ function applyConfig(update: (config: RunConfig) => RunConfig): string | null {
   return null;
 }
 
-const applyGrpo = <K extends keyof GrpoConfig>(key: K, value: GrpoConfig[K]) =>
-  applyConfig((config) => ({ ...config, grpo: { ...config.grpo, [key]: value } }));
+const applySetting = (s: Setting, value: unknown) =>
+  applyConfig((config) => withSetting(config, s, value));
 
 function Field({
   label,
@@ -148,133 +135,100 @@ function NumberField({
   );
 }
 
+/** A number setting of the table, as the panel shows it. */
+function SettingNumber({ setting: s, placeholder }: { setting: Setting; placeholder?: string }) {
+  const value = useLabStore((state) => settingValue(state.config, s)) as number | undefined;
+  return (
+    <NumberField
+      label={s.unit ? `${s.label} (${s.unit})` : s.label}
+      name={s.urlKey ?? s.cliFlag}
+      value={value ?? null}
+      step={s.step}
+      min={s.min}
+      optional={s.optional}
+      placeholder={placeholder}
+      apply={(next) => applySetting(s, next)}
+    />
+  );
+}
+
+/** A choice setting of the table, refused like a number (mode core needs N ≥ 2). */
+function SettingSelect({
+  setting: s,
+  problem,
+  choose,
+}: {
+  setting: Setting;
+  problem: string | null;
+  choose: (name: string, refusal: string | null) => void;
+}) {
+  const value = useLabStore((state) => settingValue(state.config, s)) as string;
+  const name = s.urlKey ?? s.cliFlag;
+  return (
+    <Field label={s.label} hint={s.help} problem={problem}>
+      <select
+        name={name}
+        value={value}
+        onChange={(e) => choose(name, applySetting(s, e.target.value))}
+      >
+        {s.choices?.map((choice) => (
+          <option key={choice.value} value={choice.value}>
+            {choice.label}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
 /**
  * Every setting of the next run. A change the engine would run goes to the URL at once and
  * applies on Reset; one it would refuse is refused where it is typed.
  */
 export function ControlsPanel() {
-  const config = useLabStore((state) => state.config);
+  const tierMix = useLabStore((state) => state.config.tierMix);
   const engineBudgetMiB = useLabStore((state) => state.memoryBudgetMiB);
-  const grpo = config.grpo;
-  const weights = grpo.rewardWeights;
   const [selectProblem, setSelectProblem] = useState<{ name: string; text: string } | null>(null);
-  /** A select's change, refused like a number's (mode core needs N ≥ 2). */
   const choose = (name: string, refusal: string | null) =>
     setSelectProblem(refusal ? { name, text: refusal } : null);
-  const selectProblemOf = (name: string) =>
-    selectProblem?.name === name ? selectProblem.text : null;
+  const select = (key: string) => (
+    <SettingSelect
+      setting={byKey(key)}
+      problem={selectProblem?.name === key ? selectProblem.text : null}
+      choose={choose}
+    />
+  );
   return (
     <aside className="controls" aria-label="Run settings">
       <h2>Run settings</h2>
-      <Field label="Model preset" problem={selectProblemOf('preset')}>
-        <select
-          name="preset"
-          value={config.preset}
-          onChange={(e) =>
-            choose(
-              'preset',
-              applyConfig((c) => ({ ...c, preset: e.target.value as RunConfig['preset'] })),
-            )
-          }
-        >
-          <option value="tiny">tiny (~0.1M, CPU minutes)</option>
-          <option value="small">small (~1M)</option>
-          <option value="base">base (~5M, real GPU)</option>
-        </select>
-      </Field>
-      <Field
-        label="Mode"
-        hint="core: both roles learn; single: the Coder alone; frozen-planner: only the Coder learns"
-        problem={selectProblemOf('mode')}
-      >
-        <select
-          name="mode"
-          value={grpo.mode}
-          onChange={(e) => choose('mode', applyGrpo('mode', e.target.value as GrpoConfig['mode']))}
-        >
-          <option value="core">core (Planner + Coder)</option>
-          <option value="single">single (Coder alone)</option>
-          <option value="frozen-planner">frozen-planner</option>
-        </select>
-      </Field>
+      {select('preset')}
+      {select('mode')}
       <fieldset className="tiers">
-        <legend>Task tiers (weights)</legend>
+        <legend>{TIER_MIX.label} (weights)</legend>
         {TIERS.map((tier) => (
           <NumberField
             key={tier}
             label={tier}
             name={`tier-${tier}`}
-            value={config.tierMix[tier] ?? 0}
-            min={0}
+            value={tierMix[tier] ?? 0}
+            min={TIER_MIX.min}
             apply={(value) =>
               applyConfig((c) => ({ ...c, tierMix: { ...c.tierMix, [tier]: value ?? 0 } }))
             }
           />
         ))}
       </fieldset>
-      {GRPO_NUMBERS.map((field) => (
-        <NumberField
-          key={field.name}
-          label={field.label}
-          name={field.name}
-          value={grpo[field.key] as number}
-          step={field.step}
-          min={field.min}
-          apply={(value) => applyGrpo(field.key, value as GrpoConfig[typeof field.key])}
-        />
+      {GRPO_NUMBERS.map((s) => (
+        <SettingNumber key={s.path} setting={s} />
       ))}
-      <Field label="Loss aggregation" problem={selectProblemOf('loss')}>
-        <select
-          name="loss"
-          value={grpo.lossType}
-          onChange={(e) =>
-            choose('loss', applyGrpo('lossType', e.target.value as GrpoConfig['lossType']))
-          }
-        >
-          <option value="grpo">grpo</option>
-          <option value="dapo">dapo</option>
-          <option value="dr_grpo">dr_grpo</option>
-        </select>
-      </Field>
-      {WEIGHT_NUMBERS.map((field) => (
-        <NumberField
-          key={field.name}
-          label={field.label}
-          name={field.name}
-          value={weights[field.key]}
-          step={field.step}
-          apply={(value) =>
-            applyConfig((c) => ({
-              ...c,
-              grpo: {
-                ...c.grpo,
-                rewardWeights: { ...c.grpo.rewardWeights, [field.key]: value },
-              },
-            }))
-          }
-        />
+      {select('loss')}
+      {WEIGHT_NUMBERS.map((s) => (
+        <SettingNumber key={s.path} setting={s} />
       ))}
-      <NumberField
-        label="Seed"
-        name="seed"
-        value={grpo.seed}
-        min={0}
-        apply={(value) => applyGrpo('seed', value as number)}
-      />
-      <NumberField
-        label="Micro-batch memory (MiB)"
-        name="mem"
-        value={config.memoryBudgetMiB ?? null}
-        step={16}
-        min={16}
-        optional
+      <SettingNumber setting={byKey('seed')} />
+      <SettingNumber
+        setting={byKey('mem')}
         placeholder={engineBudgetMiB !== null ? `${engineBudgetMiB} (auto)` : 'auto'}
-        apply={(value) =>
-          applyConfig((c) => {
-            const { memoryBudgetMiB: _old, ...rest } = c;
-            return value === undefined ? rest : { ...rest, memoryBudgetMiB: value };
-          })
-        }
       />
     </aside>
   );
