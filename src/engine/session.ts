@@ -27,7 +27,7 @@ import {
   trainedRoles,
   usesPlanner,
 } from '../rl/config';
-import { buildStepMetrics, type RoleStepStats, TIMING_METRICS } from '../rl/metrics';
+import { buildStepMetrics, type RoleStepStats, roleMetric, TIMING_METRICS } from '../rl/metrics';
 import { RoleTrainer, type RoleUpdate } from '../rl/trainer';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
@@ -227,6 +227,19 @@ export class TrainingSession {
       coder: roleStats('coder', credit.coder),
       timings: { stepSeconds: 0, rolloutSeconds, sandboxSeconds, updateSeconds },
     });
+    // Nothing is cut silently: the share of plans and programs that hit their cap.
+    const clipped = (completions: { finished: boolean }[]) =>
+      completions.length === 0
+        ? 0
+        : completions.filter((c) => !c.finished).length / completions.length;
+    if (withPlans) {
+      metrics[roleMetric('planner', 'clippedRatio')] = clipped(
+        rollouts.flatMap((r) => r.plans ?? []),
+      );
+    }
+    metrics[roleMetric('coder', 'clippedRatio')] = clipped(
+      rollouts.flatMap((r) => r.programs.flat()),
+    );
     // How many micro-batches each update took under the memory budget (1: one pass).
     for (const [role, update] of updates) {
       metrics[`${role}/update/micro_batches`] = update.microBatches;

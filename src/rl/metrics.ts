@@ -23,6 +23,8 @@ export const ROLE_METRICS = {
   meanLength: 'completions/mean_length',
   minLength: 'completions/min_length',
   maxLength: 'completions/max_length',
+  /** Share of completions cut off by the token cap or the context (no end token): TRL's name. */
+  clippedRatio: 'completions/clipped_ratio',
   gradNorm: 'grad_norm',
   /** 1 when the update was skipped for a NaN/Inf, else 0. */
   updateSkipped: 'update_skipped',
