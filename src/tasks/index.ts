@@ -22,7 +22,6 @@ export { type ExportRecord, toJsonl } from './exportJsonl';
 export { ENTRY_POINT, FAMILIES, type Family } from './families';
 export { createTaskSampler, type GenerateOptions, generateTask, generateTasks } from './generate';
 export { jsonProblem } from './json';
-export { checkInNode, type NodeCheckResult } from './nodeCheck';
 export { Rng } from './random';
 export { checkInSandbox, type EfficiencyCost, measureEfficiency, workRatio } from './sandboxCheck';
 export { heldOutPairs, SPLIT_SEED, splitOf, stepPairs } from './splits';
