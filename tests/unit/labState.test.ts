@@ -1,3 +1,4 @@
+import { unzipSync, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RUN_CONFIG, decodeRunConfig, encodeRunConfig } from '../../src/engine/runConfig';
 import type { RunConfig } from '../../src/engine/types';
@@ -95,6 +96,54 @@ describe('run export files', () => {
     expect(metricsCsv(run.points).split('\n')[0]).toBe(
       'step,coder/reward,eval/pass@1/L1,planner/reward',
     );
+  });
+
+  it('imports a run that was unzipped and zipped again with an ordinary (deflating) tool', () => {
+    const run: RunRecord = {
+      id: 'run-y',
+      name: 'run 2',
+      config: DEFAULT_RUN_CONFIG,
+      createdAt: 2,
+      visible: true,
+      points: [{ step: 1, values: { 'coder/reward': 0.75 } }],
+    };
+    const snapshot = {
+      step: 1,
+      config: DEFAULT_RUN_CONFIG,
+      files: { 'coder/model.safetensors': new Uint8Array(4096).fill(7) },
+    };
+    const exported = readZip(writeZip(runToFiles(run, [], snapshot)));
+    // What `zip -r run.zip run-y/` or a desktop's "Compress" makes: every entry deflated,
+    // the files under one folder, folder entries, and macOS's metadata beside them.
+    const rezipped = zipSync(
+      {
+        'run-y/': new Uint8Array(),
+        'run-y/snapshot/': new Uint8Array(),
+        ...Object.fromEntries(Object.entries(exported).map(([n, d]) => [`run-y/${n}`, d])),
+        '__MACOSX/run-y/._run.json': new Uint8Array(3),
+      },
+      { level: 9 },
+    );
+    const methods = new Map<string, number>();
+    unzipSync(rezipped, {
+      filter: (f) => {
+        methods.set(f.name, f.compression);
+        return false;
+      },
+    });
+    expect(methods.get('run-y/run.json')).toBe(8); // deflate
+    expect(methods.get('run-y/snapshot/coder/model.safetensors')).toBe(8);
+    const back = filesToRun(readZip(rezipped));
+    expect(back.run).toEqual(run);
+    expect(back.snapshot).toEqual(snapshot);
+    // A flipped byte in a deflated entry's data is refused, as in a stored one.
+    const name = new TextEncoder().encode('run-y/metrics.csv');
+    const header = Buffer.from(rezipped).indexOf(name) - 30; // its local header
+    const view = new DataView(rezipped.buffer);
+    const data = header + 30 + name.length + view.getUint16(header + 28, true);
+    const corrupt = rezipped.slice();
+    corrupt[data + 3] = (corrupt[data + 3]! + 1) % 256;
+    expect(() => readZip(corrupt)).toThrow(/checksum|corrupt/);
   });
 
   it('refuses a file that is not a run export, naming what is wrong', () => {

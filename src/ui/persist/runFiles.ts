@@ -43,11 +43,12 @@ export function runToFiles(
 }
 
 /** Reads an exported run back; every refusal names the file and what is wrong with it. */
-export function filesToRun(files: Record<string, Uint8Array>): {
+export function filesToRun(archive: Record<string, Uint8Array>): {
   run: RunRecord;
   groups: StoredGroups;
   snapshot?: RunSnapshot;
 } {
+  const files = unwrapFolder(archive);
   const runFile = files['run.json'];
   if (!runFile) throw new Error('Not a lab run export: run.json is missing.');
   let parsed: { format?: string; run?: RunRecord };
@@ -89,4 +90,19 @@ export function filesToRun(files: Record<string, Uint8Array>): {
       snapshotFiles[name.slice('snapshot/'.length)] = bytes;
   }
   return { run, groups, snapshot: { step: meta.step, config: meta.config, files: snapshotFiles } };
+}
+
+/**
+ * A user who unzipped an export and zipped the folder again gets every file under one
+ * folder ("run-x/run.json", …): read them as if at the top.
+ */
+function unwrapFolder(files: Record<string, Uint8Array>): Record<string, Uint8Array> {
+  if (files['run.json']) return files;
+  const names = Object.keys(files);
+  const folder = names[0]?.split('/')[0];
+  if (!folder || !files[`${folder}/run.json`]) return files;
+  if (!names.every((name) => name.startsWith(`${folder}/`))) return files;
+  return Object.fromEntries(
+    Object.entries(files).map(([name, bytes]) => [name.slice(folder.length + 1), bytes]),
+  );
 }

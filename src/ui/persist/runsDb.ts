@@ -1,71 +1,49 @@
 // Runs survive a reload: metrics, recent sample groups and the latest snapshot of each run
-// live in IndexedDB. One small promise-based wrapper; no library.
+// live in IndexedDB, through idb's promise wrapper.
+import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
 import type { RunSnapshot, SampleGroup } from '../../engine/api';
 import type { RunRecord } from '../state/labStore';
 
-const DB_NAME = 'core-code-lab';
-const DB_VERSION = 1;
-const STORES = ['runs', 'snapshots', 'groups', 'meta'] as const;
-type StoreName = (typeof STORES)[number];
-
 export type StoredGroups = { step: number; groups: SampleGroup[] }[];
 
-let opened: Promise<IDBDatabase> | null = null;
+interface LabDb extends DBSchema {
+  runs: { key: string; value: RunRecord };
+  snapshots: { key: string; value: RunSnapshot };
+  /** One step's groups per key, `runId/step`, so each step writes only its own. */
+  groups: { key: string; value: StoredGroups[number] };
+  meta: { key: string; value: string | null };
+}
 
-function open(): Promise<IDBDatabase> {
-  opened ??= new Promise((resolve, reject) => {
-    const request = indexedDB.open(DB_NAME, DB_VERSION);
-    request.onupgradeneeded = () => {
-      for (const name of STORES) {
-        if (!request.result.objectStoreNames.contains(name)) request.result.createObjectStore(name);
+let opened: Promise<IDBPDatabase<LabDb>> | null = null;
+
+function open(): Promise<IDBPDatabase<LabDb>> {
+  opened ??= openDB<LabDb>('core-code-lab', 1, {
+    upgrade(db) {
+      for (const name of ['runs', 'snapshots', 'groups', 'meta'] as const) {
+        if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
       }
-    };
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error ?? new Error('IndexedDB failed to open'));
+    },
   });
   return opened;
 }
 
-function done<T>(request: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error ?? new Error('IndexedDB request failed'));
-  });
-}
-
-async function put(store: StoreName, key: string, value: unknown): Promise<void> {
-  const db = await open();
-  await done(db.transaction(store, 'readwrite').objectStore(store).put(value, key));
-}
-
-async function get<T>(store: StoreName, key: string): Promise<T | undefined> {
-  const db = await open();
-  return done(db.transaction(store, 'readonly').objectStore(store).get(key)) as Promise<
-    T | undefined
-  >;
-}
-
-async function remove(store: StoreName, key: string | IDBKeyRange): Promise<void> {
-  const db = await open();
-  await done(db.transaction(store, 'readwrite').objectStore(store).delete(key));
-}
-
 export async function saveRun(run: RunRecord): Promise<void> {
-  await put('runs', run.id, run);
+  await (await open()).put('runs', run, run.id);
 }
 
 export async function loadRuns(): Promise<RunRecord[]> {
-  const db = await open();
-  const runs = (await done(
-    db.transaction('runs', 'readonly').objectStore('runs').getAll(),
-  )) as RunRecord[];
+  const runs = await (await open()).getAll('runs');
   return runs.sort((a, b) => a.createdAt - b.createdAt);
 }
 
-export const saveSnapshot = (runId: string, snapshot: RunSnapshot) =>
-  put('snapshots', runId, snapshot);
-export const loadSnapshot = (runId: string) => get<RunSnapshot>('snapshots', runId);
-// Groups are stored one step per key (`runId/step`), so each step writes only its own.
+export async function saveSnapshot(runId: string, snapshot: RunSnapshot): Promise<void> {
+  await (await open()).put('snapshots', snapshot, runId);
+}
+
+export async function loadSnapshot(runId: string): Promise<RunSnapshot | undefined> {
+  return (await open()).get('snapshots', runId);
+}
+
 const stepKey = (runId: string, step: number) => `${runId}/${String(step).padStart(10, '0')}`;
 const runRange = (runId: string, belowStep?: number) =>
   IDBKeyRange.bound(
@@ -81,10 +59,11 @@ export async function saveStepGroups(
   entry: StoredGroups[number],
   keep: number,
 ): Promise<void> {
-  const db = await open();
-  const store = db.transaction('groups', 'readwrite').objectStore('groups');
-  store.put(entry, stepKey(runId, entry.step));
-  if (entry.step - keep + 1 > 0) await done(store.delete(runRange(runId, entry.step - keep + 1)));
+  const tx = (await open()).transaction('groups', 'readwrite');
+  const writes = [tx.store.put(entry, stepKey(runId, entry.step))];
+  if (entry.step - keep + 1 > 0)
+    writes.push(tx.store.delete(runRange(runId, entry.step - keep + 1)));
+  await Promise.all([...writes, tx.done]);
 }
 
 export async function saveGroups(runId: string, groups: StoredGroups): Promise<void> {
@@ -92,19 +71,22 @@ export async function saveGroups(runId: string, groups: StoredGroups): Promise<v
 }
 
 export async function loadGroups(runId: string): Promise<StoredGroups> {
-  const db = await open();
-  return (await done(
-    db.transaction('groups', 'readonly').objectStore('groups').getAll(runRange(runId)),
-  )) as StoredGroups;
+  return (await open()).getAll('groups', runRange(runId));
 }
-export const saveActiveRunId = (runId: string | null) => put('meta', 'activeRunId', runId);
-export const loadActiveRunId = () => get<string | null>('meta', 'activeRunId');
+
+export async function saveActiveRunId(runId: string | null): Promise<void> {
+  await (await open()).put('meta', runId, 'activeRunId');
+}
+
+export async function loadActiveRunId(): Promise<string | null | undefined> {
+  return (await open()).get('meta', 'activeRunId');
+}
 
 export async function deleteRun(runId: string): Promise<void> {
   const db = await open();
   await Promise.all([
-    remove('runs', runId),
-    remove('snapshots', runId),
-    done(db.transaction('groups', 'readwrite').objectStore('groups').delete(runRange(runId))),
+    db.delete('runs', runId),
+    db.delete('snapshots', runId),
+    db.delete('groups', runRange(runId)),
   ]);
 }
