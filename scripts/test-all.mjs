@@ -1,5 +1,7 @@
 // `npm test`: typecheck, lint, unit tests, then the browser tests on the built page.
-// Ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports.
+// Ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports,
+// after the list of skipped tests with their reasons (a test without a WebGPU adapter, say,
+// skips with `ctx.skip('no WebGPU adapter: …')`; it is never counted as passed).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,10 +14,12 @@ if (!env.VK_ICD_FILENAMES && existsSync(swiftShader)) env.VK_ICD_FILENAMES = swi
 
 const reports = mkdtempSync(join(tmpdir(), 'core-code-tests-'));
 const totals = { passed: 0, failed: 0, skipped: 0 };
+/** Skipped tests, `suite: file › test — reason`. */
+const skippedTests = [];
 
-function step(title, command, args) {
+function step(title, command, args, extraEnv = {}) {
   console.log(`\n=== ${title}: ${command} ${args.join(' ')}`);
-  const result = spawnSync(command, args, { stdio: 'inherit', env });
+  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
   return result.status === 0;
 }
 
@@ -26,15 +30,22 @@ function check(title, command, args) {
 
 function vitestSuite(title, config) {
   const report = join(reports, `${title}.json`);
-  const ok = step(title, 'npx', [
-    'vitest',
-    'run',
-    '--config',
-    config,
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile=${report}`,
-  ]);
+  const skippedReport = join(reports, `${title}-skipped.json`);
+  const ok = step(
+    title,
+    'npx',
+    [
+      'vitest',
+      'run',
+      '--config',
+      config,
+      '--reporter=default',
+      '--reporter=json',
+      '--reporter=./scripts/skipped-reporter.mjs',
+      `--outputFile.json=${report}`,
+    ],
+    { SKIPPED_REPORT: skippedReport },
+  );
   if (!existsSync(report)) {
     totals.failed += 1; // the runner died before reporting: count the suite as one failure
     return;
@@ -43,6 +54,12 @@ function vitestSuite(title, config) {
   totals.passed += json.numPassedTests;
   totals.failed += json.numFailedTests;
   totals.skipped += json.numPendingTests + json.numTodoTests;
+  const reasons = existsSync(skippedReport) ? JSON.parse(readFileSync(skippedReport, 'utf8')) : [];
+  for (const test of reasons) {
+    skippedTests.push(
+      `${title}: ${test.file} › ${test.name} — ${test.reason ?? 'no reason given'}`,
+    );
+  }
   // A file that failed to load has no tests to count; still a failure.
   if (!ok && json.numFailedTests === 0) totals.failed += Math.max(1, json.numFailedTestSuites);
 }
@@ -57,6 +74,10 @@ if (step('build', 'npx', ['vite', 'build', '--logLevel', 'warn'])) {
   totals.failed += 1;
 }
 
+if (skippedTests.length > 0) {
+  console.log(`\nSkipped (${skippedTests.length}):`);
+  for (const line of skippedTests) console.log(`  ${line}`);
+}
 const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';
 console.log(`\n${totals.passed} passed, ${totals.failed} failed${skipped}`);
 process.exit(totals.failed === 0 ? 0 : 1);
