@@ -1,102 +1,158 @@
-// `npm run bench -- grpo`: GRPO steps per second of the default preset and how a step's
-// time splits into rollout (sampling), sandbox (judging) and update (GRPO gradient steps),
-// on every tfjs backend present. Uses the shipped warm start when it exists (so programs run
-// in the sandbox), freshly initialized weights otherwise. Shares, not absolute times, are
-// what to compare on these shared machines.
+// `npm run bench -- grpo`: learning throughput of GRPO on the default preset — programs per
+// second sampled, judged and learned from, tokens per second of sampling and of the update,
+// and the shares of rollout / sandbox / update — for each shipped warm start (the character
+// tokenizer's and the BPE one's) on every tfjs backend present, in one run, as ratios to the
+// character model. Shares and ratios, not absolute times, are what to compare on these
+// shared machines.
 import { existsSync } from 'node:fs';
+import { coderPrompt, plannerPrompt } from '../src/agents/format';
 import { defaultRunConfig, TrainingSession } from '../src/engine/session';
+import type { StepReport } from '../src/engine/types';
 import { type BackendName, initBackend } from '../src/gpu/backend';
-import { createModel, type LoadedCheckpoint, makeConfig } from '../src/model';
+import type { LoadedCheckpoint } from '../src/model';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
 import { createSandbox } from '../src/sandbox/nodeSandbox';
-import { CharTokenizer } from '../src/tokenizer';
 import type { BenchSection } from './table';
 
-const WARM_START = 'public/checkpoints/tiny';
+/** The warm starts compared: the character model is the reference of every ratio. */
+const WARM_STARTS = [
+  { name: 'characters', dir: 'public/checkpoints/tiny-char' },
+  { name: 'BPE 512', dir: 'public/checkpoints/tiny' },
+];
 const TIMED_STEPS = 2;
-/** A backend whose warm-up step is slower than this is timed on that step alone. */
-const SLOW_WARMUP_SECONDS = 10;
-// tfjs-webgpu on a software adapter (SwiftShader) took ~350 s for one such step here: it is
-// measured only on request, so the section stays under two minutes on a CPU machine.
+// tfjs-webgpu on a software adapter (SwiftShader) took ~350 s for one step here, tfjs cpu
+// minutes: both only on request, so the section stays a few minutes on a CPU machine.
 const WITH_WEBGPU = process.env.BENCH_WEBGPU === '1';
+const WITH_CPU = process.env.BENCH_CPU === '1';
 
-// The default preset and GRPO settings, with a smaller batch so every backend fits in the
-// bench's budget: 2 tasks × 2 plans × 4 programs = 16 programs per step.
+// The default preset and GRPO settings at the issue's measuring point: 4 tasks × 2 plans × 4
+// programs = 32 programs per step, T 0.7, no periodic evaluation.
 const config = defaultRunConfig({
   evalEvery: 0,
-  grpo: { tasksPerStep: 2, plansPerTask: 2, programsPerPlan: 4, seed: 1 },
+  grpo: { tasksPerStep: 4, plansPerTask: 2, programsPerPlan: 4, temperature: 0.7, seed: 1 },
 });
 
-async function loadRole(role: 'planner' | 'coder', seed: number): Promise<LoadedCheckpoint> {
-  const dir = `${WARM_START}/${role}`;
-  if (existsSync(`${dir}/model.safetensors`)) return loadCheckpointDir(dir);
-  const tokenizer = new CharTokenizer();
-  return {
-    model: createModel(makeConfig(config.preset, tokenizer.vocabSize, role), seed),
-    tokenizer,
-    lab: {},
-  };
+interface Throughput {
+  programsPerSecond: number;
+  sampleTokensPerSecond: number;
+  updateTokensPerSecond: number;
+  secondsPerStep: number;
+  shares: { rollout: number; sandbox: number; update: number };
+}
+
+/** Tokens sampled and tokens the update reads (prompt + completion), from a step's groups. */
+function stepTokens(report: StepReport, coder: LoadedCheckpoint) {
+  const tok = coder.tokenizer;
+  let sampled = 0;
+  let updated = 0;
+  for (const group of report.groups) {
+    const plannerPromptLength = plannerPrompt(tok, group.statement).length;
+    for (const plan of group.plans) {
+      sampled += plan.tokens;
+      updated += plannerPromptLength + plan.tokens;
+      const coderPromptLength = coderPrompt(tok, group.statement, plan.plan).length;
+      for (const program of plan.programs) {
+        sampled += program.tokens;
+        updated += coderPromptLength + program.tokens;
+      }
+    }
+  }
+  return { sampled, updated };
+}
+
+async function measure(dir: string, sandbox: Awaited<ReturnType<typeof createSandbox>>) {
+  const planner = await loadCheckpointDir(`${dir}/planner`);
+  const coder = await loadCheckpointDir(`${dir}/coder`);
+  const tokenizer = coder.tokenizer;
+  const session = await TrainingSession.create(config, { planner, coder, sandbox });
+  try {
+    await session.trainStep(); // warm-up: kernel setup, heap growth
+    const reports: StepReport[] = [];
+    for (let i = 0; i < TIMED_STEPS; i++) reports.push(await session.trainStep());
+    const sum = (key: string) => reports.reduce((s, r) => s + (r.metrics[key] ?? 0), 0);
+    const total = sum('step_time');
+    const tokens = reports
+      .map((r) => stepTokens(r, { ...coder, tokenizer }))
+      .reduce((a, b) => ({ sampled: a.sampled + b.sampled, updated: a.updated + b.updated }));
+    const programs = reports.reduce(
+      (s, r) =>
+        s + r.groups.reduce((g, group) => g + group.plans.length * config.grpo.programsPerPlan, 0),
+      0,
+    );
+    const result: Throughput = {
+      programsPerSecond: programs / total,
+      sampleTokensPerSecond: tokens.sampled / sum('step_time/rollout'),
+      updateTokensPerSecond: tokens.updated / sum('step_time/update'),
+      secondsPerStep: total / reports.length,
+      shares: {
+        rollout: sum('step_time/rollout') / total,
+        sandbox: sum('step_time/sandbox') / total,
+        update: sum('step_time/update') / total,
+      },
+    };
+    return { result, vocabSize: tokenizer.vocabSize };
+  } finally {
+    session.dispose();
+  }
 }
 
 export const grpoBench: BenchSection = async () => {
   const sandbox = await createSandbox({ size: 1 });
   const rows: (string | number)[][] = [];
   const notes: string[] = [];
+  const backends: BackendName[] = ['wasm'];
+  if (WITH_CPU) backends.push('cpu');
+  if (WITH_WEBGPU) backends.push('webgpu');
+  if (!WITH_CPU) notes.push('cpu: skipped (BENCH_CPU=1 to measure it; minutes per step)');
+  if (!WITH_WEBGPU)
+    notes.push('webgpu (tfjs): skipped (BENCH_WEBGPU=1; ~350 s per step on SwiftShader here)');
   try {
-    const backends: BackendName[] = WITH_WEBGPU ? ['cpu', 'wasm', 'webgpu'] : ['cpu', 'wasm'];
-    if (!WITH_WEBGPU)
-      notes.push(
-        'webgpu: skipped (BENCH_WEBGPU=1 to measure it; ~350 s per step on SwiftShader here)',
-      );
     for (const backend of backends) {
       let adapter: string;
       try {
         adapter = (await initBackend(backend)).adapter;
       } catch (error) {
-        notes.push(
-          `${backend}: not available (${error instanceof Error ? error.message : String(error)})`,
-        );
+        notes.push(`${backend}: not available (${(error as Error).message})`);
         continue;
       }
-      const session = await TrainingSession.create(config, {
-        planner: await loadRole('planner', 11),
-        coder: await loadRole('coder', 12),
-        sandbox,
-      });
-      try {
-        const warmup = await session.trainStep();
-        const timed =
-          warmup.metrics.step_time !== undefined && warmup.metrics.step_time > SLOW_WARMUP_SECONDS
-            ? [warmup]
-            : await timedSteps(session);
-        const sum = (key: string) => timed.reduce((s, r) => s + (r.metrics[key] ?? 0), 0);
-        const total = sum('step_time');
+      let reference: Throughput | null = null;
+      for (const start of WARM_STARTS) {
+        if (!existsSync(`${start.dir}/coder/model.safetensors`)) {
+          notes.push(`${start.name}: no warm start at ${start.dir}`);
+          continue;
+        }
+        const { result, vocabSize } = await measure(start.dir, sandbox);
+        reference ??= result;
         rows.push([
           backend,
           adapter,
-          timed.length / total,
-          total / timed.length,
-          sum('step_time/rollout') / total,
-          sum('step_time/sandbox') / total,
-          sum('step_time/update') / total,
+          `${start.name} (V ${vocabSize})`,
+          result.programsPerSecond,
+          result.programsPerSecond / reference.programsPerSecond,
+          result.sampleTokensPerSecond,
+          result.updateTokensPerSecond,
+          result.secondsPerStep,
+          result.shares.rollout,
+          result.shares.sandbox,
+          result.shares.update,
         ]);
-      } finally {
-        session.dispose();
       }
     }
   } finally {
     await sandbox.close();
   }
-  const weights = existsSync(`${WARM_START}/coder/model.safetensors`)
-    ? 'shipped warm start'
-    : 'fresh weights (no warm start yet)';
+  const { grpo } = config;
   return {
-    title: 'GRPO step time by backend',
-    environment: `preset ${config.preset} (${weights}), mode ${config.grpo.mode}, ${config.grpo.tasksPerStep} tasks × ${config.grpo.plansPerTask} plans × ${config.grpo.programsPerPlan} programs, β ${config.grpo.beta}, ${TIMED_STEPS} timed steps after 1 warm-up, sandbox 1 worker`,
+    title: 'GRPO throughput: programs sampled, judged and learned per second',
+    environment: `preset ${config.preset}, mode ${grpo.mode}, ${grpo.tasksPerStep} tasks × ${grpo.plansPerTask} plans × ${grpo.programsPerPlan} programs, T ${grpo.temperature}, β ${grpo.beta}, every other setting at its default; ${TIMED_STEPS} timed steps after 1 warm-up; sandbox 1 worker`,
     columns: [
       'backend',
       'adapter',
-      'steps/s',
+      'warm start (tokenizer)',
+      'programs/s',
+      '× characters',
+      'sample tok/s',
+      'update tok/s',
       's/step',
       'rollout share',
       'sandbox share',
@@ -104,14 +160,8 @@ export const grpoBench: BenchSection = async () => {
     ],
     rows,
     notes: [
-      'Shares of step_time; the rest is credit assignment and metrics. A slow backend (warm-up > 10 s) is timed on its warm-up step.',
+      'Sample tok/s: tokens generated per second of rollout. Update tok/s: prompt + completion tokens the update reads per second of update. Shares of step_time; the rest is credit and metrics.',
       ...notes,
     ],
   };
 };
-
-async function timedSteps(session: TrainingSession) {
-  const reports = [];
-  for (let i = 0; i < TIMED_STEPS; i++) reports.push(await session.trainStep());
-  return reports;
-}

@@ -8,6 +8,9 @@
 // --tasks-per-step --plans --programs --beta --lr --iterations --loss grpo|dapo|dr_grpo
 // --temperature --eval-tasks N --families a,b --tiers L1:1,L2:1 --final-eval (writes DIR/eval.json)
 // --memory-budget MIB (one micro-batch's budget; default: the backend's; also with --resume).
+// --minutes M: a wall-clock budget instead of a step count (ends after the step in progress,
+// then writes the final evaluation to DIR/eval.json, as --final-eval does). A new run with
+// periodic evaluation (--eval-every > 0) also evaluates at step 0: metrics.jsonl's first line.
 // Every run setting has its flag in one table, src/engine/settings.ts (also --epsilon-low,
 // --epsilon-high, --max-grad-norm, --scale-rewards, --pass-weight, --efficiency-weight,
 // --format-penalty, --top-k), the same table the page's URL and controls use.
@@ -62,18 +65,24 @@ if (!out) {
 let session: TrainingSession;
 let totalSteps: number;
 let finalEval: boolean;
+let minutes = number('minutes');
 if (resumeDir) {
   const saved = JSON.parse(await readFile(join(resumeDir, 'config.json'), 'utf8')) as {
-    steps: number;
+    steps: number | null;
+    minutes?: number | null;
     finalEval: boolean;
   };
+  // A run made with --minutes resumes with a fresh budget of the same length.
+  if (minutes === undefined && number('steps') === undefined && saved.steps === null) {
+    minutes = saved.minutes ?? undefined;
+  }
   const snapshot = await readSnapshot(join(resumeDir, 'snapshot'));
   if (f.has('memory-budget')) {
     snapshot.config = { ...snapshot.config, memoryBudgetMiB: number('memory-budget') };
   }
   session = await TrainingSession.restore(snapshot, { sandbox, suites });
-  totalSteps = number('steps') ?? saved.steps;
-  finalEval = saved.finalEval;
+  totalSteps = number('steps') ?? saved.steps ?? Number.POSITIVE_INFINITY;
+  finalEval = saved.finalEval || minutes !== undefined;
   // Lines written after the last snapshot are redone, so drop them.
   for (const file of ['metrics.jsonl', 'samples.jsonl']) {
     await keepStepsUpTo(join(resumeDir, file), snapshot.step);
@@ -84,13 +93,14 @@ if (resumeDir) {
   const planner = await loadRole(checkpoint, 'planner', config, 11);
   const coder = await loadRole(checkpoint, 'coder', config, 12);
   session = await TrainingSession.create(config, { planner, coder, sandbox, suites });
-  totalSteps = number('steps') ?? 10;
-  finalEval = f.get('final-eval') === 'true';
+  totalSteps = number('steps') ?? (minutes !== undefined ? Number.POSITIVE_INFINITY : 10);
+  finalEval = f.get('final-eval') === 'true' || minutes !== undefined;
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
   const provenance = {
     config,
-    steps: totalSteps,
+    steps: Number.isFinite(totalSteps) ? totalSteps : null,
+    minutes: minutes ?? null,
     finalEval,
     checkpoint: existsSync(join(checkpoint, 'coder')) ? checkpoint : null,
     backend,
@@ -99,6 +109,15 @@ if (resumeDir) {
   await writeFile(join(out, 'config.json'), `${JSON.stringify(provenance, null, 2)}\n`);
   await writeFile(join(out, 'metrics.jsonl'), '');
   await writeFile(join(out, 'samples.jsonl'), '');
+  if (config.evalEvery > 0) {
+    // The warm start's level, on the same quick-eval set as every later evaluation.
+    const atStart = await session.evaluate();
+    await writeFile(
+      join(out, 'metrics.jsonl'),
+      `${JSON.stringify({ step: 0, ...atStart.metrics })}\n`,
+    );
+    log({ event: 'eval', step: 0, ...pick({ step: 0, ...atStart.metrics }) });
+  }
   // Step 0 saved too, so a run that fails in its first step can be resumed.
   await writeSnapshot(join(out, 'snapshot'), await session.snapshot());
 }
@@ -113,6 +132,10 @@ log({
 });
 /** The step of the snapshot on disk: where --resume continues. */
 let savedStep = session.step;
+// --minutes counts training time: from here, and checked after each step, so the step in
+// progress at the deadline still lands.
+const deadline =
+  minutes !== undefined ? performance.now() + minutes * 60_000 : Number.POSITIVE_INFINITY;
 while (session.step < totalSteps) {
   try {
     const report = await session.trainStep();
@@ -123,6 +146,7 @@ while (session.step < totalSteps) {
   } catch (error) {
     failAndExplain(error);
   }
+  if (performance.now() >= deadline) break;
 }
 const snapshot = await session.snapshot();
 for (const role of ['planner', 'coder'] as const) {
@@ -251,7 +275,15 @@ async function keepStepsUpTo(path: string, step: number): Promise<void> {
 }
 
 function pick(metrics: Record<string, number>): Record<string, number> {
-  const keys = ['step', 'planner/reward', 'coder/reward', 'coder/kl', 'eval/pass@1', 'step_time'];
+  const keys = [
+    'step',
+    'planner/reward',
+    'coder/reward',
+    'coder/rewards/pass_fraction/mean',
+    'coder/kl',
+    'eval/pass@1',
+    'step_time',
+  ];
   return Object.fromEntries(
     keys.filter((k) => k in metrics).map((k) => [k, Number((metrics[k] ?? 0).toPrecision(4))]),
   );

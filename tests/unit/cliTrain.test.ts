@@ -1,0 +1,29 @@
+// The headless trainer as a user runs it: a wall-clock budget (--minutes) ends after the step
+// in progress and still writes the final evaluation; a run with periodic evaluation evaluates
+// at step 0 first (the warm start's level, on the same quick-eval set).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+describe('npm run train -- grpo', () => {
+  it('--minutes stops after the step in progress, with step-0 and final evaluations', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'cli-train-')), 'run');
+    const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--minutes', '0.001'];
+    args.push('--tasks-per-step', '1', '--plans', '2', '--programs', '2');
+    args.push('--eval-every', '1', '--eval-tasks', '1', '--seed', '4', '--out', out);
+    const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
+    expect(run.status, run.stderr.slice(-2000)).toBe(0);
+    const lines = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n');
+    const records = lines.map((line) => JSON.parse(line) as Record<string, number>);
+    // Step 0 (evaluation only), then exactly the one step that was in progress at the deadline.
+    expect(records.map((r) => r.step)).toEqual([0, 1]);
+    expect(records[0]?.['eval/pass@1']).toBeGreaterThanOrEqual(0);
+    expect(records[0]?.['coder/reward']).toBeUndefined();
+    expect(records[1]?.['coder/reward']).toBeDefined();
+    const evaluation = JSON.parse(readFileSync(join(out, 'eval.json'), 'utf8'));
+    expect(evaluation.step).toBe(1);
+    expect(existsSync(join(out, 'snapshot', 'run.json'))).toBe(true);
+  }, 300_000);
+});
