@@ -1,8 +1,11 @@
 // Shared by the engine tests: a quick supervised warm start of a small Coder on a couple of
 // task families (so some GRPO samples pass and groups have signal), a fresh Planner, suites.
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as tf from '@tensorflow/tfjs-core';
 import { roleExample } from '../../src/agents/format';
 import {
   type CheckpointFiles,
@@ -95,7 +98,9 @@ export async function quickPlanner(steps: number, seed = 4): Promise<LoadedCheck
 
 /**
  * The quick roles' checkpoint files, cached in the OS temp folder so the engine test files
- * share one SFT run per role (delete the folder to retrain; the name carries the recipe).
+ * share one SFT run per role. The folder's name carries a hash of everything that made the
+ * weights (FIXTURE_SOURCES, this file, tfjs's version, the backend, the options), so a change
+ * to any of them trains afresh instead of reusing stale weights.
  */
 export async function cachedQuickCoder(steps: number, seed = 3): Promise<CheckpointFiles> {
   return cached('coder', steps, seed, () => quickCoder(steps, seed));
@@ -105,16 +110,61 @@ export async function cachedQuickPlanner(steps: number, seed = 4): Promise<Check
   return cached('planner', steps, seed, () => quickPlanner(steps, seed));
 }
 
+/** The code a quick role's weights depend on: model, training, tokenizer, prompts, tasks. */
+const FIXTURE_SOURCES = [
+  'src/model',
+  'src/sft',
+  'src/tokenizer',
+  'src/agents/format.ts',
+  'src/tasks',
+];
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+let sourceHash: string | null = null;
+
+/** SHA-256 over the fixture sources and this file, path by path (computed once). */
+function fixtureSourceHash(): string {
+  if (sourceHash) return sourceHash;
+  const hash = createHash('sha256');
+  const files = FIXTURE_SOURCES.flatMap((source) => {
+    const path = join(ROOT, source);
+    if (source.endsWith('.ts')) return [source];
+    return readdirSync(path, { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => join(source, name));
+  });
+  for (const file of [...files.sort(), 'tests/unit/engine-fixtures.ts']) {
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(ROOT, file)))
+      .update('\0');
+  }
+  sourceHash = hash.digest('hex');
+  return sourceHash;
+}
+
+/** The cache key of one quick role: the code, tfjs's version, the backend and the options. */
+export function fixtureKey(role: string, steps: number, seed: number): string {
+  const recipe = JSON.stringify({
+    role,
+    steps,
+    seed,
+    families: FAMILIES,
+    shape: SHAPE,
+    tfjs: tf.version_core,
+    backend: tf.getBackend(),
+    sources: fixtureSourceHash(),
+  });
+  return createHash('sha256').update(recipe).digest('hex').slice(0, 16);
+}
+
 async function cached(
   role: string,
   steps: number,
   seed: number,
   train: () => Promise<LoadedCheckpoint>,
 ): Promise<CheckpointFiles> {
-  const dir = join(
-    tmpdir(),
-    `core-code-lab-quick-${role}-v1-${FAMILIES.join('+')}-${steps}-${seed}`,
-  );
+  const dir = join(tmpdir(), `core-code-lab-quick-${role}-${fixtureKey(role, steps, seed)}`);
   // tokenizer.json is written last: its presence means the folder is complete.
   if (existsSync(join(dir, 'tokenizer.json'))) return readCheckpointDir(dir);
   const trained = await train();

@@ -2,16 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type RoleExample, roleExample } from '../../src/agents/format';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, makeConfig, readValues } from '../../src/model';
-import {
-  BucketedBatches,
-  makeBatch,
-  type RoleExample,
-  roleExample,
-  runSft,
-  type SftProgress,
-} from '../../src/sft';
+import { BucketedBatches, makeBatch, runSft, type SftProgress } from '../../src/sft';
 import { CharTokenizer } from '../../src/tokenizer';
 
 const tok = new CharTokenizer();

@@ -60,10 +60,11 @@ export async function saveStepGroups(
   keep: number,
 ): Promise<void> {
   const tx = (await open()).transaction('groups', 'readwrite');
-  const writes = [tx.store.put(entry, stepKey(runId, entry.step))];
-  if (entry.step - keep + 1 > 0)
+  const writes: Promise<unknown>[] = [tx.store.put(entry, stepKey(runId, entry.step)), tx.done];
+  if (entry.step - keep + 1 > 0) {
     writes.push(tx.store.delete(runRange(runId, entry.step - keep + 1)));
-  await Promise.all([...writes, tx.done]);
+  }
+  await Promise.all(writes);
 }
 
 export async function saveGroups(runId: string, groups: StoredGroups): Promise<void> {
