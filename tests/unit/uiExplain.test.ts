@@ -1,47 +1,74 @@
 import { describe, expect, it } from 'vitest';
-import type { PlanSample, ProgramSample, SampleGroup } from '../../src/engine/types';
+import { assignCredit } from '../../src/agents/credit';
+import type { JudgedProgram } from '../../src/agents/judge';
+import type { Completion, TaskRollout } from '../../src/agents/rollout';
+import { sampleGroups } from '../../src/engine/stepSamples';
+import type { SampleGroup } from '../../src/engine/types';
 import { groupAdvantages, sampleStd } from '../../src/rl/advantages';
-import { DEFAULT_GRPO_CONFIG, type GrpoConfig } from '../../src/rl/config';
+import { DEFAULT_GRPO_CONFIG, type GrpoConfig, type ScaleRewards } from '../../src/rl/config';
 import { grpoLossReference } from '../../src/rl/grpoLossReference';
-import { coderRewards, type ProgramOutcome, plannerRewards } from '../../src/rl/rewards';
+import type { ProgramOutcome } from '../../src/rl/rewards';
+import type { Task } from '../../src/tasks';
 import { explainGroup } from '../../src/ui/explainer/explain';
 
-// Two tasks × 2 plans × 3 programs, rewards from the rl reward functions.
-function makeGroup(step: number, outcomes: ProgramOutcome[][]): SampleGroup {
-  const flat = coderRewards(outcomes.flat());
-  const perPlan = outcomes[0]?.length ?? 0;
-  const planParts = plannerRewards(flat, perPlan);
-  const plans: PlanSample[] = outcomes.map((programs, p) => ({
-    plan: `plan ${p}`,
-    reward: planParts[p]!,
-    advantage: Number.NaN,
-    tokens: 10,
-    programs: programs.map(
-      (outcome, m): ProgramSample => ({
-        completion: '',
-        code: outcome.formatOk ? 'function f() {}' : '',
-        reward: flat[p * perPlan + m]!,
-        advantage: Number.NaN,
-        passCount: outcome.passCount,
-        total: outcome.total,
-        errorKind: null,
-        work: outcome.cost,
-        peakBytes: null,
-        tokens: 20,
-      }),
-    ),
+const completion = (text: string, length: number): Completion => ({
+  prompt: [1],
+  tokens: Array.from({ length }, () => 2),
+  logProbs: Array.from({ length }, () => -1),
+  finished: true,
+  text,
+});
+
+/**
+ * One step's sample groups as the engine records them: the tasks' outcomes (outcomes[t][n]
+ * are the programs of plan n) go through the trainer's credit (assignCredit) and into the
+ * StepReport's groups (sampleGroups), so each sample carries the advantage it trained with.
+ */
+function makeStep(
+  step: number,
+  outcomes: ProgramOutcome[][][],
+  scale: ScaleRewards = 'group',
+): SampleGroup[] {
+  const plansPerTask = outcomes[0]?.length ?? 0;
+  const programsPerPlan = outcomes[0]?.[0]?.length ?? 0;
+  const rollouts: TaskRollout[] = outcomes.map((plans, t) => ({
+    task: {
+      id: `t${step}-${t}`,
+      family: 'dedupe',
+      tier: 'L4',
+      statement: 'Remove duplicates.',
+      entryPoint: 'f',
+      arity: 1,
+      tests: [],
+      strategies: [],
+      efficiencyTests: [],
+      steps: [],
+    } satisfies Task,
+    plans: plans.map((_, n) => completion(`plan ${n}`, 10)),
+    programs: plans.map((programs) => programs.map(() => completion('', 20))),
   }));
-  return {
-    step,
-    taskId: `t${step}`,
-    tier: 'L4',
-    family: 'dedupe',
-    statement: 'Remove duplicates.',
-    entryPoint: 'f',
-    tests: [],
-    reference: [],
-    plans,
-  };
+  const judged: JudgedProgram[] = outcomes.flat(2).map((outcome, i) => ({
+    code: outcome.formatOk ? 'function f() {}' : '',
+    outcome,
+    run: outcome.formatOk
+      ? {
+          id: `p${i}`,
+          passed: outcome.passCount === outcome.total,
+          passCount: outcome.passCount,
+          total: outcome.total,
+          errorKind: null,
+          tests: [],
+          cost: { wallMs: 1, work: outcome.cost ?? 0, peakBytes: 0 },
+        }
+      : null,
+  }));
+  const credit = assignCredit(
+    outcomes.map((plans) => plans.flat()),
+    { plansPerTask, programsPerPlan, withPlans: true },
+    DEFAULT_GRPO_CONFIG.rewardWeights,
+    scale,
+  );
+  return sampleGroups(step, rollouts, judged, credit, programsPerPlan);
 }
 
 const ok = (passCount: number, cost: number): ProgramOutcome => ({
@@ -52,14 +79,16 @@ const ok = (passCount: number, cost: number): ProgramOutcome => ({
 });
 const bad: ProgramOutcome = { formatOk: false, passCount: 0, total: 4, cost: null };
 
-const groupA = makeGroup(3, [
+// Two tasks × 2 plans × 3 programs.
+const outcomesA = [
   [ok(4, 10), ok(4, 40), ok(2, 5)],
   [bad, ok(1, 3), ok(4, 12)],
-]);
-const groupB = makeGroup(3, [
+];
+const outcomesB = [
   [ok(4, 10), ok(4, 10), ok(4, 10)],
   [ok(0, 1), ok(3, 1), bad],
-]);
+];
+const [groupA, groupB] = makeStep(3, [outcomesA, outcomesB]) as [SampleGroup, SampleGroup];
 const grpo: GrpoConfig = { ...DEFAULT_GRPO_CONFIG };
 
 describe('explainer numbers', () => {
@@ -73,6 +102,10 @@ describe('explainer numbers', () => {
     expect(e.coder.advantages).toEqual(reference.advantages);
     expect(e.coder.divisor).toBeCloseTo(reference.groupStds[0]! + 1e-4, 12);
     expect(e.coder.chosen).toBe(2);
+    // What it shows is what the trainer trained with.
+    expect(e.coder.recorded).toHaveLength(3);
+    expect(e.coder.recorded.every(Number.isFinite)).toBe(true);
+    expect(e.coder.advantages).toEqual(e.coder.recorded.map((a) => expect.closeTo(a, 12)));
     // The format penalty shows as a part of the reward.
     expect(e.coder.parts[0]!.formatPenalty).toBe(grpo.rewardWeights.formatPenalty);
   });
@@ -87,6 +120,9 @@ describe('explainer numbers', () => {
       groupAdvantages(planRewards, [[0, 1]], 'group').advantages.map((a) => expect.closeTo(a, 12)),
     );
     expect(e.planner!.trained).toBe(true);
+    expect(e.planner!.recorded).toEqual(groupA.plans.map((p) => p.advantage));
+    expect(e.planner!.recorded.every(Number.isFinite)).toBe(true);
+    expect(e.planner!.advantages).toEqual(e.planner!.recorded.map((a) => expect.closeTo(a, 12)));
   });
 
   it('flat groups carry no signal; batch scaling divides by the std of the whole step', () => {
@@ -108,6 +144,30 @@ describe('explainer numbers', () => {
     const mine = groupB.plans[1]!.programs.map((p) => p.reward.total);
     const mean = mine.reduce((a, b) => a + b, 0) / mine.length;
     expect(batch.coder.advantages[0]).toBeCloseTo((mine[0]! - mean) / batch.coder.divisor, 12);
+    // The same step trained with batch scaling records the advantages the explainer shows.
+    const [batchA, batchB] = makeStep(3, [outcomesA, outcomesB], 'batch') as [
+      SampleGroup,
+      SampleGroup,
+    ];
+    for (const [group, planIndex] of [
+      [batchA, 0],
+      [batchB, 1],
+    ] as const) {
+      const shown = explainGroup({
+        group,
+        stepGroups: [batchA, batchB],
+        planIndex,
+        programIndex: 0,
+        grpo: { ...grpo, scaleRewards: 'batch' },
+      });
+      expect(shown.coder.recorded.every(Number.isFinite)).toBe(true);
+      expect(shown.coder.advantages).toEqual(
+        shown.coder.recorded.map((a) => expect.closeTo(a, 12)),
+      );
+      expect(shown.planner!.advantages).toEqual(
+        shown.planner!.recorded.map((a) => expect.closeTo(a, 12)),
+      );
+    }
   });
 
   it('per-token objective at ρ = 1 matches the GRPO loss reference; clipping shows off-policy', () => {
