@@ -13,8 +13,8 @@ import {
   tokenLogprobReference,
 } from '../../src/gpu/kernels/reference';
 import { TOKEN_LOGPROB_VERSIONS, tokenLogprob } from '../../src/gpu/kernels/tokenLogprob';
-import { Rng } from '../../src/tasks/random';
 import { grpoLossReference } from '../../src/rl/grpoLossReference';
+import { Rng } from '../../src/tasks/random';
 
 let device: GPUDevice | null = null;
 let missing = '';

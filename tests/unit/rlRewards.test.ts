@@ -10,8 +10,8 @@ import {
   programOutcome,
   taskRewards,
 } from '../../src/rl/rewards';
-import { Rng } from '../../src/tasks/random';
 import type { RunResult } from '../../src/sandbox/types';
+import { Rng } from '../../src/tasks/random';
 
 const weights = { passFraction: 1, efficiency: 0.25, formatPenalty: 0.5, efficiencySmoothing: 1 };
 
