@@ -11,7 +11,7 @@ import { DEFAULT_RUN_CONFIG } from '../engine/runConfig';
 import { type BackendName, initBackend } from '../gpu/backend';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { KvCacheSampler } from '../rollout/kvSampler';
-import { createSandbox } from '../sandbox';
+import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite } from '../tasks';
 import { parseFlags } from './flags';
 
