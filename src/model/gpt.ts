@@ -2,6 +2,7 @@
 // MLP, fused q,k,v projection, tied input/output embeddings.
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config';
+import { tokenLogProbs } from './logProbs';
 import { causalAttention, embed, gatherRows, geluTanh, layerNorm, linear, matMul2d } from './ops';
 import { initialValues, makeVariables, type Params } from './params';
 
@@ -114,16 +115,11 @@ export function logitsAt(model: GPT, ids: tf.Tensor2D, rows: tf.Tensor1D): tf.Te
  * log π(ids[:, t+1] | ids[:, ≤t]) for t = 0..T−2, as [B, T−1], differentiable. With a
  * temperature the log-probs are those of softmax(logits / temperature), as sampled.
  */
-export function tokenLogProbs(model: GPT, ids: tf.Tensor2D, temperature = 1): tf.Tensor2D {
+export function sequenceLogProbs(model: GPT, ids: tf.Tensor2D, temperature = 1): tf.Tensor2D {
   const [B, T] = ids.shape;
   const V = model.config.vocabSize;
-  const logits = forward(model, ids);
-  const inputs = tf.slice(logits, [0, 0, 0], [B, T - 1, V]);
-  const scaled = temperature === 1 ? inputs : tf.div(inputs, temperature);
-  const logp = tf.logSoftmax(scaled);
-  const targets = tf.slice(ids, [0, 1], [B, T - 1]);
-  const pick = tf.cast(tf.oneHot(targets, V, 1, 0, 'int32'), 'float32');
-  return tf.sum(tf.mul(logp, pick), -1) as tf.Tensor2D;
+  const logits = tf.slice(forward(model, ids), [0, 0, 0], [B, T - 1, V]);
+  return tokenLogProbs(logits, tf.slice(ids, [0, 1], [B, T - 1]), temperature) as tf.Tensor2D;
 }
 
 /**
@@ -137,7 +133,7 @@ export function maskedLoss(
   mask: tf.Tensor2D,
   targetTokens?: number,
 ): tf.Scalar {
-  const logp = tokenLogProbs(model, ids);
+  const logp = sequenceLogProbs(model, ids);
   const normalizer = targetTokens ?? tf.maximum(tf.sum(mask), 1);
   return tf.div(tf.neg(tf.sum(tf.mul(logp, mask))), normalizer) as tf.Scalar;
 }

@@ -32,8 +32,9 @@ export {
   logitsAt,
   maskedLoss,
   param,
-  tokenLogProbs,
+  sequenceLogProbs,
 } from './gpt';
+export { stopGradient, tokenEntropies, tokenLogProbs } from './logProbs';
 export {
   BYTES_PER_MIB,
   defaultMemoryBudgetBytes,

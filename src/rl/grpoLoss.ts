@@ -3,8 +3,8 @@
 // (exp, minimum, clipByValue, mul, sum): safe on the cpu, wasm and webgpu backends.
 
 import * as tf from '@tensorflow/tfjs-core';
+import { stopGradient } from '../model/logProbs';
 import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
-import { stopGradient } from './logProbs';
 
 type Matrix = tf.Tensor2D | readonly (readonly number[])[];
 

@@ -22,9 +22,9 @@ import {
   type SkipReason,
   trainingBytes,
 } from '../model';
+import { tokenEntropies, tokenLogProbs } from '../model/logProbs';
 import { grpoLoss, grpoLossMetrics } from './grpoLoss';
 import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
-import { tokenEntropies, tokenLogProbs } from './logProbs';
 
 /** One sampled completion as the update sees it. */
 export interface PolicySequence {

@@ -14,10 +14,10 @@ import {
   readValues,
   trainingBytes,
 } from '../../src/model';
+import { tokenLogProbs } from '../../src/model/logProbs';
 import { forwardBytes, packByBudget, samplingBytes } from '../../src/model/memory';
 import type { LossType } from '../../src/rl/config';
 import { grpoLoss } from '../../src/rl/grpoLoss';
-import { tokenLogProbs } from '../../src/rl/logProbs';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout/kvSampler';
 import { DEFAULT_SFT, runSft } from '../../src/sft';

@@ -4,11 +4,11 @@ import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tokenLogProbs } from '../../src/model/logProbs';
 import { guardedUpdate } from '../../src/model/safeUpdate';
 import { contiguousGroups, groupAdvantages } from '../../src/rl/advantages';
 import type { LossType } from '../../src/rl/config';
 import { grpoLoss, grpoLossMetrics } from '../../src/rl/grpoLoss';
-import { tokenLogProbs } from '../../src/rl/logProbs';
 import { Rng } from '../../src/tasks/random';
 
 beforeAll(async () => {

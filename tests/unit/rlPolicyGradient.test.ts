@@ -4,11 +4,11 @@ import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { stopGradient, tokenEntropies, tokenLogProbs } from '../../src/model/logProbs';
 import type { LossType } from '../../src/rl/config';
 import { grpoLoss } from '../../src/rl/grpoLoss';
 import { grpoLossReference } from '../../src/rl/grpoLossReference';
 import type { GrpoLossOptions } from '../../src/rl/grpoLossTypes';
-import { stopGradient, tokenEntropies, tokenLogProbs } from '../../src/rl/logProbs';
 import { Rng } from '../../src/tasks/random';
 
 beforeAll(async () => {

@@ -6,11 +6,11 @@ import { createRequire } from 'node:module';
 import { setThreadsCount, setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tokenEntropies, tokenLogProbs } from '../../src/model/logProbs';
 import { guardedUpdate } from '../../src/model/safeUpdate';
 import type { LossType } from '../../src/rl/config';
 import { grpoLoss, grpoLossMetrics } from '../../src/rl/grpoLoss';
 import type { GrpoLossOptions } from '../../src/rl/grpoLossTypes';
-import { tokenEntropies, tokenLogProbs } from '../../src/rl/logProbs';
 import { Rng } from '../../src/tasks/random';
 
 const [G, L, D, V] = [6, 5, 4, 7];

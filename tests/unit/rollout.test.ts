@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { createModel, makeConfig, tokenLogProbs } from '../../src/model';
+import { createModel, makeConfig, sequenceLogProbs } from '../../src/model';
 import { FullRecomputeSampler, KvCacheSampler, type SampleOptions } from '../../src/rollout';
 import { fromTargetLayout, packCompletions, toTargetLayout } from '../fixtures/completions';
 
@@ -79,7 +79,7 @@ describe('sampling', () => {
     };
     const out = await new KvCacheSampler(m).sample([prompts[0]!], options);
     const seq = [...prompts[0]!, ...out.tokens[0]!];
-    const lp = tokenLogProbs(m, tf.tensor2d([seq], [1, seq.length], 'int32'), 0.8);
+    const lp = sequenceLogProbs(m, tf.tensor2d([seq], [1, seq.length], 'int32'), 0.8);
     const all = Array.from(await lp.data());
     const completion = all.slice(prompts[0]!.length - 1);
     for (const [t, v] of completion.entries()) expect(v).toBeCloseTo(out.logProbs[0]![t]!, 5);
@@ -96,7 +96,7 @@ describe('sampling', () => {
     };
     const out = await new KvCacheSampler(m).sample(prompts, options);
     const batch = packCompletions(prompts, out.tokens, 0);
-    const logp = tokenLogProbs(m, batch.ids);
+    const logp = sequenceLogProbs(m, batch.ids);
     const rows = fromTargetLayout(batch, await logp.data());
     rows.forEach((row, b) => {
       row.forEach((v, j) => {
@@ -114,7 +114,7 @@ describe('sampling', () => {
       });
     });
     const { grads } = tf.variableGrads(
-      () => tf.neg(tf.sum(tf.mul(tokenLogProbs(m, batch.ids), batch.mask))) as tf.Scalar,
+      () => tf.neg(tf.sum(tf.mul(sequenceLogProbs(m, batch.ids), batch.mask))) as tf.Scalar,
       [...m.params.values()],
     );
     expect(Object.keys(grads)).toHaveLength(m.params.size);
