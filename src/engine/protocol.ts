@@ -62,6 +62,11 @@ export type EngineEvent =
   | { type: 'step'; runId: string; report: StepReport }
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
+  /**
+   * What the session is doing inside a step, each time it changes ("sampling (4 tasks)",
+   * "the evaluation", "idle"): the page says "evaluating…" while it evaluates.
+   */
+  | { type: 'activity'; activity: string }
   | { type: 'judged'; requestId: number; result: import('../sandbox/types').RunResult }
   | {
       type: 'solved';

@@ -88,7 +88,19 @@ export class TrainingSession {
   private readonly trainers = new Map<Role, RoleTrainer>();
   /** Bytes one micro-batch may hold: the run's override, else the backend's default. */
   private readonly budgetBytes: number;
-  private activityText = 'idle';
+  private activityValue = 'idle';
+  /** Told each change of `activity` (the page's Worker says "evaluating…" with it). */
+  onActivity: ((activity: string) => void) | null = null;
+
+  private get activityText(): string {
+    return this.activityValue;
+  }
+
+  private set activityText(next: string) {
+    if (next === this.activityValue) return;
+    this.activityValue = next;
+    this.onActivity?.(next);
+  }
 
   private constructor(
     readonly config: RunConfig,

@@ -100,6 +100,11 @@ function becomeFatal(error: unknown) {
   post({ type: 'fatal', ...fatal, activity: currentActivity(), step: session?.step ?? 0 });
 }
 
+/** Passes the session's activity changes to the page (it shows "evaluating…" with them). */
+function watchActivity(target: TrainingSession) {
+  target.onActivity = (activity) => post({ type: 'activity', activity });
+}
+
 function setStatus(next: EngineStatus) {
   status = next;
   const memoryBudgetMiB = sessionBudgetMiB();
@@ -185,6 +190,7 @@ function watchDevice() {
         sandbox: sessionSandbox(await ensureSandbox()),
         suites: await ensureSuites(),
       });
+      watchActivity(session);
       setStatus('idle');
     });
   });
@@ -227,6 +233,7 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
     session = await TrainingSession.create(command.config, { planner, coder, ...deps });
     lastSnapshot = await session.snapshot();
   }
+  watchActivity(session);
   workerActivity = 'a training step';
   setStatus('idle');
   if (command.continueWith === 'train') beginTraining();
@@ -273,6 +280,7 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
     },
   });
   session = await TrainingSession.create(command.config, { planner, coder, ...deps });
+  watchActivity(session);
   lastSnapshot = await session.snapshot();
   post({ type: 'snapshot', runId: command.runId, snapshot: lastSnapshot });
   workerActivity = 'a training step';

@@ -29,6 +29,7 @@ function labState(overrides: Partial<LabState> = {}): LabState {
     backend: null,
     memoryBudgetMiB: null,
     progress: null,
+    activity: null,
     errors: [],
     presentation: false,
     smoothing: 0,
@@ -86,7 +87,13 @@ describe('applyEngineEvent', () => {
         step: 3,
         memoryBudgetMiB: 256,
       }).patch,
-    ).toEqual({ status: 'idle', step: 3, memoryBudgetMiB: 256, progress: null });
+    ).toEqual({
+      status: 'idle',
+      step: 3,
+      memoryBudgetMiB: 256,
+      progress: null,
+      activity: null,
+    });
     const loading = applyEngineEvent(state, {
       type: 'status',
       status: 'loading',
@@ -101,7 +108,7 @@ describe('applyEngineEvent', () => {
       runId: 'a',
       step: 0,
     });
-    expect(warm.patch).toEqual({ status: 'warmstart', step: 0 });
+    expect(warm.patch).toEqual({ status: 'warmstart', step: 0, activity: null });
   });
 
   it('adds a step to the active run: its point, its groups, and the selection follows', () => {

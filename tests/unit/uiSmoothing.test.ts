@@ -115,7 +115,7 @@ describe('chart series from runs', () => {
     const runs = [run('a', true), run('b', false), run('c', true)];
     const spec = CHART_SPECS.find((s) => s.name === 'coder-reward')!;
     const series = chartSeries(spec, runs);
-    expect(series.map((s) => s.label)).toEqual(['a coder', 'c coder']);
+    expect(series.map((s) => s.label)).toEqual(['a reward (mean ± std)', 'c reward (mean ± std)']);
     expect(series.map((s) => s.color)).toEqual([runColor(0), runColor(2)]);
   });
 });

@@ -2,6 +2,7 @@
 // the event in, the patch to apply and the messages for the error banner out. No Worker,
 // no IndexedDB, no URL: runLifecycle.ts applies the patch and does those.
 import type { EngineEvent, SampleGroup } from '../../engine/api';
+import { rewardSpreads } from '../charts/rewardSpread';
 import { type LabState, MAX_KEPT_STEPS } from '../state/labStore';
 import type { Notice } from './notices';
 
@@ -31,6 +32,7 @@ export function applyEngineEvent(state: LabState, event: EngineEvent): EventEffe
             ? { memoryBudgetMiB: event.memoryBudgetMiB }
             : {}),
           ...(event.status !== 'warmstart' ? { progress: null } : {}),
+          ...(event.status !== 'training' && event.status !== 'stepping' ? { activity: null } : {}),
         },
         notices: [],
       };
@@ -46,6 +48,11 @@ export function applyEngineEvent(state: LabState, event: EngineEvent): EventEffe
             etaSec: event.etaSec,
           },
         },
+        notices: [],
+      };
+    case 'activity':
+      return {
+        patch: { activity: event.activity === 'idle' ? null : event.activity },
         notices: [],
       };
     case 'error':
@@ -67,7 +74,7 @@ function applyStep(
           ...run,
           points: [
             ...run.points.filter((p) => p.step !== report.step),
-            { step: report.step, values: report.metrics },
+            { step: report.step, values: { ...report.metrics, ...rewardSpreads(report.groups) } },
           ],
         },
   );

@@ -3,7 +3,7 @@
 import { useDeferredValue, useMemo } from 'react';
 import { useLabStore } from '../state/labStore';
 import { setLogScale, setSmoothing } from '../state/runActions';
-import { CHART_SPECS, chartSeries } from './chartSpecs';
+import { baselineNote, CHART_SPECS, chartSeries } from './chartSpecs';
 import { LineChart } from './LineChart';
 import './charts.css';
 
@@ -52,6 +52,9 @@ export function ChartsPanel() {
             key={spec.name}
             name={spec.name}
             title={spec.title}
+            caption={[spec.caption, baselineNote(spec, visible)].filter(Boolean).join(' ')}
+            className={spec.name === 'learning' ? 'chart-learning' : undefined}
+            height={spec.name === 'learning' ? 220 : undefined}
             series={seriesByChart[index] ?? []}
             smoothing={smoothing}
             logScale={logScale && spec.logOk === true}

@@ -6,11 +6,24 @@ import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './charts.css';
-import { type ChartSeries, type PreparedChart, prepareChart, valueAt } from './chartData';
+import {
+  type ChartSeries,
+  constantCaption,
+  fitRange,
+  type PreparedChart,
+  prepareChart,
+  STEP_INCREMENTS,
+  stepRange,
+  valueAt,
+} from './chartData';
 import { drawBands } from './drawBands';
 
 export interface LineChartProps {
   title: string;
+  /** What the chart shows, in a sentence or two under the title. */
+  caption?: string;
+  /** Extra class on the figure (`chart-learning` spans the grid's row). */
+  className?: string;
   /** The chart's `data-testid` is `chart-<name>`. */
   name: string;
   series: ChartSeries[];
@@ -32,7 +45,10 @@ const AXIS = { stroke: '#9ca3af', grid: { stroke: '#2a2f3d', width: 1 }, ticks: 
 
 /** Everything that needs a new uPlot instance when it changes (not the data). */
 function layoutKey(prepared: PreparedChart, logScale: boolean, yRange?: [number, number]): string {
-  const cols = prepared.columns.map((c) => `${c.kind}:${c.label}:${c.color}:${c.dash ?? ''}`);
+  const cols = prepared.columns.map(
+    (c) =>
+      `${c.kind}:${c.label}:${c.color}:${c.dash ?? ''}:${c.points ? 'o' : ''}${c.reference ? 'r' : ''}`,
+  );
   return `${logScale}|${yRange ?? ''}|${cols.join(',')}`;
 }
 
@@ -56,23 +72,47 @@ function makeOptions(
             width: 1.5,
             dash: column.dash,
             spanGaps: true,
+            ...(column.points ? { points: { show: true, size: 6, fill: column.color } } : {}),
+            ...(column.reference ? { points: { show: false } } : {}),
           }
         : // Band edges count for the y range; drawBands fills between them.
           { label: column.label, paths: () => null, points: { show: false } },
     );
   }
-  const y: uPlot.Scale = logScale ? { distr: 3 } : {};
-  if (yRange && !logScale) y.range = () => yRange;
+  // Linear axes fit the data (a flat series is not drawn on uPlot's 0–100); steps are whole.
+  const y: uPlot.Scale = logScale
+    ? { distr: 3 }
+    : { range: (u, min, max) => note(u, 'yRange', fitRange(min, max, yRange)) };
+  const x: uPlot.Scale = { time: false, range: (_u, min, max) => stepRange(min, max) };
   return {
     width,
     height,
     legend: { show: false },
-    scales: { x: { time: false }, y },
-    axes: [{ ...AXIS }, { ...AXIS, size: 50 }],
+    scales: { x, y },
+    axes: [
+      {
+        ...AXIS,
+        incrs: STEP_INCREMENTS,
+        values: (u, splits) => note(u, 'xTicks', splits).map((step) => String(step)),
+      },
+      { ...AXIS, size: 50 },
+    ],
     series,
     cursor: { drag: { x: true, y: false }, points: { size: 6 } },
     hooks: { setCursor: [onCursor], drawAxes: [onDrawAxes], draw: [onDraw] },
   };
+}
+
+/** Records what an axis chose on the chart's figure (`data-x-ticks`, `data-y-range`) for tests. */
+function note<T extends number[]>(u: uPlot, key: 'xTicks' | 'yRange', value: T): T {
+  const figure = u.root.closest('figure');
+  if (figure) figure.dataset[key] = value.map((v) => Number(v.toPrecision(6))).join(',');
+  return value;
+}
+
+/** A short number for captions: "0", "0.25", "1.5e-4". */
+function shortNumber(value: number): string {
+  return String(Number(value.toPrecision(3)));
 }
 
 /** Whether the user dragged a zoom window: new points then keep it (double-click resets). */
@@ -122,6 +162,8 @@ function writeReadout(target: HTMLElement, prepared: PreparedChart, idx: number 
 
 export function LineChart({
   title,
+  caption,
+  className,
   name,
   series,
   smoothing = 0,
@@ -146,6 +188,7 @@ export function LineChart({
   const onDrawRef = useRef(onDraw);
   onDrawRef.current = onDraw;
   const key = layoutKey(prepared, logScale, yRange);
+  const constant = constantCaption(prepared, shortNumber);
 
   // (Re)create only when the layout changes; data changes go through setData below.
   // biome-ignore lint/correctness/useExhaustiveDependencies: `key` stands for the layout.
@@ -206,12 +249,20 @@ export function LineChart({
 
   return (
     <figure
-      className="chart"
+      className={className ? `chart ${className}` : 'chart'}
       data-testid={`chart-${name}`}
       data-points={prepared.points}
       data-drawn-points={prepared.data[0].length}
     >
-      <figcaption className="chart-title">{title}</figcaption>
+      <figcaption className="chart-title">
+        {title}
+        {constant && (
+          <span className="chart-constant" data-testid={`chart-${name}-constant`}>
+            {constant}
+          </span>
+        )}
+      </figcaption>
+      {caption && <p className="chart-caption">{caption}</p>}
       <div className="chart-plot" ref={plotRef} />
       <div className="chart-readout" ref={readoutRef} />
     </figure>

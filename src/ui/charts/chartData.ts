@@ -14,6 +14,12 @@ export interface ChartSeries {
   /** Optional spread per point (e.g. reward_std): drawn as a band mean ± spread. */
   spread?: ArrayLike<number | null>;
   dash?: number[];
+  /** Never smoothed (evaluations, level lines). */
+  raw?: boolean;
+  /** Dots at the measured points. */
+  points?: boolean;
+  /** A level to compare with (a baseline), not a measurement: never called "constant". */
+  reference?: boolean;
 }
 
 export type ColumnKind = 'line' | 'upper' | 'lower';
@@ -23,6 +29,8 @@ export interface ChartColumn {
   color: string;
   kind: ColumnKind;
   dash?: number[];
+  points?: boolean;
+  reference?: boolean;
   /** Index of the ChartSeries this column belongs to. */
   owner: number;
 }
@@ -111,11 +119,20 @@ export function prepareChart(
   const ys: (number | null)[][] = [];
   const bands: [number, number][] = [];
   series.forEach((s, owner) => {
-    const mean = smoothEmaFloat(alignTo(x, s.steps, s.values), smoothing);
-    columns.push({ label: s.label, color: s.color, kind: 'line', dash: s.dash, owner });
+    const weight = s.raw ? 0 : smoothing;
+    const mean = smoothEmaFloat(alignTo(x, s.steps, s.values), weight);
+    columns.push({
+      label: s.label,
+      color: s.color,
+      kind: 'line',
+      dash: s.dash,
+      owner,
+      ...(s.points ? { points: true } : {}),
+      ...(s.reference ? { reference: true } : {}),
+    });
     ys.push(emit(mean));
     if (!s.spread) return;
-    const spread = smoothEmaFloat(alignTo(x, s.steps, s.spread), smoothing);
+    const spread = smoothEmaFloat(alignTo(x, s.steps, s.spread), weight);
     columns.push({ label: `${s.label} +std`, color: s.color, kind: 'upper', owner });
     ys.push(emit(mean, spread, 1));
     columns.push({ label: `${s.label} −std`, color: s.color, kind: 'lower', owner });
@@ -135,4 +152,70 @@ export function valueAt(data: uPlot.AlignedData, c: number, idx: number): number
     if (value !== null && value !== undefined) return value;
   }
   return null;
+}
+
+/**
+ * The y range that fits the data: its min and max with 5% room, or a fixed range widened to
+ * take data outside it. A constant series gets a small range around its value (0: [0, 1]),
+ * not uPlot's 0–100 for a flat line.
+ */
+export function fitRange(
+  min: number | null,
+  max: number | null,
+  fixed?: [number, number],
+): [number, number] {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) {
+    return fixed ?? [0, 1];
+  }
+  if (fixed) return [Math.min(fixed[0], min), Math.max(fixed[1], max)];
+  const span = max - min;
+  if (span <= 1e-12 * Math.max(1, Math.abs(max))) {
+    if (max === 0) return [0, 1];
+    const room = Math.abs(max) * 0.1;
+    return [max - room, max + room];
+  }
+  return [min - 0.05 * span, max + 0.05 * span];
+}
+
+/** The x range: the steps held, one step either side when there is only one. */
+export function stepRange(min: number | null, max: number | null): [number, number] {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [0, 1];
+  return min === max ? [min - 1, max + 1] : [min, max];
+}
+
+/** Tick spacings for the step axis: whole steps only. */
+export const STEP_INCREMENTS = [
+  1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000, 100000,
+];
+
+/** Lines (not baselines) with two or more points that hold one value throughout. */
+export function constantLines(prepared: PreparedChart): { label: string; value: number }[] {
+  const found: { label: string; value: number }[] = [];
+  prepared.columns.forEach((column, c) => {
+    if (column.kind !== 'line' || column.reference) return;
+    const values = (prepared.data[c + 1] ?? []) as (number | null | undefined)[];
+    let first: number | null = null;
+    let count = 0;
+    for (const value of values) {
+      if (value === null || value === undefined) continue;
+      if (first === null) first = value;
+      else if (Math.abs(value - first) > 1e-9 * Math.max(1, Math.abs(first))) return;
+      count++;
+    }
+    if (first !== null && count >= 2) found.push({ label: column.label, value: first });
+  });
+  return found;
+}
+
+/** "constant: 0" when every line is that one value, else "constant: planner 0 · coder 1". */
+export function constantCaption(
+  prepared: PreparedChart,
+  format: (value: number) => string,
+): string | null {
+  const constant = constantLines(prepared);
+  if (constant.length === 0) return null;
+  const lines = prepared.columns.filter((c) => c.kind === 'line' && !c.reference).length;
+  const values = new Set(constant.map((c) => format(c.value)));
+  if (constant.length === lines && values.size === 1) return `constant: ${[...values][0]}`;
+  return `constant: ${constant.map((c) => `${c.label} ${format(c.value)}`).join(' · ')}`;
 }

@@ -1,5 +1,6 @@
 // One role's group: its rewards, their mean and std, and each member's advantage, with the
 // group's actual numbers substituted into the formulas.
+import { useId } from 'react';
 import type { GrpoConfig } from '../../engine/api';
 import type { RoleGroupExplanation } from './explain';
 import { Tex } from './Tex';
@@ -37,6 +38,7 @@ export function RoleGroupSection({ group, weights, scale }: Props) {
   const isPlanner = group.role === 'planner';
   const size = group.rewards.length;
   const sub = isPlanner ? 'n' : 'm';
+  const advantageNoteId = useId();
   return (
     <section className="explainer-section" data-testid={`explainer-${group.role}`}>
       <h3>
@@ -54,8 +56,13 @@ export function RoleGroupSection({ group, weights, scale }: Props) {
             <th>eff</th>
             <th>format</th>
             <th>reward</th>
-            <th>Â</th>
-            <th title="The advantage the engine recorded for this sample">engine Â</th>
+            <th aria-describedby={advantageNoteId}>Â</th>
+            <th
+              aria-describedby={advantageNoteId}
+              title="The advantage the engine recorded for this sample"
+            >
+              engine Â
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -76,6 +83,12 @@ export function RoleGroupSection({ group, weights, scale }: Props) {
           ))}
         </tbody>
       </table>
+      <p className="explainer-note" id={advantageNoteId} data-testid="advantage-note">
+        Â, the advantage: how much better this {isPlanner ? 'plan' : 'program'} scored than its
+        group’s mean, in units of the group’s spread (the formulas below). Â is worked out here from
+        the rewards in the table; engine Â is the value the trainer recorded and used for the
+        update. They agree; σ = 0 (every member scored the same) gives Â = 0: no signal.
+      </p>
       <Tex
         display
         tex={String.raw`\bar r = \frac{1}{${size}}\left(${sumOf(group.rewards)}\right) = ${num(group.mean)}, \qquad \sigma = \sqrt{\tfrac{1}{${Math.max(size - 1, 1)}}\textstyle\sum_${sub} (r_${sub} - \bar r)^2} = ${num(group.std)}`}

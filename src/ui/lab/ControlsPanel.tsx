@@ -1,4 +1,4 @@
-import { type ReactNode, useState } from 'react';
+import { type ReactNode, useId, useState } from 'react';
 import type { RunConfig, Setting } from '../../engine/api';
 import {
   fieldOf,
@@ -54,24 +54,55 @@ function applyConfig(update: (config: RunConfig) => RunConfig): string | null {
 const applySetting = (s: Setting, value: unknown) =>
   applyConfig((config) => withSetting(config, s, value));
 
+/**
+ * One setting's row: its label, an "?" button that shows what it does, the control, and a
+ * refusal under it. The explanation is always the control's description (aria-describedby),
+ * shown or not, and the label's tooltip.
+ */
 function Field({
   label,
+  help,
   children,
-  hint,
   problem,
+  wide,
 }: {
   label: string;
-  children: ReactNode;
-  hint?: string;
+  help?: string;
+  /** The control, given the id the label points at and the description's id. */
+  children: (ids: { id: string; describedBy: string | undefined }) => ReactNode;
   problem?: string | null;
+  /** The control under its label, full width (selects with long option names). */
+  wide?: boolean;
 }) {
+  const id = useId();
+  const helpId = `${id}-help`;
+  const [open, setOpen] = useState(false);
   return (
-    <div className="field-row">
-      {/* biome-ignore lint/a11y/noLabelWithoutControl: the control is passed in as a child */}
-      <label className="field" title={hint}>
-        <span>{label}</span>
-        {children}
-      </label>
+    <div className={`field-row${wide ? ' wide' : ''}`}>
+      <div className="field">
+        <label htmlFor={id} title={help}>
+          {label}
+        </label>
+        {help && (
+          <button
+            type="button"
+            className="field-info"
+            aria-label={`What is ${label}?`}
+            aria-expanded={open}
+            aria-controls={helpId}
+            title={help}
+            onClick={() => setOpen(!open)}
+          >
+            ?
+          </button>
+        )}
+        {children({ id, describedBy: help ? helpId : undefined })}
+      </div>
+      {help && (
+        <p id={helpId} className="field-help" hidden={!open}>
+          {help}
+        </p>
+      )}
       {problem && (
         <p className="field-problem" role="alert">
           {problem} Not applied.
@@ -88,6 +119,7 @@ function Field({
  */
 function NumberField({
   label,
+  help,
   value,
   apply,
   step,
@@ -97,6 +129,7 @@ function NumberField({
   optional,
 }: {
   label: string;
+  help?: string;
   value: number | null;
   apply: (value: number | undefined) => string | null;
   step?: number;
@@ -108,29 +141,33 @@ function NumberField({
   const [draft, setDraft] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   return (
-    <Field label={label} problem={problem}>
-      <input
-        type="number"
-        name={name}
-        value={draft ?? (value === null ? '' : String(value))}
-        step={step ?? 1}
-        min={min}
-        placeholder={placeholder}
-        aria-invalid={problem ? true : undefined}
-        onChange={(event) => {
-          const text = event.target.value;
-          setDraft(text);
-          if (text.trim() === '') {
-            setProblem(optional ? apply(undefined) : `${label} needs a number.`);
-            return;
-          }
-          setProblem(apply(Number(text)));
-        }}
-        // Typed text stays while it is refused; an accepted one shows as the config holds it.
-        onBlur={() => {
-          if (!problem) setDraft(null);
-        }}
-      />
+    <Field label={label} help={help} problem={problem}>
+      {({ id, describedBy }) => (
+        <input
+          id={id}
+          aria-describedby={describedBy}
+          type="number"
+          name={name}
+          value={draft ?? (value === null ? '' : String(value))}
+          step={step ?? 1}
+          min={min}
+          placeholder={placeholder}
+          aria-invalid={problem ? true : undefined}
+          onChange={(event) => {
+            const text = event.target.value;
+            setDraft(text);
+            if (text.trim() === '') {
+              setProblem(optional ? apply(undefined) : `${label} needs a number.`);
+              return;
+            }
+            setProblem(apply(Number(text)));
+          }}
+          // Typed text stays while it is refused; an accepted one shows as the config holds it.
+          onBlur={() => {
+            if (!problem) setDraft(null);
+          }}
+        />
+      )}
     </Field>
   );
 }
@@ -141,6 +178,7 @@ function SettingNumber({ setting: s, placeholder }: { setting: Setting; placehol
   return (
     <NumberField
       label={s.unit ? `${s.label} (${s.unit})` : s.label}
+      help={s.help}
       name={s.urlKey ?? s.cliFlag}
       value={value ?? null}
       step={s.step}
@@ -165,18 +203,22 @@ function SettingSelect({
   const value = useLabStore((state) => settingValue(state.config, s)) as string;
   const name = s.urlKey ?? s.cliFlag;
   return (
-    <Field label={s.label} hint={s.help} problem={problem}>
-      <select
-        name={name}
-        value={value}
-        onChange={(e) => choose(name, applySetting(s, e.target.value))}
-      >
-        {s.choices?.map((choice) => (
-          <option key={choice.value} value={choice.value}>
-            {choice.label}
-          </option>
-        ))}
-      </select>
+    <Field label={s.label} help={s.help} problem={problem} wide>
+      {({ id, describedBy }) => (
+        <select
+          id={id}
+          aria-describedby={describedBy}
+          name={name}
+          value={value}
+          onChange={(e) => choose(name, applySetting(s, e.target.value))}
+        >
+          {s.choices?.map((choice) => (
+            <option key={choice.value} value={choice.value}>
+              {choice.label}
+            </option>
+          ))}
+        </select>
+      )}
     </Field>
   );
 }
@@ -203,8 +245,11 @@ export function ControlsPanel() {
       <h2>Run settings</h2>
       {select('preset')}
       {select('mode')}
-      <fieldset className="tiers">
+      <fieldset className="tiers" aria-describedby="tier-mix-help">
         <legend>{TIER_MIX.label} (weights)</legend>
+        <p id="tier-mix-help" className="field-help tiers-help">
+          {TIER_MIX.help}
+        </p>
         {TIERS.map((tier) => (
           <NumberField
             key={tier}

@@ -6,6 +6,7 @@ import { RunsTable } from '../runs/RunsTable';
 import { useLabStore } from '../state/labStore';
 import { ControlsPanel } from './ControlsPanel';
 import { ErrorBanner } from './ErrorBanner';
+import { Intro } from './Intro';
 import { ProgressBar } from './ProgressBar';
 import { RunToolbar } from './RunToolbar';
 
@@ -17,6 +18,7 @@ export function LabPage() {
       {!presentation && <ControlsPanel />}
       <div className="lab-main">
         <RunToolbar />
+        {!presentation && <Intro />}
         <ErrorBanner />
         <ProgressBar />
         {presentation ? (

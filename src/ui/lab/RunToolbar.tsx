@@ -1,8 +1,23 @@
 import { useState } from 'react';
 import { encodeRunConfig } from '../../engine/api';
 import { newRun, pause, step, train, warmStartFromScratch } from '../engineClient';
-import { activeRun, useLabStore } from '../state/labStore';
+import { activeRun, type MetricPoint, useLabStore } from '../state/labStore';
 import { ExportImport } from './ExportImport';
+
+/** The session's activity while it runs the periodic evaluation (engine/session.ts). */
+const EVALUATION_ACTIVITY = 'the evaluation';
+/** Steps averaged for the seconds-per-step readout. */
+const RECENT_STEPS = 5;
+
+/** Mean `step_time` of the run's last few steps, null before its first. */
+function secondsPerStep(points: readonly MetricPoint[] | undefined): number | null {
+  const times: number[] = [];
+  for (let i = (points?.length ?? 0) - 1; i >= 0 && times.length < RECENT_STEPS; i--) {
+    const value = points?.[i]?.values.step_time;
+    if (value !== undefined && Number.isFinite(value) && value > 0) times.push(value);
+  }
+  return times.length === 0 ? null : times.reduce((a, b) => a + b, 0) / times.length;
+}
 
 /** Train / Pause / Step / Reset, the engine's status, and which backend is computing. */
 export function RunToolbar() {
@@ -13,6 +28,8 @@ export function RunToolbar() {
   const config = useLabStore((s) => s.config);
   const run = useLabStore(activeRun);
   const presentation = useLabStore((s) => s.presentation);
+  const evaluating = useLabStore((s) => s.activity === EVALUATION_ACTIVITY);
+  const perStep = secondsPerStep(run?.points);
   const idle = status === 'idle';
   const [warmStartMinutes, setWarmStartMinutes] = useState(5);
   const pending =
@@ -45,7 +62,19 @@ export function RunToolbar() {
       </div>
       <div className="status" data-testid="engine-status">
         <span className={`dot ${status}`} />
-        {status} · step <strong data-testid="step-count">{currentStep}</strong>
+        {status}
+        {evaluating && <span data-testid="evaluating"> · evaluating…</span>} · step{' '}
+        <strong data-testid="step-count">{currentStep}</strong>
+        {perStep !== null && (
+          <span
+            className="hint"
+            data-testid="seconds-per-step"
+            title="Mean wall time of the last steps (an evaluation step takes longer)"
+          >
+            {' '}
+            · {perStep.toFixed(perStep < 10 ? 1 : 0)} s/step
+          </span>
+        )}
       </div>
       <div className="backend" data-testid="backend" title={backend?.reason}>
         {backend ? `${backend.backend} · ${backend.adapter}` : 'starting backend…'}

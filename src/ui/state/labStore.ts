@@ -57,6 +57,8 @@ export interface LabState {
   /** The micro-batch budget the engine reported it uses, in MiB (null: not reported). */
   memoryBudgetMiB: number | null;
   progress: Progress | null;
+  /** What the engine is doing inside a step ("the evaluation"), null between steps. */
+  activity: string | null;
   errors: { id: number; message: string; recoverable: boolean }[];
   presentation: boolean;
   smoothing: number;
@@ -64,6 +66,9 @@ export interface LabState {
 }
 
 export const MAX_KEPT_STEPS = 200;
+
+/** The charts' EMA weight on a first visit. */
+export const DEFAULT_SMOOTHING = 0.6;
 
 export const useLabStore = create<LabState>(() => ({
   config: DEFAULT_RUN_CONFIG,
@@ -77,9 +82,11 @@ export const useLabStore = create<LabState>(() => ({
   backend: null,
   memoryBudgetMiB: null,
   progress: null,
+  activity: null,
   errors: [],
   presentation: false,
-  smoothing: 0,
+  // Per-step rewards swing widely (a few programs per step): curves start smoothed.
+  smoothing: DEFAULT_SMOOTHING,
   logScale: false,
 }));
 
