@@ -97,10 +97,16 @@ describe('a page to teach with', () => {
     };
     const beta = nodes.find((n) => n.name?.value === 'β (KL)' && n.role?.value === 'spinbutton');
     expect(beta?.description?.value).toContain('k3');
+    // The "?" buttons do not take the toolbar's names: Train, Step and Pause name one button each.
+    for (const name of ['Train', 'Step', 'Pause', 'Reset'])
+      expect(await page.getByRole('button', { name }).count(), name).toBe(1);
     // The explanation opens in place.
     const betaRow = page.locator('.field-row', { has: page.locator('[name="beta"]') });
     expect(await betaRow.locator('.field-help').isVisible()).toBe(false);
-    await betaRow.getByRole('button', { name: /What is β/ }).click();
+    const explain = betaRow.getByRole('button', { name: 'Explain this setting' });
+    expect(await explain.getAttribute('aria-expanded')).toBe('false');
+    await explain.click();
+    expect(await explain.getAttribute('aria-expanded')).toBe('true');
     expect(await betaRow.locator('.field-help').isVisible()).toBe(true);
     // k3, zero reward std: the charts say what they show.
     expect(await page.getByTestId('chart-kl').locator('.chart-caption').textContent()).toMatch(

@@ -76,18 +76,22 @@ function Field({
 }) {
   const id = useId();
   const helpId = `${id}-help`;
+  const labelId = `${id}-label`;
   const [open, setOpen] = useState(false);
   return (
     <div className={`field-row${wide ? ' wide' : ''}`}>
       <div className="field">
-        <label htmlFor={id} title={help}>
+        <label htmlFor={id} id={labelId} title={help}>
           {label}
         </label>
         {help && (
           <button
             type="button"
             className="field-info"
-            aria-label={`What is ${label}?`}
+            // The setting's name is the button's description, not its name: "Step" or "Run"
+            // must still name one button on the page.
+            aria-label="Explain this setting"
+            aria-describedby={labelId}
             aria-expanded={open}
             aria-controls={helpId}
             title={help}
