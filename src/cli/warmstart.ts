@@ -4,11 +4,11 @@
 // writes DIR/planner/ and DIR/coder/ checkpoints. Progress: one JSON line per log step.
 // Options: --backend auto|webgpu|wasm|cpu  --batch 16  --planner-share 0.35 (of the time)
 //          --steps N (per role, instead of --minutes)  --shared (one model, role tokens)
-//          --merges N (BPE merges fitted on the train split; 0: a character tokenizer)
+//          --merges N (BPE merges fitted on the train split, default 512; 0: characters)
 import { join } from 'node:path';
 import { type BackendName, initBackend } from '../gpu/backend';
 import { saveCheckpointDir } from '../model/checkpointNode';
-import { warmStartModels } from '../sft/warmStart';
+import { DEFAULT_MERGES, warmStartModels } from '../sft/warmStart';
 import { parseFlags } from './flags';
 
 const f = parseFlags(process.argv.slice(2));
@@ -20,7 +20,7 @@ const out = f.get('out') ?? `public/checkpoints/${preset}`;
 const batchSize = Number(f.get('batch') ?? 16);
 const plannerShare = Number(f.get('planner-share') ?? 0.35);
 const shared = f.get('shared') === 'true';
-const merges = Number(f.get('merges') ?? 0);
+const merges = Number(f.get('merges') ?? DEFAULT_MERGES);
 
 if (minutes === undefined && steps === undefined) {
   console.error('warmstart: give --minutes N or --steps N');

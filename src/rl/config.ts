@@ -60,10 +60,11 @@ export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
   plansPerTask: 4,
   programsPerPlan: 4,
   temperature: 1.0,
-  // The task world's longest reference plan is 166 characters (L4), its longest program 161
-  // (character tokens + <|endoftext|>): shorter caps cut plans off mid-step.
-  maxPlanTokens: 176,
-  maxProgramTokens: 192,
+  // In the shipped BPE tokenizer's tokens: the task world's longest reference plan is 49
+  // tokens with <|endoftext|>, its longest program 62 (4,000 tasks per split); the caps leave
+  // room and stop runaway samples early. The character checkpoint needs 176 / 192.
+  maxPlanTokens: 64,
+  maxProgramTokens: 96,
   epsilonLow: 0.2,
   epsilonHigh: 0.2,
   // DESIGN.md's 0.04 (TRL's original default; newer TRL defaults to 0).
