@@ -16,6 +16,7 @@ import {
 } from '../../src/model';
 import { loadCheckpointDir, saveCheckpointDir } from '../../src/model/checkpointNode';
 import { KvCacheSampler } from '../../src/rollout';
+import { DEFAULT_MERGES, fitTaskTokenizer } from '../../src/sft/warmStart';
 import { CharTokenizer } from '../../src/tokenizer';
 
 const tokenizer = new CharTokenizer();
@@ -118,26 +119,40 @@ describe('checkpoints', () => {
   });
 
   it('the shipped tiny warm start loads, names its roles and writes a numbered plan', async () => {
-    for (const role of ['planner', 'coder'] as const) {
-      const {
-        model,
-        tokenizer: tk,
-        lab,
-      } = await loadCheckpointDir(`public/checkpoints/tiny/${role}`, false);
-      expect(model.config).toMatchObject({ preset: 'tiny', role, nEmbd: 64, nLayer: 2, nHead: 4 });
-      expect(tk.vocab).toEqual(tokenizer.vocab);
-      expect(lab.seed).toBe(1);
-      expect(String(lab.command)).toContain('--preset tiny --seed 1');
+    // The default's tokenizer is the BPE one the train split gives; the first shipped (char)
+    // model is kept beside it with the character vocabulary.
+    const bpe = fitTaskTokenizer(DEFAULT_MERGES);
+    for (const [folder, expected] of [
+      ['tiny', bpe],
+      ['tiny-char', tokenizer],
+    ] as const) {
+      for (const role of ['planner', 'coder'] as const) {
+        const {
+          model,
+          tokenizer: tk,
+          lab,
+        } = await loadCheckpointDir(`public/checkpoints/${folder}/${role}`, false);
+        expect(model.config).toMatchObject({
+          preset: 'tiny',
+          role,
+          nEmbd: 64,
+          nLayer: 2,
+          nHead: 4,
+        });
+        expect(tk.vocab).toEqual(expected.vocab);
+        expect(lab.seed).toBe(1);
+        expect(String(lab.command)).toContain('--preset tiny --seed 1');
+      }
+      const { model } = await loadCheckpointDir(`public/checkpoints/${folder}/planner`, false);
+      const prompt = plannerPrompt(expected, 'Keep the even numbers of the array.');
+      const out = await new KvCacheSampler(model).sample([prompt], {
+        maxNewTokens: 60,
+        temperature: 0,
+        topK: 0,
+        seed: 1,
+        stopId: expected.eosId,
+      });
+      expect(completionText(expected, out.tokens[0]!)).toMatch(/^1\. /);
     }
-    const { model } = await loadCheckpointDir('public/checkpoints/tiny/planner', false);
-    const prompt = plannerPrompt(tokenizer, 'Keep the even numbers of the array.');
-    const out = await new KvCacheSampler(model).sample([prompt], {
-      maxNewTokens: 60,
-      temperature: 0,
-      topK: 0,
-      seed: 1,
-      stopId: tokenizer.eosId,
-    });
-    expect(completionText(tokenizer, out.tokens[0]!)).toMatch(/^1\. /);
   });
 });
