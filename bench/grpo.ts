@@ -15,9 +15,14 @@ import { createSandbox } from '../src/sandbox/nodeSandbox';
 import type { BenchSection } from './table';
 
 /** The warm starts compared: the character model is the reference of every ratio. */
+/** Each with its tokenizer's caps: the longest reference plan/program fits (src/rl/config.ts). */
 const WARM_STARTS = [
-  { name: 'characters', dir: 'public/checkpoints/tiny-char' },
-  { name: 'BPE 512', dir: 'public/checkpoints/tiny' },
+  {
+    name: 'characters',
+    dir: 'public/checkpoints/tiny-char',
+    caps: { maxPlanTokens: 176, maxProgramTokens: 192 },
+  },
+  { name: 'BPE 512', dir: 'public/checkpoints/tiny', caps: {} },
 ];
 const TIMED_STEPS = 2;
 // tfjs-webgpu on a software adapter (SwiftShader) took ~350 s for one step here, tfjs cpu
@@ -27,10 +32,19 @@ const WITH_CPU = process.env.BENCH_CPU === '1';
 
 // The default preset and GRPO settings at the issue's measuring point: 4 tasks × 2 plans × 4
 // programs = 32 programs per step, T 0.7, no periodic evaluation.
-const config = defaultRunConfig({
-  evalEvery: 0,
-  grpo: { tasksPerStep: 4, plansPerTask: 2, programsPerPlan: 4, temperature: 0.7, seed: 1 },
-});
+const configFor = (caps: { maxPlanTokens?: number; maxProgramTokens?: number }) =>
+  defaultRunConfig({
+    evalEvery: 0,
+    grpo: {
+      tasksPerStep: 4,
+      plansPerTask: 2,
+      programsPerPlan: 4,
+      temperature: 0.7,
+      seed: 1,
+      ...caps,
+    },
+  });
+const config = configFor({});
 
 interface Throughput {
   programsPerSecond: number;
@@ -60,7 +74,12 @@ function stepTokens(report: StepReport, coder: LoadedCheckpoint) {
   return { sampled, updated };
 }
 
-async function measure(dir: string, sandbox: Awaited<ReturnType<typeof createSandbox>>) {
+async function measure(
+  dir: string,
+  caps: { maxPlanTokens?: number; maxProgramTokens?: number },
+  sandbox: Awaited<ReturnType<typeof createSandbox>>,
+) {
+  const config = configFor(caps);
   const planner = await loadCheckpointDir(`${dir}/planner`);
   const coder = await loadCheckpointDir(`${dir}/coder`);
   const tokenizer = coder.tokenizer;
@@ -121,7 +140,7 @@ export const grpoBench: BenchSection = async () => {
           notes.push(`${start.name}: no warm start at ${start.dir}`);
           continue;
         }
-        const { result, vocabSize } = await measure(start.dir, sandbox);
+        const { result, vocabSize } = await measure(start.dir, start.caps, sandbox);
         reference ??= result;
         rows.push([
           backend,
@@ -144,7 +163,7 @@ export const grpoBench: BenchSection = async () => {
   const { grpo } = config;
   return {
     title: 'GRPO throughput: programs sampled, judged and learned per second',
-    environment: `preset ${config.preset}, mode ${grpo.mode}, ${grpo.tasksPerStep} tasks × ${grpo.plansPerTask} plans × ${grpo.programsPerPlan} programs, T ${grpo.temperature}, β ${grpo.beta}, every other setting at its default; ${TIMED_STEPS} timed steps after 1 warm-up; sandbox 1 worker`,
+    environment: `preset ${config.preset}, mode ${grpo.mode}, ${grpo.tasksPerStep} tasks × ${grpo.plansPerTask} plans × ${grpo.programsPerPlan} programs, T ${grpo.temperature}, β ${grpo.beta}, every other setting at its default (plan/program caps in each tokenizer's tokens: characters 176/192, BPE 64/96); ${TIMED_STEPS} timed steps after 1 warm-up; sandbox 1 worker`,
     columns: [
       'backend',
       'adapter',
