@@ -100,10 +100,10 @@ export const MIN_MEMORY_BUDGET_MIB = 16;
 /** Failures in a row, without a step landing in between, before the page stops retrying. */
 export const MAX_CONSECUTIVE_FAILURES = 4;
 /**
- * The budget to halve when the engine never said its own (an engine without micro-batch
- * budgets): a quarter of wasm's 4 GiB heap, which the issue's measurements fit under.
+ * The budget to halve when the engine never said its own: wasm's default (src/model/memory.ts,
+ * not imported here: this module reaches the page's main thread, which must not load tfjs).
  */
-export const FALLBACK_MEMORY_BUDGET_MIB = 1024;
+export const FALLBACK_MEMORY_BUDGET_MIB = 256;
 
 export type RecoveryPlan =
   /** Restart from the last saved step with this budget (undefined: the backend's own). */
