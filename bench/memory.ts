@@ -46,6 +46,27 @@ function measure(preset: string, backend: string, budget?: number, steps = 1): S
 
 const mib = (bytes: number | undefined) => (bytes === undefined ? '' : bytes / BYTES_PER_MIB);
 
+/** One table row: what ran, its measures, and the ratio columns (empty for preset rows). */
+function row(
+  run: string,
+  backend: string,
+  m: StepMeasure,
+  ratios: (string | number)[] = ['', ''],
+): (string | number)[] {
+  return [
+    run,
+    backend,
+    m.adapter,
+    m.budgetMiB,
+    m.coderMicroBatches ?? '',
+    mib(m.peakTensorBytes),
+    mib(m.maxRssBytes),
+    m.stepSeconds ?? (m.failure ? `failed: ${m.failure.kind}` : ''),
+    ...ratios,
+    m.weights ?? '',
+  ];
+}
+
 export const memoryBench: BenchSection = async () => {
   const rows: (string | number)[][] = [];
   const notes: string[] = [];
@@ -56,20 +77,7 @@ export const memoryBench: BenchSection = async () => {
   const backends = WITH_CPU ? ['wasm', 'cpu'] : ['wasm'];
   for (const backend of backends) {
     for (const preset of presets) {
-      const m = measure(preset, backend);
-      rows.push([
-        `${preset} default`,
-        backend,
-        m.adapter,
-        m.budgetMiB,
-        m.coderMicroBatches ?? '',
-        mib(m.peakTensorBytes),
-        mib(m.maxRssBytes),
-        m.stepSeconds ?? (m.failure ? `failed: ${m.failure.kind}` : ''),
-        '',
-        '',
-        m.weights ?? '',
-      ]);
+      rows.push(row(`${preset} default`, backend, measure(preset, backend)));
     }
   }
   // Step time against the budget, tiny default on wasm: 2 steps per budget (the second
@@ -80,19 +88,12 @@ export const memoryBench: BenchSection = async () => {
   for (const { budget, m } of sweep) {
     const ratio = (value: number | undefined, of: number | undefined) =>
       value !== undefined && of ? value / of : '';
-    rows.push([
-      `tiny, budget ${budget} MiB`,
-      'wasm',
-      m.adapter,
-      m.budgetMiB,
-      m.coderMicroBatches ?? '',
-      mib(m.peakTensorBytes),
-      mib(m.maxRssBytes),
-      m.stepSeconds ?? (m.failure ? `failed: ${m.failure.kind}` : ''),
-      ratio(m.stepSeconds, reference?.stepSeconds),
-      ratio(m.updateSeconds, reference?.updateSeconds),
-      m.weights ?? '',
-    ]);
+    rows.push(
+      row(`tiny, budget ${budget} MiB`, 'wasm', m, [
+        ratio(m.stepSeconds, reference?.stepSeconds),
+        ratio(m.updateSeconds, reference?.updateSeconds),
+      ]),
+    );
   }
   return {
     title: 'Memory of one GRPO step, and what micro-batching costs',
