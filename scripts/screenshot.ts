@@ -1,4 +1,5 @@
-// `npm run screenshot`: docs/screenshot.png, the lab mid-training on its defaults.
+// `npm run screenshot`: docs/screenshot.png (1440 px) and docs/screenshot-1024.png, the lab
+// mid-training on its defaults.
 // Needs a build (`npm run build`) and Debian's Chromium.
 
 import { preview } from 'vite';
@@ -8,18 +9,28 @@ const server = await preview({ preview: { port: 0, host: '127.0.0.1' } });
 const address = server.httpServer.address();
 if (!address || typeof address === 'string') throw new Error('preview server has no port');
 const browser = await launchChromium();
-const page = await browser.newPage({ viewport: { width: 1440, height: 1500 } });
-await page.goto(`http://127.0.0.1:${address.port}/?tasks=2&eval=2&evaltasks=4`);
-const status = () => page.getByTestId('engine-status').textContent();
-while (!(await status())?.startsWith('idle')) await page.waitForTimeout(250);
-await page.getByRole('button', { name: 'Train' }).click();
-while (Number(await page.getByTestId('step-count').textContent()) < 6)
-  await page.waitForTimeout(500);
-await page.getByTestId('sample-cell').nth(2).click();
-await page.waitForTimeout(800);
-await page.screenshot({ path: 'docs/screenshot.png', fullPage: false });
-await page.getByRole('button', { name: 'Pause' }).click();
+// The page a newcomer gets (no query string), mid-training, at a laptop and a narrow width.
+for (const [width, file] of [
+  [1440, 'docs/screenshot.png'],
+  [1024, 'docs/screenshot-1024.png'],
+] as const) {
+  const page = await browser.newPage({ viewport: { width, height: 1500 } });
+  await page.goto(`http://127.0.0.1:${address.port}/`);
+  const status = () => page.getByTestId('engine-status').textContent();
+  while (!(await status())?.startsWith('idle')) await page.waitForTimeout(250);
+  await page.getByRole('button', { name: 'Train' }).click();
+  while (Number(await page.getByTestId('step-count').textContent()) < 6)
+    await page.waitForTimeout(500);
+  await page.getByTestId('sample-cell').nth(2).click();
+  await page.waitForTimeout(800);
+  // Clicking the cell scrolls the inspector into view: the picture starts at the top.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.waitForTimeout(200);
+  await page.screenshot({ path: file, fullPage: false });
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.close();
+  console.log(`wrote ${file}`);
+}
 await browser.close();
 await server.close();
-console.log('wrote docs/screenshot.png');
 process.exit(0);
