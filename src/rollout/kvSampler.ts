@@ -58,7 +58,8 @@ export class KvCacheSampler implements Sampler {
       const prompt = prompts[row]!;
       const nextDistinct = new Set(distinct).add(prompt.join(','));
       const nextLongest = Math.max(longest, prompt.length);
-      const width = Math.min(config.nCtx, nextLongest + maxNewTokens) + nextLongest;
+      // Left-aligned caches: the longest prompt's positions, then one per generated token.
+      const width = nextLongest + maxNewTokens;
       const bytes = samplingBytes(config, row - start + 1, nextLongest, width, nextDistinct.size);
       if (row > start && bytes > budget) {
         ranges.push([start, row]);
