@@ -1,6 +1,20 @@
 import type { Browser, Page } from 'playwright-core';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { launchChromium } from '../../src/cli/chromium';
+
+/** One task, 2 plans × 2 programs per step, no periodic evaluation: a few seconds a step on wasm. */
+export const SMALL = '?tasks=1&n=2&m=2&eval=0&seed=3';
+
+/** The step counter and the engine status line, as the page shows them. */
+export const stepCount = async (page: Page) =>
+  Number(await page.getByTestId('step-count').textContent());
+export const status = async (page: Page) =>
+  (await page.getByTestId('engine-status').textContent()) ?? '';
+
+/** Until the engine says idle (a finished step is saved by then). */
+export async function waitIdle(page: Page, timeout = 120_000) {
+  await expect.poll(() => status(page), { timeout, interval: 250 }).toMatch(/^idle/);
+}
 
 /** Debian's Chromium, headless, with WebGPU enabled (SwiftShader on GPU-less machines). */
 export const launchBrowser = launchChromium;

@@ -1,15 +1,12 @@
 // A new user's first minute: the page opened with no query string (every setting at its
 // default: 4 tasks × 4 plans × 4 programs), Train pressed. Steps must land, with no error in
 // the banner. Each default step takes 30–90 s on a 2-core CPU with wasm.
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, unexpectedBannerMessages } from './browser';
+import { launchBrowser, openLab, status, stepCount, unexpectedBannerMessages } from './browser';
 
 const STEPS = 2;
 const TRAINING_BUDGET_MS = 10 * 60_000;
-
-const stepCount = async (page: Page) => Number(await page.getByTestId('step-count').textContent());
-const status = async (page: Page) => (await page.getByTestId('engine-status').textContent()) ?? '';
 
 describe('the defaults', () => {
   let browser: Browser;

@@ -3,17 +3,15 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, unexpectedBannerMessages } from './browser';
-
-// One task, 2 plans × 2 programs per step, no periodic evaluation: a few seconds a step on wasm.
-const SMALL = '?tasks=1&n=2&m=2&eval=0&seed=3';
-
-const stepCount = async (page: Page) => Number(await page.getByTestId('step-count').textContent());
-const status = async (page: Page) => (await page.getByTestId('engine-status').textContent()) ?? '';
-
-async function waitIdle(page: Page, timeout = 120_000) {
-  await expect.poll(() => status(page), { timeout, interval: 250 }).toMatch(/^idle/);
-}
+import {
+  launchBrowser,
+  openLab,
+  SMALL,
+  status,
+  stepCount,
+  unexpectedBannerMessages,
+  waitIdle,
+} from './browser';
 
 async function trainSteps(page: Page, steps: number) {
   const start = await stepCount(page);

@@ -3,19 +3,13 @@
 // its last saved step and carries on, in the same page, saying what happened.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, unexpectedBannerMessages } from './browser';
+import { launchBrowser, openLab, stepCount, unexpectedBannerMessages, waitIdle } from './browser';
 
 // Small steps (a few seconds on wasm); `test=1` exposes window.__labTest.
 const SMALL_TEST = '?tasks=1&n=2&m=2&eval=0&seed=3&test=1';
 
-const stepCount = async (page: Page) => Number(await page.getByTestId('step-count').textContent());
-const status = async (page: Page) => (await page.getByTestId('engine-status').textContent()) ?? '';
 const chartPoints = (page: Page, name: string) =>
   page.getByTestId(`chart-${name}`).getAttribute('data-points').then(Number);
-
-async function waitIdle(page: Page, timeout = 120_000) {
-  await expect.poll(() => status(page), { timeout, interval: 250 }).toMatch(/^idle/);
-}
 
 async function waitForStep(page: Page, step: number, timeout = 180_000) {
   await expect.poll(() => stepCount(page), { timeout, interval: 250 }).toBeGreaterThanOrEqual(step);

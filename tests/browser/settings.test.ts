@@ -3,9 +3,14 @@
 // value keeps its other values and names the one it ignored.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bannerMessages, launchBrowser, openLab, unexpectedBannerMessages } from './browser';
-
-const SMALL = '?tasks=1&n=2&m=2&eval=0&seed=3';
+import {
+  bannerMessages,
+  launchBrowser,
+  openLab,
+  SMALL,
+  unexpectedBannerMessages,
+  waitIdle,
+} from './browser';
 
 const problemOf = (page: Page, name: string) =>
   page
@@ -15,11 +20,6 @@ const problemOf = (page: Page, name: string) =>
 // From the page itself: page.url() learns of history.replaceState only a moment later.
 const urlParam = (page: Page, key: string) =>
   page.evaluate((key) => new URLSearchParams(location.search).get(key), key);
-/** Boot has settled (it writes the run's settings into the store and the URL). */
-const waitIdle = (page: Page) =>
-  expect
-    .poll(() => page.getByTestId('engine-status').textContent(), { timeout: 120_000 })
-    .toMatch(/^idle/);
 
 describe('run settings', () => {
   let browser: Browser;

@@ -4,18 +4,18 @@
 // first-visit introduction; and nothing cut off at 1440 and 1024 px.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, unexpectedBannerMessages } from './browser';
+import {
+  launchBrowser,
+  openLab,
+  SMALL,
+  status,
+  stepCount,
+  unexpectedBannerMessages,
+  waitIdle,
+} from './browser';
 
 // One task, 2 plans × 2 programs, an evaluation every 2 steps: a few seconds a step on wasm.
 const SMALL_EVAL = '?tasks=1&n=2&m=2&eval=2&seed=3';
-const SMALL = '?tasks=1&n=2&m=2&eval=0&seed=3';
-
-const status = async (page: Page) => (await page.getByTestId('engine-status').textContent()) ?? '';
-const stepCount = async (page: Page) => Number(await page.getByTestId('step-count').textContent());
-
-async function waitIdle(page: Page, timeout = 120_000) {
-  await expect.poll(() => status(page), { timeout, interval: 250 }).toMatch(/^idle/);
-}
 
 /** How the page lays out one element: whether its content is clipped, whether it leaves its box. */
 function layoutOf(page: Page, selector: string, containerSelector: string) {
