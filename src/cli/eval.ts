@@ -27,8 +27,8 @@ const planner = await loadCheckpointDir(join(checkpoint, 'planner'), false);
 const coder = await loadCheckpointDir(join(checkpoint, 'coder'), false);
 const agents = {
   tokenizer: planner.tokenizer,
-  planner: new KvCacheSampler(planner.model, planner.tokenizer.padId),
-  coder: new KvCacheSampler(coder.model, coder.tokenizer.padId),
+  planner: new KvCacheSampler(planner.model),
+  coder: new KvCacheSampler(coder.model),
   shared: planner.model.config.role === 'shared',
 };
 const { maxPlanTokens, maxProgramTokens } = DEFAULT_RUN_CONFIG.grpo;

@@ -38,7 +38,7 @@ try {
     const V = model.config.vocabSize;
     console.log(JSON.stringify({ ids, logits: Array.from(all.slice((ids.length - 1) * V)) }));
   } else {
-    const out = await new KvCacheSampler(model, tokenizer.padId).sample([ids], {
+    const out = await new KvCacheSampler(model).sample([ids], {
       maxNewTokens: Number(f.get('max') ?? 200),
       temperature: Number(f.get('temperature') ?? 0),
       topK: Number(f.get('top-k') ?? 0),

@@ -300,13 +300,12 @@ export class TrainingSession {
 
   /** Samplers over the current weights; no Planner in `single` mode. */
   private agents() {
-    const padId = this.coder.tokenizer.padId;
     return {
       tokenizer: this.coder.tokenizer,
       planner: usesPlanner(this.config.grpo.mode)
-        ? new KvCacheSampler(this.planner.model, padId, this.budgetBytes)
+        ? new KvCacheSampler(this.planner.model, this.budgetBytes)
         : null,
-      coder: new KvCacheSampler(this.coder.model, padId, this.budgetBytes),
+      coder: new KvCacheSampler(this.coder.model, this.budgetBytes),
     };
   }
 

@@ -71,7 +71,7 @@ export class RoleTrainer {
   private readonly optimizer: AdamW;
   private readonly reference: GPT | null;
   private readonly variables: tf.Variable[];
-  private budgetBytes: number;
+  private readonly budgetBytes: number;
 
   constructor(
     readonly model: GPT,
@@ -86,11 +86,6 @@ export class RoleTrainer {
     this.reference = options.loss.beta > 0 ? frozenCopy(model) : null;
     this.variables = [...model.params.values()];
     this.budgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
-  }
-
-  /** Changes the micro-batch budget (the engine halves it after an out-of-memory). */
-  setMemoryBudget(bytes: number): void {
-    this.budgetBytes = bytes;
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {

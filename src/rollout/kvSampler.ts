@@ -15,8 +15,6 @@ import type { SampleOptions, SampleResult, Sampler } from './types';
 export class KvCacheSampler implements Sampler {
   constructor(
     private readonly model: GPT,
-    /** Unused: rows never need padding (kept so callers pass the tokenizer's pad id). */
-    _padId = 0,
     /** Bytes one batch of rows may hold (src/model/memory.ts); default: the backend's. */
     private readonly memoryBudgetBytes?: number,
   ) {}

@@ -74,8 +74,8 @@ describe('planner → coder evaluation', () => {
     const sandbox = fakeSandbox((call, i) => (call === 0 && i === 0) || (call === 2 && i === 4));
     const agents = {
       tokenizer: tok,
-      planner: new KvCacheSampler(planner, tok.padId),
-      coder: new KvCacheSampler(coder, tok.padId),
+      planner: new KvCacheSampler(planner),
+      coder: new KvCacheSampler(coder),
     };
     const options = { referencePlans: true, samples: 2, maxPlanTokens: 6, maxProgramTokens: 6 };
     const result = await evaluateSuites(agents, { test: tasks }, options, sandbox);

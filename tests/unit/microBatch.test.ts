@@ -297,12 +297,12 @@ describe('chunked sampling', () => {
       Array.from({ length: 3 + (r % 4) }, (_, i) => 2 + ((r * 5 + i * 3) % 20)),
     );
     const options = { maxNewTokens: 12, temperature: 1, topK: 0, seed: 17, stopId: 1 };
-    const whole = await new KvCacheSampler(model, 0, Number.POSITIVE_INFINITY).sample(
+    const whole = await new KvCacheSampler(model, Number.POSITIVE_INFINITY).sample(
       prompts,
       options,
     );
     const budget = samplingBytes(CONFIG, 2, 6, 18);
-    const split = await new KvCacheSampler(model, 0, budget).sample(prompts, options);
+    const split = await new KvCacheSampler(model, budget).sample(prompts, options);
     expect(split.tokens).toEqual(whole.tokens);
     expect(split.finished).toEqual(whole.finished);
     split.logProbs.forEach((row, r) => {
