@@ -2,7 +2,7 @@
 // plain structured-clonable data; the Worker owns the models, the sandbox pool and the run.
 import type { BackendReport } from '../gpu/backend';
 import type { FailureKind } from './failure';
-import type { RunConfig, RunSnapshot, StepReport } from './types';
+import type { EvalReport, RunConfig, RunSnapshot, StepReport } from './types';
 
 export type EngineCommand =
   /**
@@ -60,6 +60,11 @@ export type EngineEvent =
       memoryBudgetMiB?: number;
     }
   | { type: 'step'; runId: string; report: StepReport }
+  /**
+   * An evaluation outside a step: the warm start's level, measured before a run's first step
+   * when it evaluates periodically (`evalEvery` > 0), as `npm run train`'s step-0 line.
+   */
+  | { type: 'eval'; runId: string; report: EvalReport }
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
   /**

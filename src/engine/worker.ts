@@ -45,6 +45,8 @@ let lastSnapshot: RunSnapshot | null = null;
 let queue: Promise<void> = Promise.resolve();
 /** Set once the engine cannot go on; from then on the Worker only waits to be replaced. */
 let fatal: EngineFailure | null = null;
+/** Runs whose warm start this Worker has evaluated (their step 0), so it happens once. */
+const evaluatedAtStart = new Set<string>();
 /** What the Worker itself is doing, for when the session does not say (loading, sampling). */
 let workerActivity = 'a training step';
 /** Test only: how the next step fails midway (see the `failNextStep` command). */
@@ -295,6 +297,9 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
 async function stepOnce() {
   if (!session || !runId) throw new Error('No run: start one first.');
   try {
+    if (session.step === 0 && session.config.evalEvery > 0 && !evaluatedAtStart.has(runId)) {
+      await evaluateWarmStart(session, runId);
+    }
     workerActivity = 'a training step';
     const report = await session.trainStep();
     // The session evaluates inside trainStep when due; eval metrics arrive with the step's.
@@ -307,6 +312,18 @@ async function stepOnce() {
     becomeFatal(error);
     throw error;
   }
+}
+
+/**
+ * The warm start's level on the quick-eval suites, before the first step changes it: the
+ * page's "Is it learning?" baseline. Said as "the evaluation", as a step's own evaluation is.
+ */
+async function evaluateWarmStart(target: TrainingSession, id: string) {
+  workerActivity = 'the evaluation';
+  post({ type: 'activity', activity: 'the evaluation' });
+  const report = await target.evaluate();
+  evaluatedAtStart.add(id);
+  post({ type: 'eval', runId: id, report });
 }
 
 async function trainLoop() {

@@ -163,12 +163,20 @@ describe('a page to teach with', () => {
     expect(Number(await page.getByTestId('charts-smoothing').inputValue())).toBeGreaterThan(0);
 
     await page.getByRole('button', { name: 'Train' }).click();
-    // Step 2 evaluates: the status says so while it does.
+    // Before the first step the warm start is evaluated (step 0): the status says so.
     await page.waitForFunction(() => document.querySelector('[data-testid="evaluating"]'), null, {
       timeout: 240_000,
       polling: 50,
     });
-    expect(await status(page)).toMatch(/^training · evaluating…/);
+    expect(await status(page)).toMatch(/^training · evaluating… · step 0/);
+    // Step 2 evaluates too, and says so.
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid="evaluating"]') &&
+        document.querySelector('[data-testid="step-count"]')?.textContent === '1',
+      null,
+      { timeout: 240_000, polling: 50 },
+    );
     await expect
       .poll(() => stepCount(page), { timeout: 240_000, interval: 250 })
       .toBeGreaterThanOrEqual(3);
@@ -184,9 +192,9 @@ describe('a page to teach with', () => {
     expect(readout).toContain('sampled programs');
     expect(readout).toContain('eval pass@1');
     expect(readout).toContain('baseline');
-    // No step-0 evaluation in the page: the first evaluation is the baseline, and it says so.
+    // The step-0 evaluation is the baseline: the warm start's level, said so.
     expect(await learning.locator('.chart-caption').textContent()).toContain(
-      'first evaluation’s level (step 2)',
+      'the warm start’s level (the step-0 evaluation)',
     );
 
     // Axes: whole steps, ranges that fit, constant series said so.

@@ -38,6 +38,8 @@ export function applyEngineEvent(state: LabState, event: EngineEvent): EventEffe
       };
     case 'step':
       return applyStep(state, event.runId, event.report);
+    case 'eval':
+      return { patch: { runs: withEvalPoint(state.runs, event.runId, event.report) }, notices: [] };
     case 'progress':
       return {
         patch: {
@@ -60,6 +62,21 @@ export function applyEngineEvent(state: LabState, event: EngineEvent): EventEffe
     default:
       return NOTHING;
   }
+}
+
+/** The run's curves with an evaluation merged into its step's point (step 0 comes first). */
+function withEvalPoint(
+  runs: LabState['runs'],
+  runId: string,
+  report: Extract<EngineEvent, { type: 'eval' }>['report'],
+): LabState['runs'] {
+  return runs.map((run) => {
+    if (run.id !== runId) return run;
+    const existing = run.points.find((p) => p.step === report.step);
+    const point = { step: report.step, values: { ...existing?.values, ...report.metrics } };
+    const points = [...run.points.filter((p) => p.step !== report.step), point];
+    return { ...run, points: points.sort((a, b) => a.step - b.step) };
+  });
 }
 
 function applyStep(

@@ -90,6 +90,12 @@ function onEvent(event: EngineEvent) {
       );
       return;
     }
+    case 'eval': {
+      commit(event);
+      const run = useLabStore.getState().runs.find((r) => r.id === event.runId);
+      if (run) persist(() => db.saveRun(run));
+      return;
+    }
     case 'snapshot':
       persist(() => db.saveSnapshot(event.runId, event.snapshot));
       answerRequest(event);
