@@ -22,6 +22,33 @@ export function plannerPrompt(tok: CharTokenizer, statement: string, shared = fa
   ];
 }
 
+/** A solved training task shown to the Planner before its own statement (the Retriever's pick). */
+export interface WorkedExample {
+  statement: string;
+  plan: string;
+}
+
+/**
+ * The Planner's prompt with a worked example first: the example's statement and plan, then
+ * the task's statement and <|plan|>. Without an example it is plannerPrompt's.
+ */
+export function plannerPromptWithExample(
+  tok: CharTokenizer,
+  statement: string,
+  example: WorkedExample | null,
+  shared = false,
+): number[] {
+  if (!example) return plannerPrompt(tok, statement, shared);
+  return [
+    ...(shared ? [tok.special('<|planner|>')] : []),
+    tok.special('<|statement|>'),
+    ...tok.encode(example.statement),
+    tok.special('<|plan|>'),
+    ...tok.encode(example.plan),
+    ...plannerPrompt(tok, statement),
+  ];
+}
+
 export function coderPrompt(
   tok: CharTokenizer,
   statement: string,

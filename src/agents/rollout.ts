@@ -5,7 +5,13 @@
 import type { Sampler } from '../rollout/types';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
-import { coderPrompt, completionText, plannerPrompt } from './format';
+import {
+  coderPrompt,
+  completionText,
+  plannerPrompt,
+  plannerPromptWithExample,
+  type WorkedExample,
+} from './format';
 
 /** One sampled completion with what the trainer needs to score it again. */
 export interface Completion {
@@ -38,6 +44,8 @@ export interface RolloutOptions {
   /** Seeds of this step's two sampling calls (derive them from (run seed, step)). */
   plannerSeed: number;
   coderSeed: number;
+  /** The Retriever's worked example for each plan (task-major, t · N + n); absent: none. */
+  examples?: readonly (WorkedExample | null)[];
 }
 
 export interface RolloutAgents {
@@ -54,34 +62,26 @@ export async function sampleRollouts(
 ): Promise<TaskRollout[]> {
   const tok = agents.tokenizer;
   const plansPerTask = agents.planner ? options.plansPerTask : 1;
-  const sample = async (
-    sampler: Sampler,
-    prompts: number[][],
-    maxNewTokens: number,
-    seed: number,
-  ): Promise<Completion[]> => {
-    const result = await sampler.sample(prompts, {
+  const sample = (sampler: Sampler, prompts: number[][], maxNewTokens: number, seed: number) =>
+    sampleCompletions(sampler, tok, prompts, {
       maxNewTokens,
       temperature: options.temperature,
       topK: options.topK,
       seed,
-      stopId: tok.eosId,
     });
-    return prompts.map((prompt, i) => ({
-      prompt,
-      tokens: result.tokens[i] ?? [],
-      logProbs: result.logProbs[i] ?? [],
-      finished: result.finished[i] ?? false,
-      text: completionText(tok, result.tokens[i] ?? []),
-    }));
-  };
 
-  // Plans, task-major: plan index = task · N + n (the layout plannerGroups expects).
+  // Plans, task-major: plan index = task · N + n (the layout plannerGroups expects). With a
+  // Retriever, plan n of task t reads the worked example examples[t · N + n] first.
   let plans: Completion[] | null = null;
   if (agents.planner) {
-    const prompts = tasks.flatMap((task) =>
-      repeat(plannerPrompt(tok, task.statement), plansPerTask),
-    );
+    const examples = options.examples;
+    const prompts = examples
+      ? tasks.flatMap((task, t) =>
+          Array.from({ length: plansPerTask }, (_, n) =>
+            plannerPromptWithExample(tok, task.statement, examples[t * plansPerTask + n] ?? null),
+          ),
+        )
+      : tasks.flatMap((task) => repeat(plannerPrompt(tok, task.statement), plansPerTask));
     plans = await sample(agents.planner, prompts, options.maxPlanTokens, options.plannerSeed);
   }
 
@@ -107,6 +107,24 @@ export async function sampleRollouts(
       const start = t * perTask + n * options.programsPerPlan;
       return programs.slice(start, start + options.programsPerPlan);
     }),
+  }));
+}
+
+/** One sampling call over `prompts`, as Completions (the end token stops each). */
+export async function sampleCompletions(
+  sampler: Sampler,
+  tok: CharTokenizer,
+  prompts: number[][],
+  options: { maxNewTokens: number; temperature: number; topK: number; seed: number },
+): Promise<Completion[]> {
+  if (prompts.length === 0) return [];
+  const result = await sampler.sample(prompts, { ...options, stopId: tok.eosId });
+  return prompts.map((prompt, i) => ({
+    prompt,
+    tokens: result.tokens[i] ?? [],
+    logProbs: result.logProbs[i] ?? [],
+    finished: result.finished[i] ?? false,
+    text: completionText(tok, result.tokens[i] ?? []),
   }));
 }
 

@@ -9,7 +9,7 @@
 // (N ≥ 2 plans only in core mode).
 import type { RunConfig } from './types';
 
-export const TIERS = ['L1', 'L2', 'L3', 'L4'] as const;
+export const TIERS = ['L1', 'L2', 'L3', 'L4', 'L5'] as const;
 export const PRESET_NAMES = ['tiny', 'small', 'base'] as const;
 
 export type SettingKind =
@@ -70,6 +70,20 @@ export const SETTINGS: readonly Setting[] = [
       { value: 'core', label: 'core (Planner + Coder)' },
       { value: 'single', label: 'single (Coder alone)' },
       { value: 'frozen-planner', label: 'frozen-planner' },
+    ],
+  },
+  {
+    path: 'grpo.agents',
+    urlKey: 'agents',
+    cliFlag: 'agents',
+    label: 'Agents',
+    help: 'Which agents take part, in the order they act. planner,coder: the Planner plans, the Coder codes. +debugger: for each failing program the Debugger reads the sandbox’s report of the first failing test and writes D repairs, paid for what a repair fixes. retriever,…: before planning, the Retriever picks a worked example (statement + plan of a solved training task) for the Planner’s prompt among K that BM25 proposes, paid the mean Coder reward that follows.',
+    kind: 'choice',
+    choices: [
+      { value: 'planner,coder', label: 'planner,coder' },
+      { value: 'planner,coder,debugger', label: 'planner,coder,debugger' },
+      { value: 'retriever,planner,coder', label: 'retriever,planner,coder' },
+      { value: 'retriever,planner,coder,debugger', label: 'all four' },
     ],
   },
   {
@@ -246,6 +260,57 @@ export const SETTINGS: readonly Setting[] = [
     help: 'Subtracted from a program’s reward when no function can be extracted from what the Coder wrote: it learns to answer in the expected format.',
     kind: 'number',
     step: 0.1,
+  },
+  {
+    path: 'grpo.repairsPerProgram',
+    urlKey: 'd',
+    cliFlag: 'repairs',
+    label: 'D repairs per failing program',
+    help: 'D: repairs the Debugger writes for each failing program. They form its group: a repair’s advantage is its improvement (repair’s reward − the program’s) against the other repairs of the program. Only with the Debugger.',
+    kind: 'integer',
+    min: 2,
+  },
+  {
+    path: 'grpo.repairedProgramsPerStep',
+    urlKey: 'dprog',
+    cliFlag: 'repaired-programs',
+    label: 'Failing programs repaired per step',
+    help: 'At most this many of a step’s failing programs (a seeded draw) get D repairs each: it bounds the Debugger’s share of a step’s time.',
+    kind: 'integer',
+    min: 1,
+  },
+  {
+    path: 'grpo.repairCredit',
+    urlKey: 'rcredit',
+    cliFlag: 'repair-credit',
+    label: 'Coder credit after repair',
+    help: 'original: the Coder and the Planner are paid for the program as written, so the Coder still learns to write it right the first time. repaired: a repaired program counts with the mean reward of its repairs.',
+    kind: 'choice',
+    choices: [
+      { value: 'original', label: 'original (as written)' },
+      { value: 'repaired', label: 'repaired (after the Debugger)' },
+    ],
+  },
+  {
+    path: 'grpo.retrievalCandidates',
+    urlKey: 'k',
+    cliFlag: 'candidates',
+    label: 'K retrieval candidates',
+    help: 'K: worked examples BM25 proposes (by the words of the statement) for the Retriever to choose from. Only with the Retriever.',
+    kind: 'integer',
+    min: 2,
+  },
+  {
+    path: 'grpo.retrievalPolicy',
+    urlKey: 'retrieval',
+    cliFlag: 'retrieval',
+    label: 'Retriever',
+    help: 'learned: the Retriever samples one of the K candidates per plan and learns by GRPO. bm25: always BM25’s top candidate, no learning (the baseline).',
+    kind: 'choice',
+    choices: [
+      { value: 'learned', label: 'learned (GRPO)' },
+      { value: 'bm25', label: 'BM25 top-1 (no learning)' },
+    ],
   },
   {
     path: 'tierMix',

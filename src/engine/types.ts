@@ -46,6 +46,37 @@ export interface ProgramSample {
   work: number | null;
   peakBytes: number | null;
   tokens: number;
+  /** With the Debugger, on a program it repaired: the sandbox's report it read and its D repairs. */
+  report?: string;
+  repairs?: RepairSample[];
+}
+
+/** One of the Debugger's D repairs of a failing program; its reward is the improvement. */
+export interface RepairSample {
+  completion: string;
+  code: string;
+  /** The repair's own reward (the Coder's formula). */
+  repairReward: RewardParts;
+  /** The Debugger's reward: repairReward − the original program's, part by part. */
+  reward: RewardParts;
+  advantage: number;
+  passCount: number;
+  total: number;
+  errorKind: string | null;
+  tokens: number;
+}
+
+/** With the Retriever: the worked example a plan read, among BM25's K candidates. */
+export interface RetrievalSample {
+  /** The candidates' statements, BM25's order. */
+  candidates: string[];
+  /** The chosen candidate (0-based); null when the Retriever's answer named none (top-1 used). */
+  choice: number | null;
+  statement: string;
+  plan: string;
+  /** The Retriever's reward and advantage (absent with the bm25 policy: nothing learns). */
+  reward?: RewardParts;
+  advantage?: number;
 }
 
 /** One plan (absent text in `single` mode) and the M programs written from it. */
@@ -55,6 +86,8 @@ export interface PlanSample {
   advantage: number;
   tokens: number;
   programs: ProgramSample[];
+  /** With the Retriever: the example this plan's prompt began with. */
+  retrieval?: RetrievalSample;
 }
 
 /** A task's group for one step: N plans × M programs. */

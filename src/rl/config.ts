@@ -23,7 +23,24 @@ export type ScaleRewards = 'group' | 'batch' | 'none';
  */
 export type TrainingMode = 'core' | 'single' | 'frozen-planner';
 
-export type Role = 'planner' | 'coder';
+export type Role = 'planner' | 'coder' | 'debugger' | 'retriever';
+
+/**
+ * Which agents a step runs (the topology), in the order they act. `planner,coder` is the
+ * product's default; the Debugger repairs failing programs after the Coder, the Retriever
+ * picks a worked example for the Planner's prompt before it. See src/agents/topology.ts.
+ */
+export type Topology =
+  | 'planner,coder'
+  | 'planner,coder,debugger'
+  | 'retriever,planner,coder'
+  | 'retriever,planner,coder,debugger';
+
+/** The Retriever's policy: `learned` samples among the candidates and trains; `bm25` takes BM25's top-1 (no learning). */
+export type RetrievalPolicy = 'learned' | 'bm25';
+
+/** Whether the Coder and Planner are paid for the program as written (`original`) or after the Debugger's repairs (`repaired`). */
+export type RepairCredit = 'original' | 'repaired';
 
 export interface GrpoConfig {
   mode: TrainingMode;
@@ -52,6 +69,17 @@ export interface GrpoConfig {
   scaleRewards: ScaleRewards;
   rewardWeights: RewardWeights;
   seed: number;
+  /** The agents of a step (src/agents/topology.ts); `single` / `frozen-planner` modes apply on top. */
+  agents: Topology;
+  /** D: repairs the Debugger samples per failing program (its group size). */
+  repairsPerProgram: number;
+  /** At most this many failing programs are repaired per step (a seeded draw among them). */
+  repairedProgramsPerStep: number;
+  /** Whether the Coder / Planner rewards count the post-repair outcome (off: as written). */
+  repairCredit: RepairCredit;
+  /** K: candidates BM25 proposes to the Retriever. Its group is the N plans' R = N choices. */
+  retrievalCandidates: number;
+  retrievalPolicy: RetrievalPolicy;
 }
 
 export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
@@ -79,6 +107,12 @@ export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
   scaleRewards: 'group',
   rewardWeights: DEFAULT_REWARD_WEIGHTS,
   seed: 0,
+  agents: 'planner,coder',
+  repairsPerProgram: 4,
+  repairedProgramsPerStep: 8,
+  repairCredit: 'original',
+  retrievalCandidates: 4,
+  retrievalPolicy: 'learned',
 });
 
 export class GrpoConfigError extends Error {
@@ -107,6 +141,12 @@ export function resolveGrpoConfig(input: GrpoConfigInput = {}): GrpoConfig {
 const LOSS_TYPES: readonly LossType[] = ['grpo', 'dapo', 'dr_grpo'];
 const SCALE_REWARDS: readonly ScaleRewards[] = ['group', 'batch', 'none'];
 const MODES: readonly TrainingMode[] = ['core', 'single', 'frozen-planner'];
+export const TOPOLOGIES: readonly Topology[] = [
+  'planner,coder',
+  'planner,coder,debugger',
+  'retriever,planner,coder',
+  'retriever,planner,coder,debugger',
+];
 
 /** Every problem with `config`, in words; empty when it is valid. */
 export function validateGrpoConfig(config: GrpoConfig): string[] {
@@ -158,6 +198,7 @@ export function validateGrpoConfig(config: GrpoConfig): string[] {
     problems.push(`learningRate must be a finite number > 0, got ${config.learningRate}`);
   }
   if (!Number.isInteger(config.seed)) problems.push(`seed must be an integer, got ${config.seed}`);
+  problems.push(...validateAgents(config));
   const weights = config.rewardWeights;
   for (const key of [
     'passFraction',
@@ -173,10 +214,82 @@ export function validateGrpoConfig(config: GrpoConfig): string[] {
   return problems;
 }
 
-/** The roles whose weights a mode updates. */
-export function trainedRoles(mode: TrainingMode): Role[] {
-  return mode === 'core' ? ['planner', 'coder'] : ['coder'];
+/** The agent settings' problems (topology, D, K, the Retriever's and the repair credit's choices). */
+function validateAgents(config: GrpoConfig): string[] {
+  const problems: string[] = [];
+  if (!TOPOLOGIES.includes(config.agents)) {
+    problems.push(`agents must be one of ${TOPOLOGIES.join(' | ')}, got ${String(config.agents)}`);
+    return problems;
+  }
+  if (hasAgent(config.agents, 'debugger')) {
+    if (!Number.isInteger(config.repairsPerProgram) || config.repairsPerProgram < 2) {
+      problems.push(
+        `repairsPerProgram must be an integer >= 2 (a Debugger group of one has no advantage), got ${config.repairsPerProgram}`,
+      );
+    }
+    if (!Number.isInteger(config.repairedProgramsPerStep) || config.repairedProgramsPerStep < 1) {
+      problems.push(
+        `repairedProgramsPerStep must be a positive integer, got ${config.repairedProgramsPerStep}`,
+      );
+    }
+    if (config.repairCredit !== 'original' && config.repairCredit !== 'repaired') {
+      problems.push(
+        `repairCredit must be original or repaired, got ${String(config.repairCredit)}`,
+      );
+    }
+  }
+  if (hasAgent(config.agents, 'retriever')) {
+    if (config.mode === 'single') {
+      problems.push('agents with a retriever need plans: not in single mode');
+    }
+    if (!Number.isInteger(config.retrievalCandidates) || config.retrievalCandidates < 2) {
+      problems.push(
+        `retrievalCandidates must be an integer >= 2, got ${config.retrievalCandidates}`,
+      );
+    }
+    if (config.retrievalCandidates > 9) {
+      problems.push(
+        `retrievalCandidates must be at most 9 (the Retriever answers with one digit), got ${config.retrievalCandidates}`,
+      );
+    }
+    if (config.retrievalPolicy !== 'learned' && config.retrievalPolicy !== 'bm25') {
+      problems.push(
+        `retrievalPolicy must be learned or bm25, got ${String(config.retrievalPolicy)}`,
+      );
+    }
+  }
+  return problems;
 }
+
+/** Whether a topology includes the role. */
+export function hasAgent(agents: Topology, role: Role): boolean {
+  return agents.split(',').includes(role);
+}
+
+/**
+ * The roles whose weights a run updates: the mode's (core: Planner and Coder; single and
+ * frozen-planner: the Coder), then the topology's Debugger, and its Retriever unless it
+ * is BM25's top-1. Without `config`: the default topology.
+ */
+export function trainedRoles(
+  mode: TrainingMode,
+  config?: Pick<GrpoConfig, 'agents' | 'retrievalPolicy'>,
+): Role[] {
+  const roles: Role[] = mode === 'core' ? ['planner', 'coder'] : ['coder'];
+  if (!config) return roles;
+  if (hasAgent(config.agents, 'debugger')) roles.push('debugger');
+  if (
+    hasAgent(config.agents, 'retriever') &&
+    config.retrievalPolicy === 'learned' &&
+    mode !== 'single'
+  ) {
+    roles.push('retriever');
+  }
+  return roles;
+}
+
+/** The Retriever writes one digit and the end token. */
+export const RETRIEVER_ANSWER_TOKENS = 2;
 
 /** Whether the mode samples plans at all (single-agent GRPO does not). */
 export function usesPlanner(mode: TrainingMode): boolean {
@@ -195,7 +308,12 @@ export function grpoLossOptions(config: GrpoConfig, role: Role): GrpoLossOptions
     epsilonHigh: config.epsilonHigh,
     beta: config.beta,
     normalizer: {
-      maxLength: role === 'planner' ? config.maxPlanTokens : config.maxProgramTokens,
+      maxLength:
+        role === 'planner'
+          ? config.maxPlanTokens
+          : role === 'retriever'
+            ? RETRIEVER_ANSWER_TOKENS
+            : config.maxProgramTokens,
     },
   };
 }

@@ -1,0 +1,76 @@
+// The Debugger's credit. A repair is judged like any program; its reward is the Coder's
+// formula (pass fraction + λ·efficiency − format penalty), with efficiency compared against
+// the task's other all-passing programs and repairs; the Debugger is paid the improvement,
+// the repair's reward minus the original program's, so it earns for what it fixes and
+// nothing for copying. A Debugger group is the D repairs of one program.
+import { contiguousGroups, groupAdvantages } from '../../rl/advantages';
+import type { ScaleRewards } from '../../rl/config';
+import {
+  coderRewards,
+  type ProgramOutcome,
+  type RewardParts,
+  type RewardWeights,
+} from '../../rl/rewards';
+import type { RoleCredit } from '../credit';
+
+/**
+ * Rewards of the repairs of one task: coderRewards over the task's original programs and its
+ * repairs together (so efficiency has one baseline), the repairs' part.
+ */
+export function repairRewards(
+  taskOriginals: readonly ProgramOutcome[],
+  repairs: readonly ProgramOutcome[],
+  weights: RewardWeights,
+): RewardParts[] {
+  return coderRewards([...taskOriginals, ...repairs], weights).slice(taskOriginals.length);
+}
+
+/** parts(repair) − parts(original), part by part. */
+export function improvement(repair: RewardParts, original: RewardParts): RewardParts {
+  return {
+    passFraction: repair.passFraction - original.passFraction,
+    efficiency: repair.efficiency - original.efficiency,
+    formatPenalty: repair.formatPenalty - original.formatPenalty,
+    total: repair.total - original.total,
+  };
+}
+
+/**
+ * `originals[p]`: the reward of the p-th repaired program; `repairs`: D rewards per program,
+ * program-major. Rewards are the improvements; groups the D repairs of each program.
+ */
+export function debuggerCredit(
+  originals: readonly RewardParts[],
+  repairs: readonly RewardParts[],
+  repairsPerProgram: number,
+  scale: ScaleRewards,
+): RoleCredit {
+  if (repairs.length !== originals.length * repairsPerProgram) {
+    throw new Error(
+      `debuggerCredit: ${repairs.length} repairs for ${originals.length} programs × D ${repairsPerProgram}`,
+    );
+  }
+  const rewards = repairs.map((parts, i) =>
+    improvement(parts, originals[Math.floor(i / repairsPerProgram)]!),
+  );
+  return {
+    rewards,
+    advantages: groupAdvantages(
+      rewards.map((parts) => parts.total),
+      contiguousGroups(rewards.length, repairsPerProgram),
+      scale,
+    ),
+  };
+}
+
+/** Mean of each part: a repaired program's post-repair reward is the mean of its D repairs'. */
+export function meanParts(list: readonly RewardParts[]): RewardParts {
+  const mean = (pick: (parts: RewardParts) => number) =>
+    list.reduce((sum, parts) => sum + pick(parts), 0) / Math.max(1, list.length);
+  return {
+    passFraction: mean((p) => p.passFraction),
+    efficiency: mean((p) => p.efficiency),
+    formatPenalty: mean((p) => p.formatPenalty),
+    total: mean((p) => p.total),
+  };
+}
