@@ -8,12 +8,20 @@
 // plan (what the Planner costs) and K sampled plan→code pairs per task (pass@K).
 
 import { extractFunction } from '../rl/extractFunction';
-import { EVAL_METRICS, evalPassAt1Metric } from '../rl/metrics';
+import { AGENT_METRICS, EVAL_METRICS, evalPassAt1Metric } from '../rl/metrics';
 import type { SampleOptions, Sampler } from '../rollout/types';
 import type { CasesJob, RunResult, Sandbox } from '../sandbox/types';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
-import { coderPrompt, completionText, plannerPrompt } from './format';
+import { debuggerPrompt, failureReport } from './debugger';
+import {
+  coderPrompt,
+  completionText,
+  plannerPromptWithExample,
+  type WorkedExample,
+} from './format';
+import type { ExampleLibrary } from './retriever';
+import { parseChoice, retrieverPrompt } from './retriever/format';
 
 export interface EvalAgents {
   tokenizer: CharTokenizer;
@@ -22,6 +30,16 @@ export interface EvalAgents {
   coder: Sampler;
   /** One model for both roles: a role token starts each prompt. */
   shared?: boolean;
+  /**
+   * With a Retriever: the Planner reads the example it picks greedily among BM25's K
+   * candidates (sampler null: BM25's top-1).
+   */
+  retriever?: { library: ExampleLibrary; candidates: number; sampler: Sampler | null };
+  /**
+   * With a Debugger: each failing greedy program gets one greedy repair, judged again
+   * (`eval/pass@1_repair`, `eval/repair/fixed`); `eval/pass@1` stays the Coder's own.
+   */
+  debugger?: Sampler;
 }
 
 export interface EvalOptions {
@@ -50,6 +68,9 @@ export interface TierReport {
   plan_exact: number;
   /** Fraction of greedy completions holding a complete function that the sandbox could parse. */
   valid_syntax: number;
+  /** With a Debugger: pass@1 after one greedy repair of each failing program, and the share it fixed. */
+  'pass@1_repair'?: number;
+  repair_fixed?: number;
   /** Mean QuickJS work and peak heap bytes of the passing greedy programs (null when none passed). */
   exec_cost: number | null;
   peak_memory: number | null;
@@ -101,11 +122,32 @@ export async function evaluateSuites(
   });
   const texts = async (sampler: Sampler, prompts: number[][], opts: SampleOptions) =>
     (await sampler.sample(prompts, opts)).tokens.map((ids) => completionText(tok, ids));
+  // The Retriever's greedy pick for every task (the same example for its sampled plans).
+  const exampleOf = new Map<string, WorkedExample | null>();
+  const retrieverAgent = agents.retriever;
+  if (retrieverAgent && agents.planner) {
+    const candidates = tasks.map((t) =>
+      retrieverAgent.library.candidates(t.statement, retrieverAgent.candidates),
+    );
+    const answers = retrieverAgent.sampler
+      ? await texts(
+          retrieverAgent.sampler,
+          tasks.map((t, i) => retrieverPrompt(tok, t.statement, candidates[i]!)),
+          { maxNewTokens: 2, temperature: 0, topK: 0, seed, stopId: tok.eosId },
+        )
+      : tasks.map(() => '1');
+    tasks.forEach((t, i) => {
+      const list = candidates[i]!;
+      exampleOf.set(t.id, list[parseChoice(answers[i]!, list.length) ?? 0] ?? null);
+    });
+  }
   const planOf = (list: readonly Task[], opts: SampleOptions): Promise<string[]> =>
     agents.planner
       ? texts(
           agents.planner,
-          list.map((t) => plannerPrompt(tok, t.statement, shared)),
+          list.map((t) =>
+            plannerPromptWithExample(tok, t.statement, exampleOf.get(t.id) ?? null, shared),
+          ),
           opts,
         )
       : Promise.resolve(list.map(() => ''));
@@ -121,6 +163,37 @@ export async function evaluateSuites(
   const plans = await planOf(tasks, greedyPlan);
   const codes = await codeOf(tasks, plans, greedyCode);
   const results = await judge(sandbox, tasks, codes);
+
+  // One greedy repair round for the failing greedy programs.
+  let repairedPasses: boolean[] | null = null;
+  if (agents.debugger) {
+    const failing = results.flatMap((r, i) => (r.passed ? [] : [i]));
+    const repairs = await texts(
+      agents.debugger,
+      failing.map((i) => {
+        const t = tasks[i]!;
+        const extracted = extractFunction(codes[i]!, t.entryPoint);
+        const run = extracted.formatOk ? results[i]! : null;
+        return debuggerPrompt(
+          tok,
+          t.statement,
+          plans[i]!,
+          extracted.formatOk ? extracted.code : codes[i]!,
+          failureReport(t, run) ?? 'no test failed',
+        );
+      }),
+      greedyCode,
+    );
+    const repairResults = await judge(
+      sandbox,
+      failing.map((i) => tasks[i]!),
+      repairs,
+    );
+    repairedPasses = results.map((r) => r.passed);
+    failing.forEach((i, k) => {
+      repairedPasses![i] = repairResults[k]!.passed;
+    });
+  }
 
   let referencePasses: boolean[] | null = null;
   if (options.referencePlans) {
@@ -169,6 +242,13 @@ export async function evaluateSuites(
       exec_cost: meanOrNull(passing.map((r) => r.cost.work)),
       peak_memory: meanOrNull(passing.map((r) => r.cost.peakBytes)),
     };
+    if (repairedPasses) {
+      const after = repairedPasses;
+      const failing = indices.filter((i) => !results[i]!.passed);
+      report['pass@1_repair'] = share(indices.filter((i) => after[i]).length);
+      report.repair_fixed =
+        failing.length === 0 ? 0 : failing.filter((i) => after[i]).length / failing.length;
+    }
     if (sampledPasses) {
       const passes = sampledPasses;
       report['pass@1_sampled'] = share(indices.reduce((s, i) => s + passes[i]! / samples, 0));
@@ -201,6 +281,9 @@ export async function evaluateSuites(
       })),
     };
     metrics[evalPassAt1Metric(name)] = overall['pass@1'];
+    if (overall['pass@1_repair'] !== undefined) {
+      metrics[`${AGENT_METRICS.evalPassAt1Repair}/${name}`] = overall['pass@1_repair'];
+    }
     if (overall.exec_cost !== null) metrics[`${EVAL_METRICS.execCost}/${name}`] = overall.exec_cost;
     if (overall.peak_memory !== null) {
       metrics[`${EVAL_METRICS.peakMemory}/${name}`] = overall.peak_memory;
@@ -208,6 +291,10 @@ export async function evaluateSuites(
   }
   const all = tierReport(tasks.map((_, i) => i));
   metrics[EVAL_METRICS.passAt1] = all['pass@1'];
+  if (all['pass@1_repair'] !== undefined) {
+    metrics[AGENT_METRICS.evalPassAt1Repair] = all['pass@1_repair'];
+    metrics[AGENT_METRICS.evalRepairFixed] = all.repair_fixed ?? 0;
+  }
   if (all.exec_cost !== null) metrics[EVAL_METRICS.execCost] = all.exec_cost;
   if (all.peak_memory !== null) metrics[EVAL_METRICS.peakMemory] = all.peak_memory;
   return { metrics, suites: reports };

@@ -11,6 +11,10 @@
 // --minutes M: a wall-clock budget instead of a step count (ends after the step in progress,
 // then writes the final evaluation to DIR/eval.json, as --final-eval does). A new run with
 // periodic evaluation (--eval-every > 0) also evaluates at step 0: metrics.jsonl's first line.
+// --agents planner,coder,debugger | retriever,planner,coder | retriever,planner,coder,debugger
+// adds the Debugger (--repairs D --repaired-programs P --repair-credit original|repaired) and
+// the Retriever (--candidates K --retrieval learned|bm25); their warm starts are read from
+// the checkpoint folder's debugger/ and retriever/ when there, and written beside the others.
 // Every run setting has its flag in one table, src/engine/settings.ts (also --epsilon-low,
 // --epsilon-high, --max-grad-norm, --scale-rewards, --pass-weight, --efficiency-weight,
 // --format-penalty, --top-k), the same table the page's URL and controls use.
@@ -33,6 +37,7 @@ import {
   makeConfig,
 } from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
+import { hasAgent } from '../rl/config';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite, SUITES } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
@@ -92,7 +97,22 @@ if (resumeDir) {
   const checkpoint = f.get('checkpoint') ?? `public/checkpoints/${config.preset}`;
   const planner = await loadRole(checkpoint, 'planner', config, 11);
   const coder = await loadRole(checkpoint, 'coder', config, 12);
-  session = await TrainingSession.create(config, { planner, coder, sandbox, suites });
+  // The Debugger's and the Retriever's warm starts sit beside the others (npm run
+  // warmstart-agents); without one the session starts that agent from the Coder / Planner.
+  const extra: { debugger?: LoadedCheckpoint; retriever?: LoadedCheckpoint } = {};
+  for (const role of ['debugger', 'retriever'] as const) {
+    if (hasAgent(config.grpo.agents, role)) {
+      if (existsSync(join(checkpoint, role, 'model.safetensors'))) {
+        extra[role] = await loadCheckpointDir(join(checkpoint, role));
+      } else {
+        log({
+          event: 'warning',
+          message: `no ${role} checkpoint in ${checkpoint}: it starts as a copy of the ${role === 'debugger' ? 'coder' : 'planner'}`,
+        });
+      }
+    }
+  }
+  session = await TrainingSession.create(config, { planner, coder, ...extra, sandbox, suites });
   totalSteps = number('steps') ?? (minutes !== undefined ? Number.POSITIVE_INFINITY : 10);
   finalEval = f.get('final-eval') === 'true' || minutes !== undefined;
   await rm(out, { recursive: true, force: true });
@@ -128,6 +148,7 @@ log({
   step: session.step,
   steps: totalSteps,
   mode: session.config.grpo.mode,
+  agents: session.config.grpo.agents,
   backend: backend.backend,
 });
 /** The step of the snapshot on disk: where --resume continues. */
@@ -149,7 +170,8 @@ while (session.step < totalSteps) {
   if (performance.now() >= deadline) break;
 }
 const snapshot = await session.snapshot();
-for (const role of ['planner', 'coder'] as const) {
+for (const role of ['planner', 'coder', 'debugger', 'retriever'] as const) {
+  if (!snapshot.files[`${role}/model.safetensors`]) continue;
   await writeCheckpointDir(join(out, 'checkpoints', role), getCheckpoint(snapshot.files, role));
 }
 if (finalEval) {
@@ -281,7 +303,11 @@ function pick(metrics: Record<string, number>): Record<string, number> {
     'coder/reward',
     'coder/rewards/pass_fraction/mean',
     'coder/kl',
+    'debugger/reward',
+    'debugger/fixed',
+    'retriever/reward',
     'eval/pass@1',
+    'eval/pass@1_repair',
     'step_time',
   ];
   return Object.fromEntries(

@@ -8,9 +8,24 @@
 // weights, Adam state, frozen references, the task stream position and the step.
 
 import * as tf from '@tensorflow/tfjs-core';
-import { assignCredit, type RoleCredit } from '../agents/credit';
-import { type EvaluationResult, evaluateSuites } from '../agents/evaluate';
-import { judgePrograms } from '../agents/judge';
+import { assignCredit, type RoleCredit, type StepCredit } from '../agents/credit';
+import {
+  type DebuggerStep,
+  debuggerSequences,
+  fixedShare,
+  postRepairCredit,
+  runDebugger,
+} from '../agents/debugger';
+import { type EvalAgents, type EvaluationResult, evaluateSuites } from '../agents/evaluate';
+import { type JudgedProgram, judgePrograms } from '../agents/judge';
+import {
+  buildLibrary,
+  type ExampleLibrary,
+  type RetrievalStep,
+  retrieve,
+  retrieverCredit,
+  retrieverSequences,
+} from '../agents/retriever';
 import { sampleRollouts, type TaskRollout } from '../agents/rollout';
 import {
   BYTES_PER_MIB,
@@ -22,12 +37,19 @@ import {
 } from '../model';
 import {
   grpoLossOptions,
+  hasAgent,
   type Role,
   resolveGrpoConfig,
   trainedRoles,
   usesPlanner,
 } from '../rl/config';
-import { buildStepMetrics, type RoleStepStats, roleMetric, TIMING_METRICS } from '../rl/metrics';
+import {
+  AGENT_METRICS,
+  buildStepMetrics,
+  type RoleStepStats,
+  roleMetric,
+  TIMING_METRICS,
+} from '../rl/metrics';
 import { RoleTrainer, type RoleUpdate } from '../rl/trainer';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
@@ -41,7 +63,7 @@ import {
   putCheckpoint,
   putJson,
 } from './snapshotFiles';
-import { policySequences, sampleGroups } from './stepSamples';
+import { attachAgentSamples, policySequences, sampleGroups } from './stepSamples';
 import { stepSeed, TaskStream } from './taskStream';
 import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
 
@@ -51,8 +73,33 @@ export interface SessionDeps {
   /** Warm-start checkpoints; the session owns (and disposes) their models. */
   planner: LoadedCheckpoint;
   coder: LoadedCheckpoint;
+  /**
+   * The Debugger's and the Retriever's warm starts, for topologies with them. Absent: the
+   * Debugger starts as a copy of the Coder, the Retriever as a copy of the Planner.
+   */
+  debugger?: LoadedCheckpoint;
+  retriever?: LoadedCheckpoint;
   sandbox: Sandbox;
   suites?: Suites;
+}
+
+/** The agents a topology adds to Planner → Coder (their models; the Retriever's library). */
+interface ExtraAgents {
+  debugger?: LoadedCheckpoint;
+  retriever?: LoadedCheckpoint;
+  library?: ExampleLibrary;
+}
+
+/** What one pass of the chain produced (a training step's samples, or the page's own task). */
+interface ChainResult {
+  rollouts: TaskRollout[];
+  judged: JudgedProgram[];
+  credit: StepCredit;
+  retrieval: RetrievalStep | null;
+  retrieverCredit: RoleCredit | null;
+  debug: DebuggerStep | null;
+  rolloutSeconds: number;
+  sandboxSeconds: number;
 }
 
 export interface RestoreDeps {
@@ -69,6 +116,8 @@ interface RunState {
 
 const PLANNER_SEED_STREAM = 1;
 const CODER_SEED_STREAM = 2;
+const DEBUGGER_SEED_STREAM = 3;
+const RETRIEVER_SEED_STREAM = 4;
 
 /** The tiny preset, core mode, every tier, seed 1 (DEFAULT_RUN_CONFIG), with overrides. */
 export function defaultRunConfig(
@@ -109,13 +158,16 @@ export class TrainingSession {
     private readonly sandbox: Sandbox,
     private readonly suites: Suites,
     private readonly tasks: TaskStream,
+    private readonly extra: ExtraAgents = {},
   ) {
-    if (planner.tokenizer.vocabSize !== coder.tokenizer.vocabSize) {
-      throw new Error('planner and coder must share one tokenizer');
+    for (const agent of [coder, extra.debugger, extra.retriever]) {
+      if (agent && planner.tokenizer.vocabSize !== agent.tokenizer.vocabSize) {
+        throw new Error('planner, coder, debugger and retriever must share one tokenizer');
+      }
     }
     this.budgetBytes = memoryBudgetBytes(tf.getBackend(), config.memoryBudgetMiB);
-    for (const role of trainedRoles(config.grpo.mode)) {
-      const model = role === 'planner' ? planner.model : coder.model;
+    for (const role of trainedRoles(config.grpo.mode, config.grpo)) {
+      const model = this.checkpointOf(role).model;
       this.trainers.set(
         role,
         new RoleTrainer(model, {
@@ -140,6 +192,7 @@ export class TrainingSession {
       deps.sandbox,
       deps.suites ?? {},
       new TaskStream(resolved),
+      await extraAgents(resolved, deps.planner, deps.coder, deps),
     );
   }
 
@@ -147,13 +200,22 @@ export class TrainingSession {
     const state = getJson<RunState>(snapshot.files, 'run.json');
     const planner = loadCheckpoint(getCheckpoint(snapshot.files, 'planner'));
     const coder = loadCheckpoint(getCheckpoint(snapshot.files, 'coder'));
+    const config = { ...snapshot.config, grpo: resolveGrpoConfig(snapshot.config.grpo) };
+    const saved = (role: 'debugger' | 'retriever') =>
+      snapshot.files[`${role}/model.safetensors`]
+        ? loadCheckpoint(getCheckpoint(snapshot.files, role))
+        : undefined;
     const session = new TrainingSession(
-      { ...snapshot.config, grpo: resolveGrpoConfig(snapshot.config.grpo) },
+      config,
       planner,
       coder,
       deps.sandbox,
       deps.suites ?? {},
       new TaskStream(snapshot.config, state.taskPosition),
+      await extraAgents(config, planner, coder, {
+        debugger: saved('debugger'),
+        retriever: saved('retriever'),
+      }),
     );
     for (const [role, trainer] of session.trainers) {
       const bytes = snapshot.files[`${role}/trainer.safetensors`];
@@ -185,34 +247,25 @@ export class TrainingSession {
     const stepIndex = this.stepCount;
     const tasks = this.tasks.next(grpo.tasksPerStep);
     const withPlans = usesPlanner(grpo.mode);
-
-    const rolloutStart = now();
-    this.activityText = `sampling (${tasks.length} tasks)`;
-    const rollouts = await this.rollout(tasks, stepIndex, 0);
-    const rolloutSeconds = (now() - rolloutStart) / 1000;
-
-    const sandboxStart = now();
-    this.activityText = 'judging programs in the sandbox';
-    const judged = await judgePrograms(
-      this.sandbox,
-      rollouts.flatMap((r) => r.programs.flat().map((p) => ({ task: r.task, completion: p.text }))),
-    );
-    const sandboxSeconds = (now() - sandboxStart) / 1000;
-
-    const plansPerTask = withPlans ? grpo.plansPerTask : 1;
-    const perTask = plansPerTask * grpo.programsPerPlan;
-    const credit = assignCredit(
-      rollouts.map((_, t) => judged.slice(t * perTask, (t + 1) * perTask).map((j) => j.outcome)),
-      { plansPerTask, programsPerPlan: grpo.programsPerPlan, withPlans },
-      grpo.rewardWeights,
-      grpo.scaleRewards,
-    );
+    const chain = await this.runChain(tasks, stepIndex, 0);
+    const { rollouts, credit, rolloutSeconds, sandboxSeconds } = chain;
 
     const updateStart = now();
     const updates = new Map<Role, RoleUpdate>();
     for (const [role, trainer] of this.trainers) {
-      const sequences = policySequences(role, rollouts, credit);
-      this.activityText = `the ${role === 'planner' ? 'Planner' : 'Coder'} update (${sequences.length} sequences)`;
+      const sequences =
+        role === 'debugger'
+          ? chain.debug
+            ? debuggerSequences(chain.debug)
+            : []
+          : role === 'retriever'
+            ? chain.retrieval && chain.retrieverCredit
+              ? retrieverSequences(chain.retrieval, chain.retrieverCredit)
+              : []
+            : policySequences(role, rollouts, credit);
+      // A step where nothing failed gives the Debugger nothing to learn from.
+      if (sequences.length === 0) continue;
+      this.activityText = `the ${ROLE_NAMES[role]} update (${sequences.length} sequences)`;
       updates.set(role, await trainer.update(sequences));
     }
     const updateSeconds = (now() - updateStart) / 1000;
@@ -237,8 +290,24 @@ export class TrainingSession {
       step: this.stepCount,
       planner: roleStats('planner', credit.planner),
       coder: roleStats('coder', credit.coder),
+      debugger: roleStats('debugger', chain.debug?.credit ?? null),
+      retriever: roleStats('retriever', chain.retrieverCredit),
       timings: { stepSeconds: 0, rolloutSeconds, sandboxSeconds, updateSeconds },
     });
+    if (chain.debug) {
+      metrics[AGENT_METRICS.debuggerPrograms] = chain.debug.targets.length;
+      if (chain.debug.targets.length > 0) {
+        metrics[AGENT_METRICS.debuggerFixed] = fixedShare(chain.debug);
+        metrics[roleMetric('debugger', 'clippedRatio')] = clippedShare(chain.debug.repairs);
+      }
+    }
+    if (chain.retrieval?.completions) {
+      const choices = chain.retrieval.choices;
+      metrics[AGENT_METRICS.retrieverValid] =
+        choices.filter((c) => c !== null).length / Math.max(1, choices.length);
+      metrics[AGENT_METRICS.retrieverTop1] =
+        choices.filter((c) => c === 0).length / Math.max(1, choices.length);
+    }
     // Nothing is cut silently: the share of plans and programs that hit their cap.
     const clipped = (completions: { finished: boolean }[]) =>
       completions.length === 0
@@ -268,9 +337,161 @@ export class TrainingSession {
     return {
       step: this.stepCount,
       metrics,
-      groups: sampleGroups(this.stepCount, rollouts, judged, credit, grpo.programsPerPlan),
+      groups: this.groupsOf(this.stepCount, chain),
       skippedUpdates,
     };
+  }
+
+  /**
+   * The topology's chain on `tasks`: the Retriever's examples (when it is in the topology),
+   * the Planner's N plans and the Coder's M programs per plan, the sandbox's verdicts, the
+   * credit, and the Debugger's repairs of failing programs (when it is in the topology).
+   */
+  private async runChain(
+    tasks: Task[],
+    stepIndex: number,
+    seedOffset: number,
+  ): Promise<ChainResult> {
+    const { grpo } = this.config;
+    const withPlans = usesPlanner(grpo.mode);
+    const rolloutStart = now();
+    this.activityText = `sampling (${tasks.length} tasks)`;
+    let retrieval: RetrievalStep | null = null;
+    if (withPlans && this.extra.library) {
+      retrieval = await retrieve(
+        tasks,
+        this.extra.library,
+        {
+          sampler:
+            grpo.retrievalPolicy === 'learned' && this.extra.retriever
+              ? new KvCacheSampler(this.extra.retriever.model, this.budgetBytes)
+              : null,
+          tokenizer: this.coder.tokenizer,
+        },
+        {
+          plansPerTask: grpo.plansPerTask,
+          candidates: grpo.retrievalCandidates,
+          policy: grpo.retrievalPolicy,
+          temperature: grpo.temperature,
+          topK: this.config.topK,
+          seed: stepSeed(grpo.seed, stepIndex, RETRIEVER_SEED_STREAM) + seedOffset,
+        },
+      );
+    }
+    const rollouts = await this.rollout(tasks, stepIndex, seedOffset, retrieval?.examples);
+    let rolloutSeconds = (now() - rolloutStart) / 1000;
+
+    const sandboxStart = now();
+    this.activityText = 'judging programs in the sandbox';
+    const judged = await judgePrograms(
+      this.sandbox,
+      rollouts.flatMap((r) => r.programs.flat().map((p) => ({ task: r.task, completion: p.text }))),
+    );
+    const sandboxSeconds = (now() - sandboxStart) / 1000;
+
+    const plansPerTask = withPlans ? grpo.plansPerTask : 1;
+    const perTask = plansPerTask * grpo.programsPerPlan;
+    const outcomes = rollouts.map((_, t) =>
+      judged.slice(t * perTask, (t + 1) * perTask).map((j) => j.outcome),
+    );
+    let credit = assignCredit(
+      outcomes,
+      { plansPerTask, programsPerPlan: grpo.programsPerPlan, withPlans },
+      grpo.rewardWeights,
+      grpo.scaleRewards,
+    );
+
+    let debug: DebuggerStep | null = null;
+    if (this.extra.debugger) {
+      const repairStart = now();
+      this.activityText = 'the Debugger repairing failing programs';
+      const programs = rollouts.flatMap((r, t) =>
+        r.programs.flatMap((list, n) =>
+          list.map((p) => ({
+            taskIndex: t,
+            task: r.task,
+            plan: r.plans?.[n]?.text ?? '',
+            completion: p.text,
+          })),
+        ),
+      );
+      debug = await runDebugger(
+        programs.map((p, i) => ({ ...p, judged: judged[i]! })),
+        credit.coder.rewards,
+        outcomes,
+        {
+          sampler: new KvCacheSampler(this.extra.debugger.model, this.budgetBytes),
+          tokenizer: this.coder.tokenizer,
+        },
+        this.sandbox,
+        {
+          repairsPerProgram: grpo.repairsPerProgram,
+          repairedProgramsPerStep: grpo.repairedProgramsPerStep,
+          maxProgramTokens: grpo.maxProgramTokens,
+          temperature: grpo.temperature,
+          topK: this.config.topK,
+          seed: stepSeed(grpo.seed, stepIndex, DEBUGGER_SEED_STREAM) + seedOffset,
+          weights: grpo.rewardWeights,
+          scale: grpo.scaleRewards,
+        },
+      );
+      // The Debugger's time (sampling and judging its repairs) counts as sampling time.
+      rolloutSeconds += (now() - repairStart) / 1000;
+      if (grpo.repairCredit === 'repaired') {
+        const D = debug.repairsPerProgram;
+        credit = postRepairCredit(
+          credit,
+          debug.targets.map((target, p) => ({
+            programIndex: target.programIndex,
+            repairs: debug!.repairRewards.slice(p * D, (p + 1) * D),
+          })),
+          { tasks: tasks.length, plansPerTask, programsPerPlan: grpo.programsPerPlan },
+          grpo.scaleRewards,
+        );
+      }
+    }
+    // A choice is worth the mean Coder reward of the plan written with its example.
+    const retrieverCreditOf =
+      retrieval?.completions && credit.planner
+        ? retrieverCredit(
+            credit.planner.rewards,
+            retrieval.choices,
+            grpo.plansPerTask,
+            grpo.rewardWeights.formatPenalty,
+            grpo.scaleRewards,
+          )
+        : null;
+    return {
+      rollouts,
+      judged,
+      credit,
+      retrieval,
+      retrieverCredit: retrieverCreditOf,
+      debug,
+      rolloutSeconds,
+      sandboxSeconds,
+    };
+  }
+
+  /** The chain's sample groups, with each plan's retrieved example and each repaired program's repairs. */
+  private groupsOf(step: number, chain: ChainResult): SampleGroup[] {
+    const groups = sampleGroups(
+      step,
+      chain.rollouts,
+      chain.judged,
+      chain.credit,
+      this.config.grpo.programsPerPlan,
+    );
+    return attachAgentSamples(groups, chain);
+  }
+
+  /** The weights of a role (the Debugger's and the Retriever's where the topology has them). */
+  private checkpointOf(role: Role): LoadedCheckpoint {
+    if (role === 'planner') return this.planner;
+    if (role === 'coder') return this.coder;
+    const agent = this.extra[role];
+    if (!agent) throw new Error(`the ${role} is not in the topology ${this.config.grpo.agents}`);
+    return agent;
   }
 
   /** Greedy pass@1 on the fixed suites (the first evalTasksPerTier tasks of each). */
@@ -288,7 +509,7 @@ export class TrainingSession {
       if (tasks) chosen[name] = tasks.slice(0, this.config.evalTasksPerTier);
     }
     return evaluateSuites(
-      this.agents(),
+      this.evalAgents(),
       chosen,
       {
         maxPlanTokens: this.config.grpo.maxPlanTokens,
@@ -309,10 +530,40 @@ export class TrainingSession {
     };
   }
 
+  /** The evaluation's agents: the Planner and Coder, and the topology's Retriever and Debugger. */
+  private evalAgents(): EvalAgents {
+    const { grpo } = this.config;
+    const { library, retriever, debugger: debuggerAgent } = this.extra;
+    return {
+      ...this.agents(),
+      ...(library && usesPlanner(grpo.mode)
+        ? {
+            retriever: {
+              library,
+              candidates: grpo.retrievalCandidates,
+              sampler:
+                grpo.retrievalPolicy === 'learned' && retriever
+                  ? new KvCacheSampler(retriever.model, this.budgetBytes)
+                  : null,
+            },
+          }
+        : {}),
+      ...(debuggerAgent
+        ? { debugger: new KvCacheSampler(debuggerAgent.model, this.budgetBytes) }
+        : {}),
+    };
+  }
+
   /** The Planner's N plans and the Coder's M programs per plan, seeded by step. */
-  private rollout(tasks: Task[], stepIndex: number, seedOffset: number): Promise<TaskRollout[]> {
+  private rollout(
+    tasks: Task[],
+    stepIndex: number,
+    seedOffset: number,
+    examples?: RetrievalStep['examples'],
+  ): Promise<TaskRollout[]> {
     const { grpo } = this.config;
     return sampleRollouts(tasks, this.agents(), {
+      ...(examples ? { examples } : {}),
       plansPerTask: grpo.plansPerTask,
       programsPerPlan: grpo.programsPerPlan,
       maxPlanTokens: grpo.maxPlanTokens,
@@ -329,22 +580,10 @@ export class TrainingSession {
    * as in a step, with no update (the page's "Your own task"). Seeded by the step reached.
    */
   async sampleGroup(task: Task): Promise<SampleGroup> {
-    const { grpo } = this.config;
-    const withPlans = usesPlanner(grpo.mode);
     // Its own seeds (offset), so asking never replays the next training step's samples.
-    const rollouts = await this.rollout([task], this.stepCount, 7919);
-    const judged = await judgePrograms(
-      this.sandbox,
-      rollouts.flatMap((r) => r.programs.flat().map((p) => ({ task: r.task, completion: p.text }))),
-    );
-    const plansPerTask = withPlans ? grpo.plansPerTask : 1;
-    const credit = assignCredit(
-      [judged.map((j) => j.outcome)],
-      { plansPerTask, programsPerPlan: grpo.programsPerPlan, withPlans },
-      grpo.rewardWeights,
-      grpo.scaleRewards,
-    );
-    const [group] = sampleGroups(this.stepCount, rollouts, judged, credit, grpo.programsPerPlan);
+    const chain = await this.runChain([task], this.stepCount, 7919);
+    this.activityText = 'idle';
+    const [group] = this.groupsOf(this.stepCount, chain);
     if (!group) throw new Error('sampling produced no group');
     return group;
   }
@@ -366,6 +605,11 @@ export class TrainingSession {
       'coder',
       await saveCheckpoint(this.coder.model, this.coder.tokenizer, lab),
     );
+    for (const role of ['debugger', 'retriever'] as const) {
+      const agent = this.extra[role];
+      if (agent)
+        putCheckpoint(files, role, await saveCheckpoint(agent.model, agent.tokenizer, lab));
+    }
     for (const [role, trainer] of this.trainers) {
       files[`${role}/trainer.safetensors`] = encodeTrainerState(await trainer.exportState());
     }
@@ -379,7 +623,55 @@ export class TrainingSession {
     this.trainers.clear();
     disposeModel(this.planner.model);
     disposeModel(this.coder.model);
+    if (this.extra.debugger) disposeModel(this.extra.debugger.model);
+    if (this.extra.retriever) disposeModel(this.extra.retriever.model);
   }
+}
+
+const ROLE_NAMES: Record<Role, string> = {
+  planner: 'Planner',
+  coder: 'Coder',
+  debugger: 'Debugger',
+  retriever: 'Retriever',
+};
+
+function clippedShare(completions: readonly { finished: boolean }[]): number {
+  return completions.length === 0
+    ? 0
+    : completions.filter((c) => !c.finished).length / completions.length;
+}
+
+/**
+ * The topology's extra agents: the given warm starts, else a copy of the Coder (the
+ * Debugger) or of the Planner (the Retriever); the Retriever's library of train-split tasks.
+ * The default topology adds nothing.
+ */
+async function extraAgents(
+  config: RunConfig,
+  planner: LoadedCheckpoint,
+  coder: LoadedCheckpoint,
+  given: { debugger?: LoadedCheckpoint | undefined; retriever?: LoadedCheckpoint | undefined },
+): Promise<ExtraAgents> {
+  const { agents, retrievalPolicy } = config.grpo;
+  const copy = async (from: LoadedCheckpoint, role: Role): Promise<LoadedCheckpoint> =>
+    loadCheckpoint(
+      await saveCheckpoint(from.model, from.tokenizer, { ...from.lab, copiedFor: role }),
+    );
+  const extra: ExtraAgents = {};
+  if (hasAgent(agents, 'debugger'))
+    extra.debugger = given.debugger ?? (await copy(coder, 'debugger'));
+  if (hasAgent(agents, 'retriever')) {
+    extra.library = buildLibrary();
+    if (retrievalPolicy === 'learned') {
+      extra.retriever = given.retriever ?? (await copy(planner, 'retriever'));
+    }
+  }
+  // Models given but not in the topology are not kept.
+  for (const role of ['debugger', 'retriever'] as const) {
+    const model = given[role];
+    if (model && extra[role] !== model) disposeModel(model.model);
+  }
+  return extra;
 }
 
 function now(): number {

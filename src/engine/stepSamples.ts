@@ -2,13 +2,15 @@
 // that the GRPO update consumes; per task, the plan × program groups that a StepReport
 // carries to the charts and the inspector.
 
-import type { StepCredit } from '../agents/credit';
+import type { RoleCredit, StepCredit } from '../agents/credit';
+import type { DebuggerStep } from '../agents/debugger';
 import type { JudgedProgram } from '../agents/judge';
+import type { RetrievalStep } from '../agents/retriever';
 import type { Completion, TaskRollout } from '../agents/rollout';
 import type { Role } from '../rl/config';
 import { plannerReward } from '../rl/rewards';
 import type { PolicySequence } from '../rl/trainer';
-import type { SampleGroup } from './types';
+import type { RepairSample, SampleGroup } from './types';
 
 /** The role's sampled sequences with their advantages, in the credit's layout. */
 export function policySequences(
@@ -91,4 +93,78 @@ export function sampleGroups(
       plans,
     };
   });
+}
+
+/**
+ * The Retriever's and the Debugger's part of the chain, added to the step's groups: each
+ * plan's retrieved example (candidates, choice, the Retriever's reward and advantage) and
+ * each repaired program's report and D repairs (reward = improvement, advantage).
+ */
+export function attachAgentSamples(
+  groups: SampleGroup[],
+  chain: {
+    retrieval: RetrievalStep | null;
+    retrieverCredit: RoleCredit | null;
+    debug: DebuggerStep | null;
+  },
+): SampleGroup[] {
+  const { retrieval, retrieverCredit, debug } = chain;
+  if (!retrieval && !debug) return groups;
+  const repairsOf = new Map<number, { report: string; repairs: RepairSample[] }>();
+  if (debug) {
+    const D = debug.repairsPerProgram;
+    debug.targets.forEach((target, p) => {
+      const repairs = Array.from({ length: D }, (_, d): RepairSample => {
+        const i = p * D + d;
+        const repair = debug.repairs[i]!;
+        const judged = debug.judged[i];
+        return {
+          completion: repair.text,
+          code: judged?.code ?? '',
+          repairReward: debug.repairRewards[i]!,
+          reward: debug.credit.rewards[i]!,
+          advantage: debug.credit.advantages.advantages[i] ?? 0,
+          passCount: judged?.run?.passCount ?? 0,
+          total: judged?.run?.total ?? target.task.tests.length,
+          errorKind: judged?.run?.errorKind ?? (judged?.run ? null : 'format'),
+          tokens: repair.tokens.length,
+        };
+      });
+      repairsOf.set(target.programIndex, { report: target.report, repairs });
+    });
+  }
+  let programIndex = 0;
+  return groups.map((group, t) => ({
+    ...group,
+    plans: group.plans.map((plan, n) => {
+      const programs = plan.programs.map((program) => {
+        const extra = repairsOf.get(programIndex++);
+        return extra ? { ...program, ...extra } : program;
+      });
+      if (!retrieval) return { ...plan, programs };
+      const i = t * group.plans.length + n;
+      const candidates = retrieval.candidates[t] ?? [];
+      const example = retrieval.examples[i];
+      return {
+        ...plan,
+        programs,
+        ...(example
+          ? {
+              retrieval: {
+                candidates: candidates.map((c) => c.statement),
+                choice: retrieval.choices[i] ?? null,
+                statement: example.statement,
+                plan: example.plan,
+                ...(retrieverCredit
+                  ? {
+                      reward: retrieverCredit.rewards[i]!,
+                      advantage: retrieverCredit.advantages.advantages[i] ?? 0,
+                    }
+                  : {}),
+              },
+            }
+          : {}),
+      };
+    }),
+  }));
 }

@@ -46,6 +46,22 @@ export const TIMING_METRICS = {
   update: 'step_time/update',
 } as const;
 
+/** The new agents' own measures beside TRL's (a step's and an evaluation's). */
+export const AGENT_METRICS = {
+  /** Share of the step's repaired programs that one of their D repairs made pass. */
+  debuggerFixed: 'debugger/fixed',
+  /** Failing programs the Debugger repaired this step. */
+  debuggerPrograms: 'debugger/programs',
+  /** Share of the Retriever's answers that named a candidate. */
+  retrieverValid: 'retriever/choice_valid',
+  /** Share of the Retriever's choices that were BM25's top-1. */
+  retrieverTop1: 'retriever/choice_top1',
+  /** Greedy pass@1 after one greedy repair round of the failing programs. */
+  evalPassAt1Repair: 'eval/pass@1_repair',
+  /** Share of the evaluation's failing programs that the repair round fixed. */
+  evalRepairFixed: 'eval/repair/fixed',
+} as const;
+
 export const EVAL_METRICS = {
   passAt1: 'eval/pass@1',
   execCost: 'eval/exec_cost',
@@ -78,6 +94,9 @@ export interface StepMetricsInput {
   step: number;
   planner?: RoleStepStats;
   coder?: RoleStepStats;
+  /** The Debugger's and the Retriever's, in topologies that have them. */
+  debugger?: RoleStepStats;
+  retriever?: RoleStepStats;
   timings?: StepTimings;
   /** Already-named evaluation metrics (EVAL_METRICS, evalPassAt1Metric). */
   evaluation?: Readonly<Record<string, number>>;
@@ -130,6 +149,8 @@ export function buildStepMetrics(input: StepMetricsInput): StepMetrics {
   const record: StepMetrics = { step: input.step };
   if (input.planner) Object.assign(record, roleMetrics('planner', input.planner));
   if (input.coder) Object.assign(record, roleMetrics('coder', input.coder));
+  if (input.debugger) Object.assign(record, roleMetrics('debugger', input.debugger));
+  if (input.retriever) Object.assign(record, roleMetrics('retriever', input.retriever));
   const timings = input.timings;
   if (timings) {
     record[TIMING_METRICS.step] = timings.stepSeconds;

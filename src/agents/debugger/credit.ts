@@ -3,15 +3,16 @@
 // the task's other all-passing programs and repairs; the Debugger is paid the improvement,
 // the repair's reward minus the original program's, so it earns for what it fixes and
 // nothing for copying. A Debugger group is the D repairs of one program.
-import { contiguousGroups, groupAdvantages } from '../../rl/advantages';
+import { coderGroups, contiguousGroups, groupAdvantages, plannerGroups } from '../../rl/advantages';
 import type { ScaleRewards } from '../../rl/config';
 import {
   coderRewards,
   type ProgramOutcome,
+  plannerRewards,
   type RewardParts,
   type RewardWeights,
 } from '../../rl/rewards';
-import type { RoleCredit } from '../credit';
+import type { RoleCredit, StepCredit } from '../credit';
 
 /**
  * Rewards of the repairs of one task: coderRewards over the task's original programs and its
@@ -72,5 +73,44 @@ export function meanParts(list: readonly RewardParts[]): RewardParts {
     efficiency: mean((p) => p.efficiency),
     formatPenalty: mean((p) => p.formatPenalty),
     total: mean((p) => p.total),
+  };
+}
+
+/**
+ * The step's Coder and Planner credit counting the post-repair outcome (repairCredit
+ * `repaired`): each repaired program's reward becomes the mean of its D repairs' rewards,
+ * then the Coder's group advantages and the Planner's rewards (means over each plan's M
+ * programs) and advantages are computed again.
+ */
+export function postRepairCredit(
+  credit: StepCredit,
+  repaired: readonly { programIndex: number; repairs: readonly RewardParts[] }[],
+  shape: { tasks: number; plansPerTask: number; programsPerPlan: number },
+  scale: ScaleRewards,
+): StepCredit {
+  const coderRewardsAfter = [...credit.coder.rewards];
+  for (const { programIndex, repairs } of repaired) {
+    coderRewardsAfter[programIndex] = meanParts(repairs);
+  }
+  const coder: RoleCredit = {
+    rewards: coderRewardsAfter,
+    advantages: groupAdvantages(
+      coderRewardsAfter.map((p) => p.total),
+      coderGroups(shape.tasks, shape.plansPerTask, shape.programsPerPlan),
+      scale,
+    ),
+  };
+  if (!credit.planner) return { coder, planner: null };
+  const planRewards = plannerRewards(coderRewardsAfter, shape.programsPerPlan);
+  return {
+    coder,
+    planner: {
+      rewards: planRewards,
+      advantages: groupAdvantages(
+        planRewards.map((p) => p.total),
+        plannerGroups(shape.tasks, shape.plansPerTask),
+        scale,
+      ),
+    },
   };
 }

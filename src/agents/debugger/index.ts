@@ -23,7 +23,13 @@ import { debuggerCredit, repairRewards } from './credit';
 import { debuggerPrompt } from './format';
 import { failureReport } from './report';
 
-export { debuggerCredit, improvement, meanParts, repairRewards } from './credit';
+export {
+  debuggerCredit,
+  improvement,
+  meanParts,
+  postRepairCredit,
+  repairRewards,
+} from './credit';
 export { debuggerExample, debuggerPrompt } from './format';
 export { failureReport } from './report';
 
