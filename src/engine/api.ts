@@ -20,6 +20,7 @@ export {
 export {
   DEFAULT_GRPO_CONFIG,
   type GrpoConfig,
+  grpoLossOptions,
   type LossType,
   type Role,
   type ScaleRewards,
@@ -28,7 +29,14 @@ export {
   usesPlanner,
   validateGrpoConfig,
 } from '../rl/config';
-export { clippedSurrogateLoss, isClippedHigh, isClippedLow, k3 } from '../rl/grpoLossReference';
+export {
+  aggregationWeights,
+  clippedSurrogateLoss,
+  grpoLossReference,
+  isClippedHigh,
+  isClippedLow,
+  k3,
+} from '../rl/grpoLossReference';
 export {
   coderRewards,
   DEFAULT_REWARD_WEIGHTS,

@@ -97,7 +97,7 @@ describe('line chart (chart-bench.html)', () => {
     const explainer = page.getByTestId('explainer');
     expect(await explainer.locator('.katex').count()).toBeGreaterThan(5);
     expect(await page.getByTestId('explainer-coder').textContent()).toContain('programs');
-    await explainer.getByLabel('Presentation mode').check();
+    await explainer.getByLabel('Presentation').check();
     await expect.poll(() => explainer.getAttribute('class')).toContain('presentation');
 
     // Hiding both runs empties the charts.

@@ -32,10 +32,15 @@ function labState(overrides: Partial<LabState> = {}): LabState {
     activity: null,
     errors: [],
     presentation: false,
+    pinned: false,
     smoothing: 0,
     logScale: false,
     ...overrides,
   };
+}
+
+function parts(total: number) {
+  return { passFraction: total, efficiency: 0, formatPenalty: 0, total };
 }
 
 function group(step: number, taskId = `t${step}`): SampleGroup {
@@ -124,7 +129,8 @@ describe('applyEngineEvent', () => {
     ]);
     expect(patch.runs?.find((r) => r.id === 'b')).toBe(state.runs[1]);
     expect(patch.groups?.map((g) => g.step)).toEqual([1, 2]);
-    expect(patch.selection).toEqual({ step: 2, groupIndex: 2, planIndex: 1, programIndex: 3 });
+    // It follows to the new step; no group there has signal, so it opens on the first.
+    expect(patch.selection).toEqual({ step: 2, groupIndex: 0, planIndex: 0, programIndex: 0 });
     // Pure: the state it was given is unchanged.
     expect(state.runs[0]?.points).toEqual([]);
     expect(state.groups).toHaveLength(1);
@@ -143,6 +149,67 @@ describe('applyEngineEvent', () => {
       planIndex: 0,
       programIndex: 0,
     });
+  });
+
+  it('opens a followed step on a group with signal, and stays put when pinned', () => {
+    const withRewards = (step: number, rewards: number[][]): SampleGroup => ({
+      ...group(step),
+      plans: rewards.map((programs) => ({
+        plan: 'p',
+        reward: parts(programs.reduce((a, b) => a + b, 0) / programs.length),
+        advantage: 0,
+        tokens: 1,
+        programs: programs.map((r) => ({
+          completion: '',
+          code: '',
+          reward: parts(r),
+          advantage: 0,
+          passCount: 0,
+          total: 1,
+          errorKind: null,
+          work: null,
+          peakBytes: null,
+          tokens: 1,
+        })),
+      })),
+    });
+    const flat = withRewards(2, [
+      [1, 1],
+      [1, 1],
+    ]);
+    const signal = withRewards(2, [
+      [1, 1],
+      [0, 1],
+    ]);
+    const state = labState({
+      groups: [{ step: 1, groups: [group(1)] }],
+      selection: { step: 1, groupIndex: 0, planIndex: 0, programIndex: 0 },
+    });
+    const report = { ...(stepEvent('a', 2) as Extract<EngineEvent, { type: 'step' }>) };
+    report.report = { ...report.report, groups: [flat, signal] };
+    expect(applyEngineEvent(state, report).patch.selection).toEqual({
+      step: 2,
+      groupIndex: 1,
+      planIndex: 1,
+      programIndex: 0,
+    });
+    const pinned = labState({ ...state, pinned: true });
+    expect(applyEngineEvent(pinned, report).patch.selection).toBe(pinned.selection);
+  });
+
+  it('merges an evaluation into its step: step 0 comes first', () => {
+    const state = labState({
+      runs: [{ ...run('a'), points: [{ step: 1, values: { 'coder/reward': 0.5 } }] }],
+    });
+    const { patch } = applyEngineEvent(state, {
+      type: 'eval',
+      runId: 'a',
+      report: { step: 0, metrics: { 'eval/pass@1': 0.25 } },
+    });
+    expect(patch.runs?.[0]?.points).toEqual([
+      { step: 0, values: { 'eval/pass@1': 0.25 } },
+      { step: 1, values: { 'coder/reward': 0.5 } },
+    ]);
   });
 
   it('replaces a step redone after a failure, and keeps at most MAX_KEPT_STEPS steps', () => {

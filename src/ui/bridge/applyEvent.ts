@@ -3,6 +3,7 @@
 // no IndexedDB, no URL: runLifecycle.ts applies the patch and does those.
 import type { EngineEvent, SampleGroup } from '../../engine/api';
 import { rewardSpreads } from '../charts/rewardSpread';
+import { signalSelection } from '../inspector/signal';
 import { type LabState, MAX_KEPT_STEPS } from '../state/labStore';
 import type { Notice } from './notices';
 
@@ -103,21 +104,19 @@ function applyStep(
     { step: report.step, groups: report.groups },
   ].slice(-MAX_KEPT_STEPS);
   const { selection } = state;
+  const newest = state.groups.at(-1)?.step;
+  // Follow the newest step unless pinned or the user is reading an older one; a followed
+  // step opens on a group with signal (σ > 0), the one selected before when it has some.
+  const follow =
+    !state.pinned && (selection === null || newest === undefined || selection.step >= newest);
   return {
     patch: {
       runs,
       groups,
       step: report.step,
-      // Follow the newest step unless the user is reading an older one.
-      selection:
-        selection === null || selection.step === report.step - 1
-          ? {
-              step: report.step,
-              groupIndex: selection?.groupIndex ?? 0,
-              planIndex: selection?.planIndex ?? 0,
-              programIndex: selection?.programIndex ?? 0,
-            }
-          : selection,
+      selection: follow
+        ? signalSelection(report.step, report.groups, selection?.groupIndex ?? 0)
+        : selection,
     },
     notices: report.skippedUpdates.map((skipped) => ({
       message: `Step ${report.step}: ${skipped.role} update skipped (${skipped.reason}).`,

@@ -12,6 +12,7 @@ import {
   type RunConfig,
   type RunSnapshot,
 } from '../../engine/api';
+import { signalSelection } from '../inspector/signal';
 import * as db from '../persist/runsDb';
 import { activeRun, type RunRecord, useLabStore } from '../state/labStore';
 import { applyEngineEvent } from './applyEvent';
@@ -218,7 +219,7 @@ async function startRun(run: RunRecord, snapshot?: RunSnapshot, options: StartOp
       keepSelection && state.selection && groups?.some((g) => g.step === state.selection?.step)
         ? state.selection
         : groups?.length
-          ? { step: groups.at(-1)!.step, groupIndex: 0, planIndex: 0, programIndex: 0 }
+          ? signalSelection(groups.at(-1)!.step, groups.at(-1)!.groups)
           : null,
     step: snapshot?.step ?? 0,
   }));

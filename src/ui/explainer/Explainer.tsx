@@ -4,9 +4,12 @@
 // everything for a classroom.
 import { useDeferredValue, useMemo } from 'react';
 import type { SampleGroup } from '../../engine/api';
+import { signalSelection } from '../inspector/signal';
 import { activeRun, type LabState, useLabStore } from '../state/labStore';
 import { setPresentation } from '../state/runActions';
+import { AggregationSection } from './AggregationSection';
 import { explainGroup } from './explain';
+import { PresentationNav } from './PresentationNav';
 import { RoleGroupSection } from './RoleGroupSection';
 import { TokenObjectiveSection } from './TokenObjectiveSection';
 import './explainer.css';
@@ -18,20 +21,29 @@ interface OnScreen {
   programIndex: number;
 }
 
-/** The selected group, or (no selection yet) the first group of the newest step. */
+/** The selected group, or (no selection yet) a group with signal of the newest step. */
 function groupOnScreen(
   groups: LabState['groups'],
   selection: LabState['selection'],
 ): OnScreen | null {
-  const entry = selection ? groups.find((g) => g.step === selection.step) : groups.at(-1);
-  const group = entry?.groups[selection?.groupIndex ?? 0];
-  if (!entry || !group) return null;
+  const newest = groups.at(-1);
+  const shown = selection ?? (newest ? signalSelection(newest.step, newest.groups) : null);
+  const entry = shown ? groups.find((g) => g.step === shown.step) : undefined;
+  const group = entry?.groups[shown?.groupIndex ?? 0];
+  if (!entry || !group || !shown) return null;
   return {
     group,
     stepGroups: entry.groups,
-    planIndex: selection?.planIndex ?? 0,
-    programIndex: selection?.programIndex ?? 0,
+    planIndex: shown.planIndex,
+    programIndex: shown.programIndex,
   };
+}
+
+/** Completion tokens of the programs of the plan on screen (its Coder group). */
+function programLengths(onScreen: OnScreen): number[] {
+  const plans = onScreen.group.plans;
+  const plan = plans[Math.min(Math.max(0, onScreen.planIndex), plans.length - 1)];
+  return plan?.programs.map((program) => program.tokens) ?? [];
 }
 
 export function Explainer() {
@@ -58,15 +70,17 @@ export function Explainer() {
     >
       <header className="explainer-header">
         <h2>GRPO, step by step</h2>
-        <label>
+        {/* The page's one Presentation switch: it enlarges this explainer and hides the rest. */}
+        <label className="toggle">
           <input
             type="checkbox"
             checked={presentation}
             onChange={(event) => setPresentation(event.target.checked)}
           />
-          Presentation mode
+          Presentation
         </label>
       </header>
+      {presentation && <PresentationNav />}
       {!onScreen || !explanation ? (
         <p className="explainer-note">
           No group on screen yet: train a step, then pick a group, plan and program in the
@@ -101,6 +115,11 @@ export function Explainer() {
             />
           )}
           <TokenObjectiveSection token={explanation.tokens.coder} />
+          <AggregationSection
+            advantages={explanation.coder.advantages}
+            lengths={programLengths(onScreen)}
+            grpo={grpo}
+          />
           {explanation.tokens.planner && explanation.planner?.trained && (
             <TokenObjectiveSection token={explanation.tokens.planner} />
           )}

@@ -91,7 +91,11 @@ export function RoleGroupSection({ group, weights, scale }: Props) {
       </p>
       <Tex
         display
-        tex={String.raw`\bar r = \frac{1}{${size}}\left(${sumOf(group.rewards)}\right) = ${num(group.mean)}, \qquad \sigma = \sqrt{\tfrac{1}{${Math.max(size - 1, 1)}}\textstyle\sum_${sub} (r_${sub} - \bar r)^2} = ${num(group.std)}`}
+        tex={String.raw`\bar r = \frac{1}{${size}}\left(${sumOf(group.rewards)}\right) = ${num(group.mean)}`}
+      />
+      <Tex
+        display
+        tex={String.raw`\sigma = \sqrt{\tfrac{1}{${Math.max(size - 1, 1)}}\textstyle\sum_${sub} (r_${sub} - \bar r)^2} = ${num(group.std)}`}
       />
       <Tex display tex={advantageFormula(group, scale)} />
       <p className="explainer-note">

@@ -15,7 +15,11 @@ export function TokenObjectiveSection({ token }: { token: TokenExplanation }) {
       </h3>
       <Tex
         display
-        tex={String.raw`\rho_t = \frac{\pi_\theta(o_t \mid q, o_{<t})}{\pi_{\text{old}}(o_t \mid q, o_{<t})}, \qquad \ell_t = -\min\!\big(\rho_t \hat A,\; \operatorname{clip}(\rho_t, ${low}, ${high})\,\hat A\big) + \beta\, k_3`}
+        tex={String.raw`\rho_t = \frac{\pi_\theta(o_t \mid q, o_{<t})}{\pi_{\text{old}}(o_t \mid q, o_{<t})}`}
+      />
+      <Tex
+        display
+        tex={String.raw`\ell_t = -\min\!\big(\rho_t \hat A,\; \operatorname{clip}(\rho_t, ${low}, ${high})\,\hat A\big) + \beta\, k_3`}
       />
       <Tex
         display

@@ -3,8 +3,9 @@ import type { SampleGroup } from '../../engine/api';
 import { type Selection, useLabStore } from '../state/labStore';
 import { GroupGrid } from './GroupGrid';
 import { SampleDetail } from './SampleDetail';
+import { groupHasSignal, nextSignalSelection, signalPlanIndex } from './signal';
 
-function select(update: Partial<Selection>) {
+export function select(update: Partial<Selection>) {
   useLabStore.setState((state) => {
     const base = state.selection ?? {
       step: state.groups.at(-1)?.step ?? 0,
@@ -53,22 +54,38 @@ export function GroupInspector() {
           </select>
         </label>
         <div className="task-tabs" role="tablist">
-          {stepEntry.groups.map((g, index) => (
-            <button
-              type="button"
-              role="tab"
-              aria-selected={index === groupIndex}
-              // biome-ignore lint/suspicious/noArrayIndexKey: a task can repeat within a step
-              key={`${g.taskId}-${index}`}
-              className={index === groupIndex ? 'active' : ''}
-              onClick={() =>
-                select({ step: stepEntry.step, groupIndex: index, planIndex: 0, programIndex: 0 })
-              }
-            >
-              {g.tier} · {g.family}
-            </button>
-          ))}
+          {stepEntry.groups.map((g, index) => {
+            const signal = groupHasSignal(g);
+            return (
+              <button
+                type="button"
+                role="tab"
+                aria-selected={index === groupIndex}
+                // biome-ignore lint/suspicious/noArrayIndexKey: a task can repeat within a step
+                key={`${g.taskId}-${index}`}
+                className={`${index === groupIndex ? 'active' : ''}${signal ? ' has-signal' : ''}`}
+                data-signal={signal}
+                title={
+                  signal
+                    ? 'σ > 0: rewards differ in this group, so GRPO learns from it'
+                    : 'σ = 0: every member scored the same, so every Â is 0 (no signal)'
+                }
+                onClick={() =>
+                  select({
+                    step: stepEntry.step,
+                    groupIndex: index,
+                    planIndex: signalPlanIndex(g),
+                    programIndex: 0,
+                  })
+                }
+              >
+                {signal && <span className="signal-mark">σ&gt;0 </span>}
+                {g.tier} · {g.family}
+              </button>
+            );
+          })}
         </div>
+        <NextSignalButton />
       </header>
       {group && (
         <>
@@ -94,5 +111,27 @@ export function GroupInspector() {
         </>
       )}
     </section>
+  );
+}
+
+/** Jumps to the next group whose rewards differ (σ > 0), over every kept step. */
+export function NextSignalButton() {
+  const groups = useLabStore((s) => s.groups);
+  const selection = useLabStore((s) => s.selection);
+  const next = nextSignalSelection(groups, selection);
+  return (
+    <button
+      type="button"
+      className="next-signal"
+      disabled={next === null}
+      title={
+        next === null
+          ? 'No kept group has signal: every group’s members scored the same'
+          : `Step ${next.step}, group ${next.groupIndex + 1}`
+      }
+      onClick={() => next && useLabStore.setState({ selection: next })}
+    >
+      Next group with signal
+    </button>
   );
 }

@@ -27,7 +27,6 @@ export function RunToolbar() {
   const memoryBudgetMiB = useLabStore((s) => s.memoryBudgetMiB);
   const config = useLabStore((s) => s.config);
   const run = useLabStore(activeRun);
-  const presentation = useLabStore((s) => s.presentation);
   const evaluating = useLabStore((s) => s.activity === EVALUATION_ACTIVITY);
   const perStep = secondsPerStep(run?.points);
   const idle = status === 'idle';
@@ -110,14 +109,6 @@ export function RunToolbar() {
       {pending && <div className="pending">Settings changed: Reset starts a run with them.</div>}
       <div className="spacer" />
       <ExportImport />
-      <label className="toggle">
-        <input
-          type="checkbox"
-          checked={presentation}
-          onChange={(e) => useLabStore.setState({ presentation: e.target.checked })}
-        />
-        Presentation
-      </label>
     </div>
   );
 }

@@ -61,6 +61,8 @@ export interface LabState {
   activity: string | null;
   errors: { id: number; message: string; recoverable: boolean }[];
   presentation: boolean;
+  /** Stay on the selected step when new steps land (else the selection follows the newest). */
+  pinned: boolean;
   smoothing: number;
   logScale: boolean;
 }
@@ -85,6 +87,7 @@ export const useLabStore = create<LabState>(() => ({
   activity: null,
   errors: [],
   presentation: false,
+  pinned: false,
   // Per-step rewards swing widely (a few programs per step): curves start smoothed.
   smoothing: DEFAULT_SMOOTHING,
   logScale: false,

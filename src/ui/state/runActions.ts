@@ -51,5 +51,6 @@ export function setLogScale(logScale: boolean): void {
 }
 
 export function setPresentation(presentation: boolean): void {
-  useLabStore.setState({ presentation });
+  // Leaving presentation mode unpins: the inspector has no "Follow new steps" switch.
+  useLabStore.setState(presentation ? { presentation } : { presentation, pinned: false });
 }
