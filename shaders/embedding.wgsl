@@ -1,0 +1,61 @@
+// Token + position embedding: x[r, :] = wte[ids[r], :] + wpe[pos(r), :], r = b·T + t, pos = t.
+// Entry points:
+//   forward        one invocation per (r, column)
+//   backward_wte   one invocation per column c, rows in order: dwte[ids[r], c] += dx[r, c]
+//                  (race-free without atomics: each invocation owns a column; the tied
+//                  head's gradient lands in the same rows)
+//   backward_wpe   one invocation per (t, c): dwpe[t, c] += Σ_b dx[b·T + t, c]
+// The gradients go into the flat gradient buffer at wte_off / wpe_off.
+
+struct Params {
+  B: u32, T: u32, D: u32, wte_off: u32,
+  wpe_off: u32, _p0: u32, _p1: u32, _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> ids: array<u32>;
+@group(0) @binding(1) var<storage, read> params: array<f32>;
+@group(0) @binding(2) var<storage, read_write> x: array<f32>;
+@group(0) @binding(7) var<uniform> p: Params;
+
+@compute @workgroup_size(64)
+fn forward(@builtin(global_invocation_id) gid: vec3u) {
+  let e = gid.x + gid.y * 65535u * 64u;
+  if (e >= p.B * p.T * p.D) {
+    return;
+  }
+  let r = e / p.D;
+  let c = e % p.D;
+  let t = r % p.T;
+  x[e] = params[p.wte_off + ids[r] * p.D + c] + params[p.wpe_off + t * p.D + c];
+}
+
+@group(0) @binding(0) var<storage, read> bids: array<u32>;
+@group(0) @binding(1) var<storage, read> dx: array<f32>;
+@group(0) @binding(2) var<storage, read_write> grads: array<f32>;
+
+@compute @workgroup_size(64)
+fn backward_wte(@builtin(global_invocation_id) gid: vec3u) {
+  let c = gid.x;
+  if (c >= p.D) {
+    return;
+  }
+  for (var r = 0u; r < p.B * p.T; r++) {
+    let i = p.wte_off + bids[r] * p.D + c;
+    grads[i] += dx[r * p.D + c];
+  }
+}
+
+@compute @workgroup_size(64)
+fn backward_wpe(@builtin(global_invocation_id) gid: vec3u) {
+  let e = gid.x;
+  if (e >= p.T * p.D) {
+    return;
+  }
+  let t = e / p.D;
+  let c = e % p.D;
+  var s = 0.0;
+  for (var b = 0u; b < p.B; b++) {
+    s += dx[(b * p.T + t) * p.D + c];
+  }
+  grads[p.wpe_off + e] += s;
+}

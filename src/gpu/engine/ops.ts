@@ -1,0 +1,568 @@
+// DispatchSpecs for every kernel in shaders/: one builder per entry point, shapes checked here
+// so a program fails when it is built, not on the device.
+import { grid2d } from '../kernels/runKernel';
+import { type Bindable, type DispatchSpec, type Dummies, u32s, uniforms } from './runtime';
+
+export const SHADERS = [
+  'matmul.wgsl',
+  'layernorm.wgsl',
+  'embedding.wgsl',
+  'attention.wgsl',
+  'head_logprob.wgsl',
+  'grpo_token_loss.wgsl',
+  'adamw.wgsl',
+  'decode.wgsl',
+] as const;
+
+export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled'] as const;
+export type MatmulVersion = (typeof MATMUL_VERSIONS)[number];
+
+export const MM_BIAS = 1;
+export const MM_RESIDUAL = 2;
+export const MM_ACCUMULATE = 4;
+export const MM_GELU = 8;
+export const MM_GELU_GRAD = 16;
+
+export interface MatmulArgs {
+  M: number;
+  N: number;
+  K: number;
+  a: Bindable;
+  /** A(i,k) = a[i·aStride[0] + k·aStride[1]]; default row-major [M,K]. */
+  aStride?: [number, number];
+  b: Bindable;
+  /** B(k,j) = b[k·bStride[0] + j·bStride[1]]; default row-major [K,N]. */
+  bStride?: [number, number];
+  bias?: Bindable;
+  residual?: Bindable;
+  c: Bindable;
+  /** GELU forward: the activation's output; GELU backward: the saved pre-activation. */
+  aux?: Bindable;
+  flags?: number;
+  version?: MatmulVersion;
+  dummy: Dummies;
+  label?: string;
+}
+
+export function matmul(x: MatmulArgs): DispatchSpec {
+  const [ars, acs] = x.aStride ?? [x.K, 1];
+  const [brs, bcs] = x.bStride ?? [x.N, 1];
+  let flags = x.flags ?? 0;
+  if (x.bias) flags |= MM_BIAS;
+  if (x.residual) flags |= MM_RESIDUAL;
+  if ((flags & (MM_GELU | MM_GELU_GRAD)) !== 0 && !x.aux)
+    throw new Error('matmul: GELU needs an aux buffer');
+  return {
+    shader: 'matmul.wgsl',
+    entry: x.version ?? 'v1_regblock',
+    bindings: [
+      ['r', x.a],
+      ['r', x.b],
+      ['r', x.bias ?? x.dummy.r],
+      ['r', x.residual ?? x.dummy.r],
+      ['w', x.c],
+      ['w', x.aux ?? x.dummy.w],
+    ],
+    uniforms: u32s(x.M, x.N, x.K, ars, acs, brs, bcs, flags),
+    workgroups: [Math.ceil(x.N / 32), Math.ceil(x.M / 32)],
+    label: x.label ?? 'matmul',
+  };
+}
+
+/** db (+)= Σ_i dC[i, :], dC [M,N]. */
+export function biasGrad(
+  dC: Bindable,
+  M: number,
+  N: number,
+  db: Bindable,
+  accumulate: boolean,
+  dummy: Dummies,
+): DispatchSpec {
+  return {
+    shader: 'matmul.wgsl',
+    entry: 'bias_grad',
+    bindings: [
+      ['r', dC],
+      ['r', dummy.r],
+      ['r', dummy.r],
+      ['r', dummy.r],
+      ['w', db],
+      ['w', dummy.w],
+    ],
+    uniforms: u32s(M, N, 0, 0, 0, 0, 0, accumulate ? 4 : 0),
+    workgroups: [Math.ceil(N / 64)],
+    label: 'bias_grad',
+  };
+}
+
+const lnUniforms = (R: number, D: number, eps: number, flags: number, gOff = 0, bOff = 0) =>
+  uniforms([
+    ['u', R],
+    ['u', D],
+    ['f', eps],
+    ['u', flags],
+    ['u', gOff],
+    ['u', bOff],
+    ['u', 0],
+    ['u', 0],
+  ]);
+
+export function layerNormForward(
+  x: Bindable,
+  gamma: Bindable,
+  beta: Bindable,
+  y: Bindable,
+  stats: Bindable,
+  R: number,
+  D: number,
+  eps: number,
+): DispatchSpec {
+  return {
+    shader: 'layernorm.wgsl',
+    entry: 'forward',
+    bindings: [
+      ['r', x],
+      ['r', gamma],
+      ['r', beta],
+      ['w', y],
+      ['w', stats],
+    ],
+    uniforms: lnUniforms(R, D, eps, 0),
+    workgroups: [Math.ceil(R / 64)],
+    label: 'layernorm',
+  };
+}
+
+export function layerNormBackwardDx(
+  x: Bindable,
+  gamma: Bindable,
+  dy: Bindable,
+  stats: Bindable,
+  dx: Bindable,
+  R: number,
+  D: number,
+  accumulate: boolean,
+): DispatchSpec {
+  return {
+    shader: 'layernorm.wgsl',
+    entry: 'backward_dx',
+    bindings: [
+      ['r', x],
+      ['r', gamma],
+      ['r', dy],
+      ['r', stats],
+      ['w', dx],
+    ],
+    uniforms: lnUniforms(R, D, 0, accumulate ? 4 : 0),
+    workgroups: [Math.ceil(R / 64)],
+    label: 'layernorm_bwd_dx',
+  };
+}
+
+/** dγ, dβ += into the flat gradient buffer at gOff, bOff (floats). */
+export function layerNormBackwardParams(
+  x: Bindable,
+  dy: Bindable,
+  stats: Bindable,
+  grads: Bindable,
+  gOff: number,
+  bOff: number,
+  R: number,
+  D: number,
+): DispatchSpec {
+  return {
+    shader: 'layernorm.wgsl',
+    entry: 'backward_params',
+    bindings: [
+      ['r', x],
+      ['r', dy],
+      ['r', stats],
+      ['w', grads],
+    ],
+    uniforms: lnUniforms(R, D, 0, 0, gOff, bOff),
+    workgroups: [Math.ceil(D / 64)],
+    label: 'layernorm_bwd_params',
+  };
+}
+
+const embUniforms = (B: number, T: number, D: number, wte: number, wpe: number) =>
+  u32s(B, T, D, wte, wpe, 0, 0, 0);
+
+export function embeddingForward(
+  ids: Bindable,
+  params: Bindable,
+  x: Bindable,
+  B: number,
+  T: number,
+  D: number,
+  wteOff: number,
+  wpeOff: number,
+): DispatchSpec {
+  return {
+    shader: 'embedding.wgsl',
+    entry: 'forward',
+    bindings: [
+      ['r', ids],
+      ['r', params],
+      ['w', x],
+    ],
+    uniforms: embUniforms(B, T, D, wteOff, wpeOff),
+    workgroups: grid2d(Math.ceil((B * T * D) / 64)),
+    label: 'embedding',
+  };
+}
+
+export function embeddingBackward(
+  ids: Bindable,
+  dx: Bindable,
+  grads: Bindable,
+  B: number,
+  T: number,
+  D: number,
+  wteOff: number,
+  wpeOff: number,
+): DispatchSpec[] {
+  const bindings: DispatchSpec['bindings'] = [
+    ['r', ids],
+    ['r', dx],
+    ['w', grads],
+  ];
+  const u = embUniforms(B, T, D, wteOff, wpeOff);
+  return [
+    {
+      shader: 'embedding.wgsl',
+      entry: 'backward_wte',
+      bindings,
+      uniforms: u,
+      workgroups: [Math.ceil(D / 64)],
+      label: 'embedding_bwd_wte',
+    },
+    {
+      shader: 'embedding.wgsl',
+      entry: 'backward_wpe',
+      bindings,
+      uniforms: u,
+      workgroups: [Math.ceil((T * D) / 64)],
+      label: 'embedding_bwd_wpe',
+    },
+  ];
+}
+
+export interface AttentionShape {
+  B: number;
+  T: number;
+  H: number;
+  hd: number;
+}
+
+const attnUniforms = ({ B, T, H, hd }: AttentionShape, C = 0) =>
+  uniforms([
+    ['u', B],
+    ['u', T],
+    ['u', H],
+    ['u', hd],
+    ['f', 1 / Math.sqrt(hd)],
+    ['u', C],
+    ['u', 0],
+    ['u', 0],
+  ]);
+
+function checkHd(hd: number) {
+  if (hd > 64) throw new Error(`attention: head size ${hd} > 64`);
+}
+
+export function attentionForward(
+  s: AttentionShape,
+  qkv: Bindable,
+  y: Bindable,
+  lse: Bindable,
+): DispatchSpec {
+  checkHd(s.hd);
+  return {
+    shader: 'attention.wgsl',
+    entry: 'forward',
+    bindings: [
+      ['r', qkv],
+      ['w', y],
+      ['w', lse],
+    ],
+    uniforms: attnUniforms(s),
+    workgroups: grid2d(Math.ceil((s.B * s.H * s.T) / 64)),
+    label: 'attention',
+  };
+}
+
+export function attentionBackward(
+  s: AttentionShape,
+  qkv: Bindable,
+  y: Bindable,
+  dy: Bindable,
+  lse: Bindable,
+  dqkv: Bindable,
+  dsum: Bindable,
+): DispatchSpec[] {
+  const workgroups = grid2d(Math.ceil((s.B * s.H * s.T) / 64));
+  return [
+    {
+      shader: 'attention.wgsl',
+      entry: 'backward_dq',
+      bindings: [
+        ['r', qkv],
+        ['r', y],
+        ['r', dy],
+        ['r', lse],
+        ['w', dqkv],
+        ['w', dsum],
+      ],
+      uniforms: attnUniforms(s),
+      workgroups,
+      label: 'attention_bwd_dq',
+    },
+    {
+      shader: 'attention.wgsl',
+      entry: 'backward_dkdv',
+      bindings: [
+        ['r', qkv],
+        ['r', dy],
+        ['r', lse],
+        ['r', dsum],
+        ['w', dqkv],
+      ],
+      uniforms: attnUniforms(s),
+      workgroups,
+      label: 'attention_bwd_dkdv',
+    },
+  ];
+}
+
+/** One decode step's attention over a KV cache [B, C, D]: q [B, D], lens [B] → y [B, D]. */
+export function attentionDecode(
+  B: number,
+  H: number,
+  hd: number,
+  C: number,
+  q: Bindable,
+  k: Bindable,
+  v: Bindable,
+  lens: Bindable,
+  y: Bindable,
+): DispatchSpec {
+  checkHd(hd);
+  return {
+    shader: 'attention.wgsl',
+    entry: 'decode',
+    bindings: [
+      ['r', q],
+      ['r', k],
+      ['r', v],
+      ['r', lens],
+      ['w', y],
+    ],
+    uniforms: attnUniforms({ B, T: 1, H, hd }, C),
+    workgroups: [Math.ceil((B * H) / 64)],
+    label: 'attention_decode',
+  };
+}
+
+const headUniforms = (R: number, V: number, invTemp: number) =>
+  uniforms([
+    ['u', R],
+    ['u', V],
+    ['f', invTemp],
+    ['u', 0],
+  ]);
+
+/** out [3R] = logp | entropy | lse. */
+export function headLogprobForward(
+  logits: Bindable,
+  targets: Bindable,
+  out: Bindable,
+  R: number,
+  V: number,
+  invTemp = 1,
+): DispatchSpec {
+  return {
+    shader: 'head_logprob.wgsl',
+    entry: 'forward',
+    bindings: [
+      ['r', logits],
+      ['r', targets],
+      ['w', out],
+    ],
+    uniforms: headUniforms(R, V, invTemp),
+    workgroups: grid2d(Math.ceil(R / 64)),
+    label: 'head_logprob',
+  };
+}
+
+/** In place: logits ← g[r]·inv_temp·(onehot − p). */
+export function headLogprobBackward(
+  targets: Bindable,
+  g: Bindable,
+  stats: Bindable,
+  logits: Bindable,
+  R: number,
+  V: number,
+  invTemp = 1,
+): DispatchSpec {
+  return {
+    shader: 'head_logprob.wgsl',
+    entry: 'backward',
+    bindings: [
+      ['r', targets],
+      ['r', g],
+      ['r', stats],
+      ['w', logits],
+    ],
+    uniforms: headUniforms(R, V, invTemp),
+    workgroups: grid2d(Math.ceil((R * V) / 64)),
+    label: 'head_logprob_bwd',
+  };
+}
+
+export interface GrpoOptions {
+  epsilonLow: number;
+  epsilonHigh: number;
+  beta: number;
+}
+
+const grpoUniforms = (n: number, o: GrpoOptions) =>
+  uniforms([
+    ['u', n],
+    ['f', o.epsilonLow],
+    ['f', o.epsilonHigh],
+    ['f', o.beta],
+  ]);
+
+/** out [2n] = loss·w | dlogp. */
+export function grpoBackward(
+  n: number,
+  o: GrpoOptions,
+  logp: Bindable,
+  oldLogp: Bindable,
+  refLogp: Bindable,
+  advantage: Bindable,
+  weight: Bindable,
+  out: Bindable,
+): DispatchSpec {
+  return {
+    shader: 'grpo_token_loss.wgsl',
+    entry: 'backward',
+    bindings: [
+      ['r', logp],
+      ['r', oldLogp],
+      ['r', refLogp],
+      ['r', advantage],
+      ['r', weight],
+      ['w', out],
+    ],
+    uniforms: grpoUniforms(n, o),
+    uniformBinding: 6,
+    workgroups: grid2d(Math.ceil(n / 64)),
+    label: 'grpo_bwd',
+  };
+}
+
+export function sum(n: number, values: Bindable, out: Bindable): DispatchSpec {
+  return {
+    shader: 'grpo_token_loss.wgsl',
+    entry: 'sum',
+    bindings: [
+      ['r', values],
+      ['w', out],
+    ],
+    uniforms: grpoUniforms(n, { epsilonLow: 0, epsilonHigh: 0, beta: 0 }),
+    uniformBinding: 6,
+    workgroups: [1],
+    label: 'sum',
+  };
+}
+
+export interface AdamWStep {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** 1 − β1^t, 1 − β2^t. */
+  c1: number;
+  c2: number;
+  maxGradNorm: number;
+}
+
+export const NORM_PARTIALS = 256;
+
+export function adamwUniforms(n: number, s: AdamWStep): ArrayBuffer {
+  const chunk = Math.ceil(n / NORM_PARTIALS);
+  return uniforms([
+    ['u', n],
+    ['u', chunk],
+    ['u', NORM_PARTIALS],
+    ['u', 0],
+    ['f', s.lr],
+    ['f', s.beta1],
+    ['f', s.beta2],
+    ['f', s.eps],
+    ['f', s.weightDecay],
+    ['f', s.c1],
+    ['f', s.c2],
+    ['f', s.maxGradNorm],
+  ]);
+}
+
+/** The guarded step: norm partials, norm + guard + clip coefficient (stats), update. */
+export function adamw(
+  n: number,
+  u: ArrayBuffer,
+  b: {
+    grads: Bindable;
+    partials: Bindable;
+    loss: Bindable;
+    stats: Bindable;
+    decay: Bindable;
+    params: Bindable;
+    m: Bindable;
+    v: Bindable;
+  },
+): DispatchSpec[] {
+  return [
+    {
+      shader: 'adamw.wgsl',
+      entry: 'norm_partial',
+      bindings: [
+        ['r', b.grads],
+        ['w', b.partials],
+      ],
+      uniforms: u,
+      workgroups: [Math.ceil(NORM_PARTIALS / 64)],
+      label: 'grad_norm_partial',
+    },
+    {
+      shader: 'adamw.wgsl',
+      entry: 'norm_final',
+      bindings: [
+        ['r', b.partials],
+        ['r', b.loss],
+        ['w', b.stats],
+      ],
+      uniforms: u,
+      workgroups: [1],
+      label: 'grad_norm_final',
+    },
+    {
+      shader: 'adamw.wgsl',
+      entry: 'update',
+      bindings: [
+        ['r', b.grads],
+        ['r', b.decay],
+        ['r', b.stats],
+        ['w', b.params],
+        ['w', b.m],
+        ['w', b.v],
+      ],
+      uniforms: u,
+      workgroups: grid2d(Math.ceil(n / 64)),
+      label: 'adamw_update',
+    },
+  ];
+}

@@ -1,0 +1,336 @@
+// Plain-TypeScript float64 references for the engine's kernels (shaders/*.wgsl): each kernel's
+// test runs both on fresh seeded inputs and compares. Row-major arrays throughout.
+
+type Arr = ArrayLike<number>;
+
+/** C[M,N] = A[M,K]·B[K,N] (+ bias) (+ residual) (+ C0 when accumulating); optional GELU. */
+export function matmulRef(
+  a: Arr,
+  b: Arr,
+  M: number,
+  N: number,
+  K: number,
+  o: { bias?: Arr; residual?: Arr; accumulate?: Arr; geluGradOf?: Arr } = {},
+): Float64Array {
+  const c = new Float64Array(M * N);
+  for (let i = 0; i < M; i++)
+    for (let j = 0; j < N; j++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += (a[i * K + k] ?? 0) * (b[k * N + j] ?? 0);
+      if (o.bias) s += o.bias[j] ?? 0;
+      if (o.residual) s += o.residual[i * N + j] ?? 0;
+      if (o.geluGradOf) s *= geluGradRef(o.geluGradOf[i * N + j] ?? 0);
+      if (o.accumulate) s += o.accumulate[i * N + j] ?? 0;
+      c[i * N + j] = s;
+    }
+  return c;
+}
+
+export function transposeRef(a: Arr, rows: number, cols: number): Float64Array {
+  const t = new Float64Array(rows * cols);
+  for (let i = 0; i < rows; i++)
+    for (let j = 0; j < cols; j++) t[j * rows + i] = a[i * cols + j] ?? 0;
+  return t;
+}
+
+const GELU_C = Math.sqrt(2 / Math.PI);
+
+export function geluRef(x: number): number {
+  return 0.5 * x * (1 + Math.tanh(GELU_C * (x + 0.044715 * x ** 3)));
+}
+
+export function geluGradRef(x: number): number {
+  const t = Math.tanh(GELU_C * (x + 0.044715 * x ** 3));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x);
+}
+
+export function layerNormRef(x: Arr, g: Arr, b: Arr, R: number, D: number, eps: number) {
+  const y = new Float64Array(R * D);
+  const mean = new Float64Array(R);
+  const rstd = new Float64Array(R);
+  for (let r = 0; r < R; r++) {
+    let m = 0;
+    for (let j = 0; j < D; j++) m += x[r * D + j] ?? 0;
+    m /= D;
+    let v = 0;
+    for (let j = 0; j < D; j++) v += ((x[r * D + j] ?? 0) - m) ** 2;
+    const s = 1 / Math.sqrt(v / D + eps);
+    mean[r] = m;
+    rstd[r] = s;
+    for (let j = 0; j < D; j++)
+      y[r * D + j] = ((x[r * D + j] ?? 0) - m) * s * (g[j] ?? 0) + (b[j] ?? 0);
+  }
+  return { y, mean, rstd };
+}
+
+export function layerNormBackwardRef(x: Arr, g: Arr, dy: Arr, R: number, D: number, eps: number) {
+  const { mean, rstd } = layerNormRef(x, g, new Float64Array(D), R, D, eps);
+  const dx = new Float64Array(R * D);
+  const dg = new Float64Array(D);
+  const db = new Float64Array(D);
+  for (let r = 0; r < R; r++) {
+    const s = rstd[r] ?? 0;
+    const m = mean[r] ?? 0;
+    let m1 = 0;
+    let m2 = 0;
+    for (let j = 0; j < D; j++) {
+      const gj = (dy[r * D + j] ?? 0) * (g[j] ?? 0);
+      const xh = ((x[r * D + j] ?? 0) - m) * s;
+      m1 += gj;
+      m2 += gj * xh;
+      dg[j] = (dg[j] ?? 0) + (dy[r * D + j] ?? 0) * xh;
+      db[j] = (db[j] ?? 0) + (dy[r * D + j] ?? 0);
+    }
+    m1 /= D;
+    m2 /= D;
+    for (let j = 0; j < D; j++) {
+      const xh = ((x[r * D + j] ?? 0) - m) * s;
+      dx[r * D + j] = s * ((dy[r * D + j] ?? 0) * (g[j] ?? 0) - m1 - xh * m2);
+    }
+  }
+  return { dx, dg, db };
+}
+
+/** x [B·T, D] from ids [B·T]; positions t = r mod T. */
+export function embeddingRef(ids: Arr, wte: Arr, wpe: Arr, B: number, T: number, D: number) {
+  const x = new Float64Array(B * T * D);
+  for (let r = 0; r < B * T; r++)
+    for (let c = 0; c < D; c++)
+      x[r * D + c] = (wte[(ids[r] ?? 0) * D + c] ?? 0) + (wpe[(r % T) * D + c] ?? 0);
+  return x;
+}
+
+export function embeddingBackwardRef(
+  ids: Arr,
+  dx: Arr,
+  V: number,
+  B: number,
+  T: number,
+  D: number,
+) {
+  const dwte = new Float64Array(V * D);
+  const dwpe = new Float64Array(T * D);
+  for (let r = 0; r < B * T; r++)
+    for (let c = 0; c < D; c++) {
+      const g = dx[r * D + c] ?? 0;
+      const i = (ids[r] ?? 0) * D + c;
+      dwte[i] = (dwte[i] ?? 0) + g;
+      dwpe[(r % T) * D + c] = (dwpe[(r % T) * D + c] ?? 0) + g;
+    }
+  return { dwte, dwpe };
+}
+
+/** Causal attention on qkv [B·T, 3D] → y [B·T, D], and its P per (b, h) for the backward. */
+export function attentionRef(qkv: Arr, B: number, T: number, H: number, hd: number) {
+  const D = H * hd;
+  const scale = 1 / Math.sqrt(hd);
+  const y = new Float64Array(B * T * D);
+  const probs: Float64Array[] = [];
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) {
+      const P = new Float64Array(T * T);
+      for (let t = 0; t < T; t++) {
+        let m = Number.NEGATIVE_INFINITY;
+        const s = new Float64Array(t + 1);
+        for (let u = 0; u <= t; u++) {
+          let dot = 0;
+          for (let i = 0; i < hd; i++)
+            dot +=
+              (qkv[(b * T + t) * 3 * D + h * hd + i] ?? 0) *
+              (qkv[(b * T + u) * 3 * D + D + h * hd + i] ?? 0);
+          s[u] = dot * scale;
+          m = Math.max(m, s[u] ?? 0);
+        }
+        let l = 0;
+        for (let u = 0; u <= t; u++) l += Math.exp((s[u] ?? 0) - m);
+        for (let u = 0; u <= t; u++) P[t * T + u] = Math.exp((s[u] ?? 0) - m) / l;
+        for (let i = 0; i < hd; i++) {
+          let acc = 0;
+          for (let u = 0; u <= t; u++)
+            acc += (P[t * T + u] ?? 0) * (qkv[(b * T + u) * 3 * D + 2 * D + h * hd + i] ?? 0);
+          y[(b * T + t) * D + h * hd + i] = acc;
+        }
+      }
+      probs.push(P);
+    }
+  return { y, probs };
+}
+
+export function attentionBackwardRef(
+  qkv: Arr,
+  dy: Arr,
+  B: number,
+  T: number,
+  H: number,
+  hd: number,
+) {
+  const D = H * hd;
+  const scale = 1 / Math.sqrt(hd);
+  const { probs } = attentionRef(qkv, B, T, H, hd);
+  const dqkv = new Float64Array(B * T * 3 * D);
+  const at = (b: number, t: number, part: number, h: number, i: number) =>
+    (b * T + t) * 3 * D + part * D + h * hd + i;
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) {
+      const P = probs[b * H + h] as Float64Array;
+      for (let t = 0; t < T; t++) {
+        // dP[t,u] = dy_t · v_u; dS = P ⊙ (dP − Σ_u P dP)
+        const dP = new Float64Array(t + 1);
+        let dsum = 0;
+        for (let u = 0; u <= t; u++) {
+          let d = 0;
+          for (let i = 0; i < hd; i++)
+            d += (dy[(b * T + t) * D + h * hd + i] ?? 0) * (qkv[at(b, u, 2, h, i)] ?? 0);
+          dP[u] = d;
+          dsum += (P[t * T + u] ?? 0) * d;
+        }
+        for (let u = 0; u <= t; u++) {
+          const p = P[t * T + u] ?? 0;
+          const dS = p * ((dP[u] ?? 0) - dsum);
+          for (let i = 0; i < hd; i++) {
+            const qi = at(b, t, 0, h, i);
+            const ki = at(b, u, 1, h, i);
+            const vi = at(b, u, 2, h, i);
+            dqkv[qi] = (dqkv[qi] ?? 0) + dS * scale * (qkv[ki] ?? 0);
+            dqkv[ki] = (dqkv[ki] ?? 0) + dS * scale * (qkv[qi] ?? 0);
+            dqkv[vi] = (dqkv[vi] ?? 0) + p * (dy[(b * T + t) * D + h * hd + i] ?? 0);
+          }
+        }
+      }
+    }
+  return dqkv;
+}
+
+/** One query per row against cache rows 0..lens[b]−1 of k, v [B, C, D]. */
+export function attentionDecodeRef(
+  q: Arr,
+  k: Arr,
+  v: Arr,
+  lens: Arr,
+  B: number,
+  H: number,
+  hd: number,
+  C: number,
+) {
+  const D = H * hd;
+  const y = new Float64Array(B * D);
+  const scale = 1 / Math.sqrt(hd);
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) {
+      const n = lens[b] ?? 0;
+      const s = new Float64Array(n);
+      let m = Number.NEGATIVE_INFINITY;
+      for (let u = 0; u < n; u++) {
+        let dot = 0;
+        for (let i = 0; i < hd; i++)
+          dot += (q[b * D + h * hd + i] ?? 0) * (k[(b * C + u) * D + h * hd + i] ?? 0);
+        s[u] = dot * scale;
+        m = Math.max(m, s[u] ?? 0);
+      }
+      let l = 0;
+      for (let u = 0; u < n; u++) l += Math.exp((s[u] ?? 0) - m);
+      for (let i = 0; i < hd; i++) {
+        let acc = 0;
+        for (let u = 0; u < n; u++)
+          acc += (Math.exp((s[u] ?? 0) - m) / l) * (v[(b * C + u) * D + h * hd + i] ?? 0);
+        y[b * D + h * hd + i] = acc;
+      }
+    }
+  return y;
+}
+
+/** d(Σ_r g[r]·logp[r])/dlogits for logp = log softmax(logits·invTemp)[target]. */
+export function headLogprobBackwardRef(
+  logits: Arr,
+  targets: Arr,
+  g: Arr,
+  R: number,
+  V: number,
+  invTemp = 1,
+) {
+  const d = new Float64Array(R * V);
+  for (let r = 0; r < R; r++) {
+    let m = Number.NEGATIVE_INFINITY;
+    for (let j = 0; j < V; j++) m = Math.max(m, (logits[r * V + j] ?? 0) * invTemp);
+    let s = 0;
+    for (let j = 0; j < V; j++) s += Math.exp((logits[r * V + j] ?? 0) * invTemp - m);
+    for (let j = 0; j < V; j++) {
+      const p = Math.exp((logits[r * V + j] ?? 0) * invTemp - m) / s;
+      d[r * V + j] = (g[r] ?? 0) * invTemp * ((j === targets[r] ? 1 : 0) - p);
+    }
+  }
+  return d;
+}
+
+/** dℓ/dlogp of the per-token GRPO loss times the weight (see grpo_token_loss.wgsl). */
+export function grpoTokenLossGradRef(
+  i: { logp: Arr; oldLogp: Arr; refLogp: Arr; advantage: Arr; weight: Arr },
+  o: { epsilonLow: number; epsilonHigh: number; beta: number },
+): Float64Array {
+  const n = i.logp.length;
+  const g = new Float64Array(n);
+  for (let t = 0; t < n; t++) {
+    const w = i.weight[t] ?? 0;
+    if (w === 0) continue;
+    const lp = i.logp[t] ?? 0;
+    const a = i.advantage[t] ?? 0;
+    const ratio = Math.exp(lp - (i.oldLogp[t] ?? 0));
+    const clipped = Math.min(Math.max(ratio, 1 - o.epsilonLow), 1 + o.epsilonHigh);
+    let d = ratio * a <= clipped * a ? -a * ratio : 0;
+    if (o.beta !== 0) d += o.beta * (1 - Math.exp((i.refLogp[t] ?? 0) - lp));
+    g[t] = d * w;
+  }
+  return g;
+}
+
+export interface AdamWRefOptions {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  step: number;
+  maxGradNorm: number;
+}
+
+/** The guarded step: skip on a non-finite loss or gradient, clip by global norm, AdamW. */
+export function adamwRef(
+  params: Arr,
+  grads: Arr,
+  m: Arr,
+  v: Arr,
+  decay: Arr,
+  loss: number,
+  o: AdamWRefOptions,
+) {
+  const n = params.length;
+  let ss = 0;
+  let finite = Number.isFinite(loss);
+  for (let i = 0; i < n; i++) {
+    const g = grads[i] ?? 0;
+    if (!Number.isFinite(g)) finite = false;
+    else ss += g * g;
+  }
+  const norm = Math.sqrt(ss);
+  const out = {
+    params: Float64Array.from(params),
+    m: Float64Array.from(m),
+    v: Float64Array.from(v),
+    norm,
+    applied: finite,
+  };
+  if (!finite) return out;
+  const coef = o.maxGradNorm > 0 ? Math.min(1, o.maxGradNorm / (norm + 1e-6)) : 1;
+  const c1 = 1 - o.beta1 ** o.step;
+  const c2 = 1 - o.beta2 ** o.step;
+  for (let i = 0; i < n; i++) {
+    const g = (grads[i] ?? 0) * coef;
+    const mi = o.beta1 * (m[i] ?? 0) + (1 - o.beta1) * g;
+    const vi = o.beta2 * (v[i] ?? 0) + (1 - o.beta2) * g * g;
+    out.m[i] = mi;
+    out.v[i] = vi;
+    const w = (params[i] ?? 0) * (1 - o.lr * o.weightDecay * (decay[i] ?? 0));
+    out.params[i] = w - (o.lr * (mi / c1)) / (Math.sqrt(vi / c2) + o.eps);
+  }
+  return out;
+}
