@@ -1,0 +1,81 @@
+// `npm run --silent warmstart-agents -- --checkpoint public/checkpoints/tiny --steps 150 --seed 1`
+// Warm starts of the Debugger and the Retriever from a folder's Planner and Coder (see
+// src/agents/warmStartAgents.ts), written beside them: DIR/debugger/, DIR/retriever/ and
+// DIR/planner-retrieval/ (the Planner continued on example-first prompts, which
+// `npm run train -- grpo --agents retriever,…` uses as the Planner when it is there).
+// Options: --out DIR (default: the checkpoint folder) --backend auto|wasm|cpu|webgpu
+//          --batch 16 --candidates 4 --lr 1e-3. Progress: one JSON line per 20 steps.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { warmStartAgents } from '../agents/warmStartAgents';
+import { type BackendName, initBackend } from '../gpu/backend';
+import { loadCheckpointDir, saveCheckpointDir } from '../model/checkpointNode';
+import { createSandbox } from '../sandbox/nodeSandbox';
+import { parseFlags } from './flags';
+
+const f = parseFlags(process.argv.slice(2));
+const checkpoint = f.get('checkpoint') ?? 'public/checkpoints/tiny';
+const out = f.get('out') ?? checkpoint;
+const steps = Number(f.get('steps') ?? 150);
+const seed = Number(f.get('seed') ?? 1);
+const batchSize = Number(f.get('batch') ?? 16);
+const candidates = Number(f.get('candidates') ?? 4);
+const peakLr = Number(f.get('lr') ?? 1e-3);
+for (const [name, value] of Object.entries({ steps, seed, batchSize, candidates, peakLr })) {
+  if (!Number.isFinite(value) || value <= 0) {
+    console.error(`warmstart-agents: --${name} must be a number > 0, got ${value}`);
+    process.exit(2);
+  }
+}
+for (const role of ['planner', 'coder']) {
+  if (!existsSync(join(checkpoint, role, 'model.safetensors'))) {
+    console.error(`warmstart-agents: no ${role}/ checkpoint in ${checkpoint}`);
+    process.exit(2);
+  }
+}
+
+const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
+const started = performance.now();
+console.log(JSON.stringify({ event: 'start', checkpoint, out, steps, seed, backend }));
+const sandbox = await createSandbox();
+const models = await warmStartAgents(
+  {
+    planner: await loadCheckpointDir(join(checkpoint, 'planner')),
+    coder: await loadCheckpointDir(join(checkpoint, 'coder')),
+  },
+  sandbox,
+  {
+    steps,
+    seed,
+    batchSize,
+    candidates,
+    peakLr,
+    onProgress: (agent, p) =>
+      console.log(
+        JSON.stringify({
+          event: 'progress',
+          agent,
+          step: p.step,
+          loss: Number(p.loss.toPrecision(4)),
+          elapsedSec: Math.round(p.elapsedSec),
+        }),
+      ),
+  },
+);
+const command = `npm run --silent warmstart-agents -- ${process.argv.slice(2).join(' ')}`;
+const minutes = (performance.now() - started) / 60_000;
+for (const [folder, loaded] of [
+  ['debugger', models.debugger],
+  ['retriever', models.retriever],
+  ['planner-retrieval', models.plannerRetrieval],
+] as const) {
+  await saveCheckpointDir(join(out, folder), loaded.model, loaded.tokenizer, {
+    ...loaded.lab,
+    backend: backend.backend,
+    command,
+    minutes: Number(minutes.toFixed(2)),
+  });
+}
+console.log(JSON.stringify({ event: 'saved', out, minutes: Number(minutes.toFixed(2)) }));
+await sandbox.close();
+process.exit(0);
