@@ -18,6 +18,10 @@ struct Params {
   eps_low: f32,
   eps_high: f32,
   beta: f32,
+  grad_off: u32, // backward: where dlogp starts in b_out (256-byte aligned, so it binds alone)
+  _p0: u32,
+  _p1: u32,
+  _p2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> logp: array<f32>;
@@ -83,7 +87,7 @@ fn v2_four_per_thread(
 @group(0) @binding(2) var<storage, read> b_ref: array<f32>;
 @group(0) @binding(3) var<storage, read> b_adv: array<f32>;
 @group(0) @binding(4) var<storage, read> b_weight: array<f32>;
-@group(0) @binding(5) var<storage, read_write> b_out: array<f32>; // [2n]: loss·w | dlogp
+@group(0) @binding(5) var<storage, read_write> b_out: array<f32>; // loss·w [n] at 0, dlogp [n] at grad_off
 
 @compute @workgroup_size(WG)
 fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -94,7 +98,7 @@ fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) 
   let w = b_weight[i];
   if (w == 0.0) {
     b_out[i] = 0.0;
-    b_out[params.n + i] = 0.0;
+    b_out[params.grad_off + i] = 0.0;
     return;
   }
   let lp = b_logp[i];
@@ -112,7 +116,7 @@ fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) 
     g += params.beta * (1.0 - exp(d));
   }
   b_out[i] = l * w;
-  b_out[params.n + i] = g * w;
+  b_out[params.grad_off + i] = g * w;
 }
 
 @group(0) @binding(0) var<storage, read> s_in: array<f32>;

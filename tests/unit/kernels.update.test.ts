@@ -5,6 +5,7 @@ import {
   adamw,
   adamwUniforms,
   grpoBackward,
+  grpoGradOffset,
   headLogprobBackward,
   headLogprobForward,
   NORM_PARTIALS,
@@ -79,7 +80,7 @@ describe('grpo_token_loss backward and sum', () => {
       { epsilonLow: 0.2, epsilonHigh: 0.2, beta: 0 },
     ]) {
       const bufs = [logp, oldLogp, refLogp, advantage, weight].map((t) => upload(rt, t));
-      const out = rt.buffer(2 * n);
+      const out = rt.buffer(2 * grpoGradOffset(n));
       const total = rt.buffer(1);
       await run(rt, [
         grpoBackward(n, options, bufs[0]!, bufs[1]!, bufs[2]!, bufs[3]!, bufs[4]!, out),
@@ -89,10 +90,16 @@ describe('grpo_token_loss backward and sum', () => {
         { logp, oldLogp, refLogp, advantage, mask: weight },
         options,
       );
-      const o = await readBack(rt, out, 2 * n);
+      const o = await readBack(rt, out, 2 * grpoGradOffset(n));
       expectClose(o.subarray(0, n), lossRef, 1e-7, 1e-4, 'loss');
       const gradRef = grpoTokenLossGradRef({ logp, oldLogp, refLogp, advantage, weight }, options);
-      expectClose(o.subarray(n), gradRef, 1e-7, 1e-4, 'dlogp');
+      expectClose(
+        o.subarray(grpoGradOffset(n), grpoGradOffset(n) + n),
+        gradRef,
+        1e-7,
+        1e-4,
+        'dlogp',
+      );
       expect(gradRef.some((v, i) => v === 0 && (weight[i] ?? 0) > 0)).toBe(options.beta === 0); // clipped tokens
       expectClose(
         await readBack(rt, total, 1),

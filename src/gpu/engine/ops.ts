@@ -432,9 +432,16 @@ const grpoUniforms = (n: number, o: GrpoOptions) =>
     ['f', o.epsilonLow],
     ['f', o.epsilonHigh],
     ['f', o.beta],
+    ['u', grpoGradOffset(n)],
+    ['u', 0],
+    ['u', 0],
+    ['u', 0],
   ]);
 
-/** out [2n] = loss·w | dlogp. */
+/** Where dlogp starts in grpoBackward's output: after loss·w, aligned so it binds as a range. */
+export const grpoGradOffset = (n: number) => Math.ceil(n / 64) * 64;
+
+/** out = loss·w [n] at 0 | dlogp [n] at grpoGradOffset(n): allocate 2·grpoGradOffset(n). */
 export function grpoBackward(
   n: number,
   o: GrpoOptions,

@@ -24,8 +24,8 @@ export function grpoTokenLossSpec(
       throw new Error(`grpo_token_loss: ${name} has ${values.length} ≠ ${n}`);
   const workgroups = Math.max(1, Math.ceil(n / (WORKGROUP_SIZE * TOKENS_PER_THREAD[version])));
   if (workgroups > 65535) throw new Error(`grpo_token_loss ${version}: too many tokens (${n})`);
-  // struct Params { n: u32, eps_low: f32, eps_high: f32, beta: f32 }
-  const uniforms = new ArrayBuffer(16);
+  // struct Params { n: u32, eps_low: f32, eps_high: f32, beta: f32, grad_off: u32, … }
+  const uniforms = new ArrayBuffer(32);
   new Uint32Array(uniforms, 0, 1)[0] = n;
   new Float32Array(uniforms, 4, 3).set([options.epsilonLow, options.epsilonHigh, options.beta]);
   return {

@@ -1,0 +1,653 @@
+// The lab's GPT (src/model/gpt.ts: learned positions, pre-LN blocks, GELU MLP, tied head) with
+// its weights in GPU buffers, and a whole GRPO training step — forward, per-token loss,
+// backward, guarded AdamW — recorded as one program and submitted as one command buffer.
+// Activations live per (B, T) shape; the program for a shape is built once and replayed.
+import type { ModelConfig } from '../../model/config';
+import {
+  decayMask,
+  entry,
+  type ParamLayout,
+  packParams,
+  paramLayout,
+  unpackParams,
+} from './layout';
+import type { GrpoOptions, MatmulVersion } from './ops';
+import * as op from './ops';
+import type { Bindable, DispatchSpec, GpuRuntime, Program, Slice } from './runtime';
+
+export interface AdamWConfig {
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+}
+
+/** One micro-batch of the GRPO update, as flat row-major arrays over B rows of T tokens. */
+export interface TrainBatch {
+  B: number;
+  T: number;
+  /** [B·T] token ids (padding: any id, weight 0). */
+  ids: Uint32Array;
+  /**
+   * Per position r = b·T + t (predicting ids[b, t+1]; t = T−1 has weight 0), [B·T] each:
+   * the sampling policy's and the reference's log-probs, the advantage of row b, and the weight
+   * mask / normalizer (dapo: 1 / tokens; grpo: 1 / (G · length_b); dr_grpo: 1 / (G · L)).
+   */
+  oldLogp: Float32Array;
+  refLogp: Float32Array;
+  advantage: Float32Array;
+  weight: Float32Array;
+}
+
+export interface StepOptions extends GrpoOptions {
+  lr: number;
+  maxGradNorm: number;
+  /** Log-probs of softmax(logits / temperature), as sampled. */
+  temperature: number;
+}
+
+export interface StepReport {
+  loss: number;
+  gradNorm: number;
+  applied: boolean;
+  clipped: boolean;
+  /** Per position r: log π(ids[b, t+1]) and entropy, [B·T] (last position of each row: garbage). */
+  logp?: Float32Array;
+  entropy?: Float32Array;
+}
+
+interface Activations {
+  B: number;
+  T: number;
+  ids: GPUBuffer;
+  targets: GPUBuffer;
+  old: GPUBuffer;
+  ref: GPUBuffer;
+  adv: GPUBuffer;
+  weight: GPUBuffer;
+  program: Program;
+  /** [3R]: logp | entropy | lse. */
+  head: GPUBuffer;
+  /** loss·w [R] | dlogp [R] at grpoGradOffset(R). */
+  loss: GPUBuffer;
+  lossSum: GPUBuffer;
+  /** Residual streams per layer: x[l] is layer l's input, x[L] the last block's output. */
+  x: GPUBuffer[];
+  qkv: GPUBuffer[];
+}
+
+export class DeviceModel {
+  readonly layout: ParamLayout;
+  readonly params: GPUBuffer;
+  readonly grads: GPUBuffer;
+  readonly m: GPUBuffer;
+  readonly v: GPUBuffer;
+  readonly decay: GPUBuffer;
+  readonly partials: GPUBuffer;
+  /** [norm, ok, clip coefficient, loss] of the last step. */
+  readonly stats: GPUBuffer;
+  private readonly adamUniforms: GPUBuffer;
+  private readonly shapes = new Map<string, Activations>();
+  step = 0;
+  matmulVersion: MatmulVersion = 'v1_regblock';
+
+  constructor(
+    readonly rt: GpuRuntime,
+    readonly config: ModelConfig,
+    values: Map<string, Float32Array>,
+    readonly adam: AdamWConfig = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.01 },
+  ) {
+    if (config.nEmbd / config.nHead > 64) throw new Error('head size above 64');
+    if (config.nEmbd > 256) throw new Error('the fused decode step holds at most d = 256');
+    this.layout = paramLayout(config);
+    const n = this.layout.total;
+    this.params = rt.buffer(n, 'params');
+    rt.write(this.params, packParams(this.layout, values));
+    this.grads = rt.buffer(n, 'grads');
+    this.m = rt.buffer(n, 'adam-m');
+    this.v = rt.buffer(n, 'adam-v');
+    this.decay = rt.buffer(n, 'decay');
+    rt.write(this.decay, decayMask(this.layout));
+    this.partials = rt.buffer(3 * op.NORM_PARTIALS, 'norm-partials');
+    this.stats = rt.buffer(4, 'step-stats');
+    this.adamUniforms = rt.uniformBuffer(48);
+  }
+
+  /** A parameter's range of the flat buffer (params, or grads/m/v of the same layout). */
+  slice(name: string, buffer: GPUBuffer = this.params): Slice {
+    const e = entry(this.layout, name);
+    return { buffer, offset: e.offset, length: e.size };
+  }
+
+  off(name: string): number {
+    return entry(this.layout, name).offset;
+  }
+
+  async readParams(): Promise<Map<string, Float32Array>> {
+    const [flat] = await this.rt.read([this.params]);
+    return unpackParams(this.layout, flat as Float32Array);
+  }
+
+  async readGrads(): Promise<Map<string, Float32Array>> {
+    const [flat] = await this.rt.read([this.grads]);
+    return unpackParams(this.layout, flat as Float32Array);
+  }
+
+  writeParams(values: Map<string, Float32Array>): void {
+    this.rt.write(this.params, packParams(this.layout, values));
+  }
+
+  /** Adam's moments in the layout's order (as AdamW.exportState: names with /m, /v). */
+  async readMoments(): Promise<{ m: Map<string, Float32Array>; v: Map<string, Float32Array> }> {
+    const [m, v] = await this.rt.read([this.m, this.v]);
+    return {
+      m: unpackParams(this.layout, m as Float32Array),
+      v: unpackParams(this.layout, v as Float32Array),
+    };
+  }
+
+  writeMoments(m: Map<string, Float32Array>, v: Map<string, Float32Array>, step: number): void {
+    this.rt.write(this.m, packParams(this.layout, m));
+    this.rt.write(this.v, packParams(this.layout, v));
+    this.step = step;
+  }
+
+  /** The forward pass's dispatches over ids [B, T], from the embedding to the last block. */
+  forwardSpecs(
+    B: number,
+    T: number,
+    ids: Bindable,
+    x: GPUBuffer[],
+    save: LayerBuffers[],
+  ): DispatchSpec[] {
+    const { nEmbd: D, nHead: H, nLayer: L, nInner: F, layerNormEps: eps } = this.config;
+    const R = B * T;
+    const P = this.params;
+    const w = (l: number, name: string) => this.slice(`transformer.h.${l}.${name}`);
+    const dummy = this.rt.dummy;
+    const version = this.matmulVersion;
+    const specs: DispatchSpec[] = [
+      op.embeddingForward(
+        ids,
+        P,
+        x[0]!,
+        B,
+        T,
+        D,
+        this.off('transformer.wte.weight'),
+        this.off('transformer.wpe.weight'),
+      ),
+    ];
+    for (let l = 0; l < L; l++) {
+      const s = save[l]!;
+      specs.push(
+        op.layerNormForward(
+          x[l]!,
+          w(l, 'ln_1.weight'),
+          w(l, 'ln_1.bias'),
+          s.a,
+          s.stats1,
+          R,
+          D,
+          eps,
+        ),
+        op.matmul({
+          M: R,
+          N: 3 * D,
+          K: D,
+          a: s.a,
+          b: w(l, 'attn.c_attn.weight'),
+          bias: w(l, 'attn.c_attn.bias'),
+          c: s.qkv,
+          dummy,
+          version,
+        }),
+        op.attentionForward({ B, T, H, hd: D / H }, s.qkv, s.y, s.lse),
+        op.matmul({
+          M: R,
+          N: D,
+          K: D,
+          a: s.y,
+          b: w(l, 'attn.c_proj.weight'),
+          bias: w(l, 'attn.c_proj.bias'),
+          residual: x[l]!,
+          c: s.xm,
+          dummy,
+          version,
+        }),
+        op.layerNormForward(
+          s.xm,
+          w(l, 'ln_2.weight'),
+          w(l, 'ln_2.bias'),
+          s.mm,
+          s.stats2,
+          R,
+          D,
+          eps,
+        ),
+        op.matmul({
+          M: R,
+          N: F,
+          K: D,
+          a: s.mm,
+          b: w(l, 'mlp.c_fc.weight'),
+          bias: w(l, 'mlp.c_fc.bias'),
+          c: s.pre,
+          aux: s.act,
+          flags: op.MM_GELU,
+          dummy,
+          version,
+        }),
+        op.matmul({
+          M: R,
+          N: D,
+          K: F,
+          a: s.act,
+          b: w(l, 'mlp.c_proj.weight'),
+          bias: w(l, 'mlp.c_proj.bias'),
+          residual: s.xm,
+          c: x[l + 1]!,
+          dummy,
+          version,
+        }),
+      );
+    }
+    return specs;
+  }
+
+  layerBuffers(R: number): LayerBuffers {
+    const { nEmbd: D, nHead: H, nInner: F } = this.config;
+    const rt = this.rt;
+    return {
+      a: rt.buffer(R * D),
+      stats1: rt.buffer(2 * R),
+      qkv: rt.buffer(R * 3 * D),
+      y: rt.buffer(R * D),
+      lse: rt.buffer(H * R),
+      xm: rt.buffer(R * D),
+      mm: rt.buffer(R * D),
+      stats2: rt.buffer(2 * R),
+      pre: rt.buffer(R * F),
+      act: rt.buffer(R * F),
+    };
+  }
+
+  private activations(B: number, T: number, invTemp: number): Activations {
+    const key = `${B}x${T}@${invTemp}`;
+    const cached = this.shapes.get(key);
+    if (cached) return cached;
+    const {
+      nEmbd: D,
+      nHead: H,
+      nLayer: L,
+      nInner: F,
+      vocabSize: V,
+      layerNormEps: eps,
+    } = this.config;
+    const R = B * T;
+    const rt = this.rt;
+    const dummy = rt.dummy;
+    const version = this.matmulVersion;
+    const ids = rt.buffer(R);
+    const x = Array.from({ length: L + 1 }, () => rt.buffer(R * D));
+    const save = Array.from({ length: L }, () => this.layerBuffers(R));
+    const xf = rt.buffer(R * D);
+    const statsF = rt.buffer(2 * R);
+    const logits = rt.buffer(R * V);
+    const targets = rt.buffer(R);
+    const head = rt.buffer(3 * R);
+    const old = rt.buffer(R);
+    const ref = rt.buffer(R);
+    const adv = rt.buffer(R);
+    const weight = rt.buffer(R);
+    const loss = rt.buffer(2 * op.grpoGradOffset(R));
+    const lossSum = rt.buffer(1);
+    const dres = rt.buffer(R * D);
+    const tmpD = rt.buffer(R * D);
+    const dh = rt.buffer(R * F);
+    const dqkv = rt.buffer(R * 3 * D);
+    const dsum = rt.buffer(H * R);
+    const G = this.grads;
+    const g = (name: string) => this.slice(name, G);
+    const w = (l: number, name: string) => this.slice(`transformer.h.${l}.${name}`);
+    const gl = (l: number, name: string) => g(`transformer.h.${l}.${name}`);
+    const wte = this.slice('transformer.wte.weight');
+    const dlogp: Slice = { buffer: loss, offset: op.grpoGradOffset(R), length: R };
+    // The GRPO options live in the program's uniforms: rebuilt when they change (rare).
+    const specs: DispatchSpec[] = [
+      ...this.forwardSpecs(B, T, ids, x, save),
+      op.layerNormForward(
+        x[L]!,
+        this.slice('transformer.ln_f.weight'),
+        this.slice('transformer.ln_f.bias'),
+        xf,
+        statsF,
+        R,
+        D,
+        eps,
+      ),
+      op.matmul({
+        M: R,
+        N: V,
+        K: D,
+        a: xf,
+        b: wte,
+        bStride: [1, D],
+        c: logits,
+        dummy,
+        version,
+        label: 'head',
+      }),
+      op.headLogprobForward(logits, targets, head, R, V, invTemp),
+    ];
+    const lossSpecs = (o: GrpoOptions): DispatchSpec[] => [
+      op.grpoBackward(R, o, { buffer: head, offset: 0, length: R }, old, ref, adv, weight, loss),
+      op.sum(R, { buffer: loss, offset: 0, length: R }, lossSum),
+    ];
+    const backward: DispatchSpec[] = [
+      op.headLogprobBackward(targets, dlogp, head, logits, R, V, invTemp),
+      // dxf = dlogits·wte; dwte += dlogitsᵀ·xf (the tied head's share)
+      op.matmul({ M: R, N: D, K: V, a: logits, b: wte, c: tmpD, dummy, version }),
+      op.matmul({
+        M: V,
+        N: D,
+        K: R,
+        a: logits,
+        aStride: [1, V],
+        b: xf,
+        c: g('transformer.wte.weight'),
+        flags: op.MM_ACCUMULATE,
+        dummy,
+        version,
+      }),
+      op.layerNormBackwardDx(
+        x[L]!,
+        this.slice('transformer.ln_f.weight'),
+        tmpD,
+        statsF,
+        dres,
+        R,
+        D,
+        false,
+      ),
+      op.layerNormBackwardParams(
+        x[L]!,
+        tmpD,
+        statsF,
+        G,
+        this.off('transformer.ln_f.weight'),
+        this.off('transformer.ln_f.bias'),
+        R,
+        D,
+      ),
+    ];
+    for (let l = L - 1; l >= 0; l--) {
+      const s = save[l]!;
+      const name = (p: string) => `transformer.h.${l}.${p}`;
+      backward.push(
+        // MLP: dres is d x[l+1]
+        op.matmul({
+          M: R,
+          N: F,
+          K: D,
+          a: dres,
+          b: w(l, 'mlp.c_proj.weight'),
+          bStride: [1, D],
+          c: dh,
+          aux: s.pre,
+          flags: op.MM_GELU_GRAD,
+          dummy,
+          version,
+        }),
+        op.matmul({
+          M: F,
+          N: D,
+          K: R,
+          a: s.act,
+          aStride: [1, F],
+          b: dres,
+          c: gl(l, 'mlp.c_proj.weight'),
+          flags: op.MM_ACCUMULATE,
+          dummy,
+          version,
+        }),
+        op.biasGrad(dres, R, D, gl(l, 'mlp.c_proj.bias'), true, dummy),
+        op.matmul({
+          M: R,
+          N: D,
+          K: F,
+          a: dh,
+          b: w(l, 'mlp.c_fc.weight'),
+          bStride: [1, F],
+          c: tmpD,
+          dummy,
+          version,
+        }),
+        op.matmul({
+          M: D,
+          N: F,
+          K: R,
+          a: s.mm,
+          aStride: [1, D],
+          b: dh,
+          c: gl(l, 'mlp.c_fc.weight'),
+          flags: op.MM_ACCUMULATE,
+          dummy,
+          version,
+        }),
+        op.biasGrad(dh, R, F, gl(l, 'mlp.c_fc.bias'), true, dummy),
+        op.layerNormBackwardDx(s.xm, w(l, 'ln_2.weight'), tmpD, s.stats2, dres, R, D, true),
+        op.layerNormBackwardParams(
+          s.xm,
+          tmpD,
+          s.stats2,
+          G,
+          this.off(name('ln_2.weight')),
+          this.off(name('ln_2.bias')),
+          R,
+          D,
+        ),
+        // attention: dres is d xm[l]
+        op.matmul({
+          M: R,
+          N: D,
+          K: D,
+          a: dres,
+          b: w(l, 'attn.c_proj.weight'),
+          bStride: [1, D],
+          c: tmpD,
+          dummy,
+          version,
+        }),
+        op.matmul({
+          M: D,
+          N: D,
+          K: R,
+          a: s.y,
+          aStride: [1, D],
+          b: dres,
+          c: gl(l, 'attn.c_proj.weight'),
+          flags: op.MM_ACCUMULATE,
+          dummy,
+          version,
+        }),
+        op.biasGrad(dres, R, D, gl(l, 'attn.c_proj.bias'), true, dummy),
+        ...op.attentionBackward({ B, T, H, hd: D / H }, s.qkv, s.y, tmpD, s.lse, dqkv, dsum),
+        op.matmul({
+          M: R,
+          N: D,
+          K: 3 * D,
+          a: dqkv,
+          b: w(l, 'attn.c_attn.weight'),
+          bStride: [1, 3 * D],
+          c: tmpD,
+          dummy,
+          version,
+        }),
+        op.matmul({
+          M: D,
+          N: 3 * D,
+          K: R,
+          a: s.a,
+          aStride: [1, D],
+          b: dqkv,
+          c: gl(l, 'attn.c_attn.weight'),
+          flags: op.MM_ACCUMULATE,
+          dummy,
+          version,
+        }),
+        op.biasGrad(dqkv, R, 3 * D, gl(l, 'attn.c_attn.bias'), true, dummy),
+        op.layerNormBackwardDx(x[l]!, w(l, 'ln_1.weight'), tmpD, s.stats1, dres, R, D, true),
+        op.layerNormBackwardParams(
+          x[l]!,
+          tmpD,
+          s.stats1,
+          G,
+          this.off(name('ln_1.weight')),
+          this.off(name('ln_1.bias')),
+          R,
+          D,
+        ),
+      );
+    }
+    backward.push(
+      ...op.embeddingBackward(
+        ids,
+        dres,
+        G,
+        B,
+        T,
+        D,
+        this.off('transformer.wte.weight'),
+        this.off('transformer.wpe.weight'),
+      ),
+    );
+    const n = this.layout.total;
+    const update = op
+      .adamw(n, new ArrayBuffer(48), {
+        grads: G,
+        partials: this.partials,
+        loss: lossSum,
+        stats: this.stats,
+        decay: this.decay,
+        params: this.params,
+        m: this.m,
+        v: this.v,
+      })
+      .map((spec) => ({ ...spec, uniformBuffer: this.adamUniforms }));
+    const forwardProgram = rt.program(specs);
+    const rest = rt.program([...backward, ...update]);
+    let lossProgram: Program | null = null;
+    let lossKey = '';
+    const acts: Activations & { parts(o: GrpoOptions): Program[] } = {
+      B,
+      T,
+      ids,
+      targets,
+      old,
+      ref,
+      adv,
+      weight,
+      head,
+      loss,
+      lossSum,
+      x,
+      qkv: save.map((s) => s.qkv),
+      program: forwardProgram,
+      parts(o: GrpoOptions) {
+        const k = `${o.epsilonLow}/${o.epsilonHigh}/${o.beta}`;
+        if (!lossProgram || k !== lossKey) {
+          lossProgram = rt.program(lossSpecs(o));
+          lossKey = k;
+        }
+        return [forwardProgram, lossProgram, rest];
+      },
+    };
+    this.shapes.set(key, acts);
+    return acts;
+  }
+
+  /** Records and submits one whole training step (one command buffer); reads back its report. */
+  async trainStep(batch: TrainBatch, o: StepOptions, readLogp = false): Promise<StepReport> {
+    const { B, T } = batch;
+    const R = B * T;
+    for (const [name, a] of Object.entries({
+      ids: batch.ids,
+      oldLogp: batch.oldLogp,
+      refLogp: batch.refLogp,
+      advantage: batch.advantage,
+      weight: batch.weight,
+    }))
+      if (a.length !== R) throw new Error(`trainStep: ${name} has ${a.length} ≠ ${B}×${T}`);
+    const acts = this.activations(B, T, 1 / o.temperature) as Activations & {
+      parts(o: GrpoOptions): Program[];
+    };
+    const rt = this.rt;
+    const targets = new Uint32Array(R);
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t + 1 < T; t++) targets[b * T + t] = batch.ids[b * T + t + 1] ?? 0;
+    rt.write(acts.ids, batch.ids);
+    rt.write(acts.targets, targets);
+    rt.write(acts.old, batch.oldLogp);
+    rt.write(acts.ref, batch.refLogp);
+    rt.write(acts.adv, batch.advantage);
+    rt.write(acts.weight, batch.weight);
+    this.step++;
+    const s = {
+      lr: o.lr,
+      beta1: this.adam.beta1,
+      beta2: this.adam.beta2,
+      eps: this.adam.eps,
+      weightDecay: this.adam.weightDecay,
+      c1: 1 - this.adam.beta1 ** this.step,
+      c2: 1 - this.adam.beta2 ** this.step,
+      maxGradNorm: o.maxGradNorm,
+    };
+    rt.device.queue.writeBuffer(this.adamUniforms, 0, op.adamwUniforms(this.layout.total, s));
+    const grads = this.grads;
+    const [fwd, lossP, rest] = acts.parts(o);
+    rt.submit([(enc) => enc.clearBuffer(grads), fwd!, lossP!, rest!]);
+    const reads: Bindable[] = [this.stats];
+    if (readLogp) reads.push({ buffer: acts.head, offset: 0, length: 2 * R });
+    const [stats, head] = await rt.read(reads);
+    const st = stats as Float32Array;
+    const applied = st[1] === 1;
+    if (!applied) this.step--; // a skipped step leaves Adam's clock where it was
+    const report: StepReport = {
+      loss: st[3] ?? Number.NaN,
+      gradNorm: st[0] ?? Number.NaN,
+      applied,
+      clipped: applied && (st[2] ?? 1) < 1,
+    };
+    if (head) {
+      report.logp = head.slice(0, R);
+      report.entropy = head.slice(R, 2 * R);
+    }
+    return report;
+  }
+
+  /** Dispatches in one training step at this shape (for the bench). */
+  dispatchesPerStep(B: number, T: number, o: StepOptions): number {
+    const acts = this.activations(B, T, 1 / o.temperature) as Activations & {
+      parts(o: GrpoOptions): Program[];
+    };
+    return acts.parts(o).reduce((n, p) => n + p.size, 0);
+  }
+
+  destroy(): void {
+    this.rt.destroy();
+  }
+}
+
+export interface LayerBuffers {
+  a: GPUBuffer;
+  stats1: GPUBuffer;
+  qkv: GPUBuffer;
+  y: GPUBuffer;
+  lse: GPUBuffer;
+  xm: GPUBuffer;
+  mm: GPUBuffer;
+  stats2: GPUBuffer;
+  pre: GPUBuffer;
+  act: GPUBuffer;
+}
