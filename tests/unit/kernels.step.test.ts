@@ -83,10 +83,14 @@ describe('device training step vs the tfjs cpu step', () => {
       const tfAfter = new Map<string, Float32Array>();
       for (const [name, v] of model.params) tfAfter.set(name, (await v.data()) as Float32Array);
 
-      const tokens = mask.flat().reduce((a, b) => a + b, 0);
+      const tokens = mask.flat().reduce((a: number, b) => a + b, 0);
       const flat = (rows: number[][]) => {
         const out = new Float32Array(B * T);
-        rows.forEach((row, b) => row.forEach((v, t) => (out[b * T + t] = v)));
+        rows.forEach((row, b) => {
+          row.forEach((v, t) => {
+            out[b * T + t] = v;
+          });
+        });
         return out;
       };
       const dm = new DeviceModel(rt, config, values, ADAM);
