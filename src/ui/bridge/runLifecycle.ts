@@ -187,16 +187,54 @@ function updateRun(runId: string, update: (run: RunRecord) => RunRecord): RunRec
   return updated;
 }
 
+/** `name`, or `name (2)`, `name (3)`, … : the first that no run in `runs` has. */
+export function uniqueRunName(name: string, runs: readonly RunRecord[]): string {
+  const taken = new Set(runs.map((run) => run.name));
+  if (!taken.has(name)) return name;
+  for (let n = 2; ; n++) if (!taken.has(`${name} (${n})`)) return `${name} (${n})`;
+}
+
+/** One past the highest "run N" kept, so numbers never repeat after a delete. */
+function nextRunNumber(runs: readonly RunRecord[]): number {
+  const numbers = runs.map((run) => Number(/^run (\d+)\b/.exec(run.name)?.[1] ?? 0));
+  return Math.max(0, ...numbers) + 1;
+}
+
+export function newRunId(): string {
+  return `run-${Date.now().toString(36)}-${Math.floor(performance.now()).toString(36)}`;
+}
+
 function newRunRecord(config: RunConfig, name?: string): RunRecord {
-  const count = useLabStore.getState().runs.length + 1;
+  const runs = useLabStore.getState().runs;
+  const base =
+    name ?? `run ${nextRunNumber(runs)} · ${config.grpo.mode} · seed ${config.grpo.seed}`;
   return {
-    id: `run-${Date.now().toString(36)}-${Math.floor(performance.now()).toString(36)}`,
-    name: name ?? `run ${count} · ${config.grpo.mode} · seed ${config.grpo.seed}`,
+    id: newRunId(),
+    name: uniqueRunName(base, runs),
     config,
     createdAt: Date.now(),
     points: [],
     visible: true,
   };
+}
+
+/**
+ * A run nothing has happened in: no step, no evaluation, and the shipped warm start's models
+ * (a warm start from scratch is worth keeping at step 0). Reset or a link replaces it.
+ */
+export function isEmptyRun(run: RunRecord): boolean {
+  return run.points.length === 0 && !run.name.startsWith(WARM_START_NAME);
+}
+
+const WARM_START_NAME = 'warm start from scratch';
+
+/** Removes the active run when it is empty, so a new one takes its place instead of piling up. */
+async function dropEmptyActiveRun() {
+  const state = useLabStore.getState();
+  const active = activeRun(state);
+  if (!active || !isEmptyRun(active)) return;
+  useLabStore.setState({ runs: state.runs.filter((run) => run.id !== active.id) });
+  await db.deleteRun(active.id);
 }
 
 interface StartOptions {
@@ -255,20 +293,29 @@ export async function bootLab() {
   }
   useLabStore.setState({ runs });
   const saved = runs.find((run) => run.id === activeId);
-  if (saved && (!given || sameConfig(saved.config, config))) {
+  // A link resumes the newest saved run with its settings, so reopening it adds no run.
+  const resumed =
+    saved && (!given || sameConfig(saved.config, config))
+      ? saved
+      : given
+        ? runs.findLast((run) => sameConfig(run.config, config))
+        : undefined;
+  if (resumed) {
     const [snapshot, groups] = await Promise.all([
-      db.loadSnapshot(saved.id),
-      db.loadGroups(saved.id),
+      db.loadSnapshot(resumed.id),
+      db.loadGroups(resumed.id),
     ]);
-    await startRun(saved, snapshot, { groups });
+    await startRun(resumed, snapshot, { groups });
     return;
   }
+  if (saved) useLabStore.setState({ activeRunId: saved.id });
   await newRun(config);
 }
 
 /** A fresh run from the shipped warm start with `config` (Reset). */
 export async function newRun(config: RunConfig = useLabStore.getState().config) {
   consecutiveFailures = 0;
+  await dropEmptyActiveRun();
   const run = newRunRecord(config);
   useLabStore.setState((state) => ({ runs: [...state.runs, run] }));
   await db.saveRun(run);
@@ -288,7 +335,7 @@ export async function warmStartFromScratch(minutes: number) {
   const config = useLabStore.getState().config;
   const run = newRunRecord(
     config,
-    `warm start from scratch · ${minutes} min · seed ${config.grpo.seed}`,
+    `${WARM_START_NAME} · ${minutes} min · seed ${config.grpo.seed}`,
   );
   useLabStore.setState((state) => ({
     runs: [...state.runs, run],
@@ -318,12 +365,21 @@ export function step() {
   send({ type: 'step' });
 }
 
+/**
+ * Adds an imported run and makes it the active one. `replace` false keeps a run of the same
+ * id that is already here: the import gets a new id and a name of its own.
+ */
 export async function addImportedRun(
-  run: RunRecord,
+  imported: RunRecord,
   snapshot: RunSnapshot | undefined,
   groups: db.StoredGroups,
+  replace = true,
 ) {
-  useLabStore.setState((state) => ({ runs: [...state.runs.filter((r) => r.id !== run.id), run] }));
+  const others = useLabStore.getState().runs.filter((r) => !(replace && r.id === imported.id));
+  const run = replace
+    ? { ...imported, name: uniqueRunName(imported.name, others) }
+    : { ...imported, id: newRunId(), name: uniqueRunName(imported.name, others) };
+  useLabStore.setState({ runs: [...others, run] });
   await db.saveRun(run);
   if (snapshot) await db.saveSnapshot(run.id, snapshot);
   await db.saveGroups(run.id, groups);

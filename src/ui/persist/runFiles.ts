@@ -9,7 +9,10 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export function metricsCsv(points: MetricPoint[]): string {
-  const names = [...new Set(points.flatMap((p) => Object.keys(p.values)))].sort();
+  // A step's metrics carry their own `step`; the first column already is the step.
+  const names = [...new Set(points.flatMap((p) => Object.keys(p.values)))]
+    .filter((name) => name !== 'step')
+    .sort();
   const rows = points.map((p) => [p.step, ...names.map((n) => p.values[n] ?? '')].join(','));
   return [['step', ...names].join(','), ...rows].join('\n');
 }

@@ -1,6 +1,6 @@
 // The runs table: one row per run with its headline numbers, overlay/active/delete actions,
 // and a column for each config field that differs between runs.
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { runColor } from '../charts/palette';
 import { type RunRecord, useLabStore } from '../state/labStore';
 import { deleteRun, setActiveRun, setRunVisible } from '../state/runActions';
@@ -42,6 +42,8 @@ export function RunsTable() {
   const status = useLabStore((state) => state.status);
   const diff = useMemo(() => configDiff(runs.map((run) => run.config)), [runs]);
   const busy = status === 'training' || status === 'stepping';
+  /** The run whose delete waits for a second click. */
+  const [confirming, setConfirming] = useState<string | null>(null);
 
   if (runs.length === 0) {
     return <p className="runs-empty">No runs yet.</p>;
@@ -101,15 +103,34 @@ export function RunsTable() {
                   </td>
                 ))}
                 <td>
-                  <button
-                    type="button"
-                    className="runs-delete"
-                    disabled={busy && active}
-                    title={busy && active ? 'Stop training to delete this run' : 'Delete run'}
-                    onClick={() => deleteRun(run.id)}
-                  >
-                    delete
-                  </button>
+                  {confirming === run.id ? (
+                    <span className="runs-confirm" title={`Delete ${run.name}?`}>
+                      Delete?{' '}
+                      <button
+                        type="button"
+                        className="runs-delete"
+                        onClick={() => {
+                          setConfirming(null);
+                          deleteRun(run.id);
+                        }}
+                      >
+                        Yes, delete
+                      </button>{' '}
+                      <button type="button" onClick={() => setConfirming(null)}>
+                        Keep
+                      </button>
+                    </span>
+                  ) : (
+                    <button
+                      type="button"
+                      className="runs-delete"
+                      disabled={busy && active}
+                      title={busy && active ? 'Stop training to delete this run' : 'Delete run'}
+                      onClick={() => setConfirming(run.id)}
+                    >
+                      delete
+                    </button>
+                  )}
                 </td>
               </tr>
             );

@@ -35,7 +35,10 @@ export function deleteRun(id: string): boolean {
   void db.deleteRun(id);
   if (state.activeRunId === id) {
     useLabStore.setState({ runs, activeRunId: null, groups: [], selection: null });
-    void newRun(); // the engine always has a run to step
+    // The engine always has a run to step: the newest one left, else a fresh one.
+    const newest = runs.at(-1);
+    if (newest) void switchToRun(newest.id);
+    else void newRun();
   } else {
     useLabStore.setState({ runs });
   }
