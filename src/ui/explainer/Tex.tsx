@@ -8,16 +8,47 @@ import { useLayoutEffect, useMemo, useRef } from 'react';
 /** Below this scale a formula gets too small to read; it scrolls inside its own box instead. */
 const MIN_SCALE = 0.45;
 
-/** Scales `box`'s formula to its width: font-size shrinks by the overflow's ratio. */
-function fitToWidth(box: HTMLElement) {
-  box.style.fontSize = '';
-  const formula = box.querySelector<HTMLElement>('.katex');
-  if (!formula) return;
-  const available = box.clientWidth;
-  const natural = formula.scrollWidth;
-  if (available <= 0 || natural <= available) return;
-  // A hair under the exact ratio: sub-pixel rounding must not leave a 1 px overflow.
-  box.style.fontSize = `${Math.max(MIN_SCALE, (available / natural) * 0.98)}em`;
+/**
+ * Formulas to fit at the next frame, all at once: every width is read first, then every
+ * scale written, so a step's dozen formulas cost one layout, not one each.
+ */
+const pending = new Set<HTMLElement>();
+let scheduled = false;
+
+function scheduleFit(box: HTMLElement) {
+  pending.add(box);
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(fitPending);
+}
+
+/** The formula's own width, whatever its box's width (its glyphs' extent). */
+function contentWidth(box: HTMLElement): number {
+  const html = box.querySelector('.katex-html');
+  if (!html) return 0;
+  const range = document.createRange();
+  range.selectNodeContents(html);
+  return range.getBoundingClientRect().width;
+}
+
+function fitPending() {
+  scheduled = false;
+  const boxes = [...pending].filter((box) => box.isConnected);
+  pending.clear();
+  const sizes = boxes.map((box) => ({
+    box,
+    available: box.clientWidth,
+    // At the scale it has now; font-size scales every glyph alike.
+    natural: contentWidth(box) / Number(box.dataset.scale ?? 1),
+  }));
+  for (const { box, available, natural } of sizes) {
+    // A hair under the exact ratio: sub-pixel rounding must not leave a 1 px overflow.
+    const scale =
+      available > 0 && natural > available ? Math.max(MIN_SCALE, (available / natural) * 0.98) : 1;
+    if (scale === Number(box.dataset.scale ?? 1)) continue;
+    box.dataset.scale = String(scale);
+    box.style.fontSize = scale === 1 ? '' : `${scale}em`;
+  }
 }
 
 export function Tex({ tex, display = false }: { tex: string; display?: boolean }) {
@@ -30,14 +61,9 @@ export function Tex({ tex, display = false }: { tex: string; display?: boolean }
   useLayoutEffect(() => {
     const element = box.current;
     if (!display || !element) return;
-    fitToWidth(element);
+    scheduleFit(element);
     // The column's width changes with the window and with presentation mode.
-    let width = element.clientWidth;
-    const observer = new ResizeObserver(() => {
-      if (element.clientWidth === width) return;
-      width = element.clientWidth;
-      fitToWidth(element);
-    });
+    const observer = new ResizeObserver(() => scheduleFit(element));
     observer.observe(element);
     return () => observer.disconnect();
   }, [display, html]);
