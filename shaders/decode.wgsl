@@ -1,0 +1,355 @@
+// One decode step of the whole model on the device, for B rows at their own positions, and the
+// sampler: tokens stay on the GPU and come back once every K steps (the host replays the step
+// K times in one submission). A row that has finished returns at once: it costs no work.
+// Row state (u32 × 8 per row): pos, done, token, count, rng, finished, _, _
+//   pos    position of `token`, the token this step feeds in (its k, v are written there)
+//   rng    mulberry32's state (src/tasks/random.ts), the host's rowPrng(seed, row) stream
+// Entry points:
+//   layer       one workgroup per row, the whole pre-LN block fused (what fits at d ≤ 256): LN1,
+//               q|k|v (k, v into the cache at pos), scores over the cache, softmax per head,
+//               weighted sum, c_proj + residual, LN2, c_fc + GELU, c_proj + residual.
+//               flags & 1: layer 0 embeds the token first (wte[token] + wpe[pos]).
+//               Threads split columns; 8 barriers per layer (CPU drivers pay for each).
+//   sample      one workgroup per row: LN_f, tied logits, then (invocation 0) temperature,
+//               top-k (candidates in descending logit order, ties by index, as rollout/pick.ts),
+//               a seeded draw, the token's log-prob; writes the token and updates the row.
+//   fill_cache  prefill: copies k, v of a full-sequence forward (qkv [B·T, 3D]) into the cache.
+
+struct Params {
+  B: u32, D: u32, H: u32, hd: u32,
+  C: u32, F: u32, layer: u32, flags: u32,
+  eps: f32, scale: f32, wte: u32, wpe: u32,
+  ln1_g: u32, ln1_b: u32, attn_w: u32, attn_b: u32,
+  proj_w: u32, proj_b: u32, ln2_g: u32, ln2_b: u32,
+  fc_w: u32, fc_b: u32, fc2_w: u32, fc2_b: u32,
+}
+
+const S: u32 = 8u;
+const WG: u32 = 64u;
+const MAX_D: u32 = 256u;
+
+@group(0) @binding(0) var<storage, read> params: array<f32>;
+@group(0) @binding(1) var<storage, read> state: array<u32>;
+@group(0) @binding(2) var<storage, read_write> x: array<f32>;
+@group(0) @binding(3) var<storage, read_write> kcache: array<f32>;
+@group(0) @binding(4) var<storage, read_write> vcache: array<f32>;
+@group(0) @binding(5) var<storage, read_write> scores: array<f32>;
+@group(0) @binding(7) var<uniform> p: Params;
+
+var<workgroup> sx: array<f32, MAX_D>;
+var<workgroup> sa: array<f32, MAX_D>;
+var<workgroup> sq: array<f32, 768>;
+var<workgroup> sh: array<f32, 1024>;
+var<workgroup> s_done: u32;
+
+const GELU_C: f32 = 0.7978845608028654;
+
+fn gelu(v: f32) -> f32 {
+  let u = clamp(GELU_C * (v + 0.044715 * v * v * v), -15.0, 15.0);
+  return 0.5 * v * (1.0 + tanh(u));
+}
+
+// LayerNorm of sx into sa (every invocation computes the row's statistics itself: D reads,
+// cheaper than a reduction's barriers).
+fn norm_into_sa(lid: u32, g: u32, bo: u32) {
+  var mean = 0.0;
+  for (var j = 0u; j < p.D; j++) {
+    mean += sx[j];
+  }
+  mean /= f32(p.D);
+  var v = 0.0;
+  for (var j = 0u; j < p.D; j++) {
+    let d = sx[j] - mean;
+    v += d * d;
+  }
+  let rstd = inverseSqrt(v / f32(p.D) + p.eps);
+  for (var j = lid; j < p.D; j += WG) {
+    sa[j] = (sx[j] - mean) * rstd * params[g + j] + params[bo + j];
+  }
+}
+
+@compute @workgroup_size(WG)
+fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let b = wid.x;
+  if (lid == 0u) {
+    s_done = state[b * S + 1u];
+  }
+  if (workgroupUniformLoad(&s_done) != 0u) {
+    return;
+  }
+  let pos = state[b * S];
+  let D = p.D;
+  for (var j = lid; j < D; j += WG) {
+    if ((p.flags & 1u) != 0u) {
+      sx[j] = params[p.wte + state[b * S + 2u] * D + j] + params[p.wpe + pos * D + j];
+    } else {
+      sx[j] = x[b * D + j];
+    }
+  }
+  workgroupBarrier();
+  norm_into_sa(lid, p.ln1_g, p.ln1_b);
+  workgroupBarrier();
+  let cache = (p.layer * p.B + b) * p.C * D;
+  for (var c = lid; c < 3u * D; c += WG) {
+    var s = params[p.attn_b + c];
+    for (var k = 0u; k < D; k++) {
+      s += sa[k] * params[p.attn_w + k * 3u * D + c];
+    }
+    sq[c] = s;
+    if (c >= 2u * D) {
+      vcache[cache + pos * D + c - 2u * D] = s;
+    } else if (c >= D) {
+      kcache[cache + pos * D + c - D] = s;
+    }
+  }
+  storageBarrier();
+  workgroupBarrier();
+  let n = pos + 1u;
+  let srow = b * p.H * p.C;
+  for (var e = lid; e < p.H * n; e += WG) {
+    let h = e / n;
+    let s = e % n;
+    var dot = 0.0;
+    for (var i = 0u; i < p.hd; i++) {
+      dot += sq[h * p.hd + i] * kcache[cache + s * D + h * p.hd + i];
+    }
+    scores[srow + h * p.C + s] = dot * p.scale;
+  }
+  storageBarrier();
+  workgroupBarrier();
+  if (lid < p.H) {
+    let base = srow + lid * p.C;
+    var m = -3.4e38;
+    for (var s = 0u; s < n; s++) {
+      m = max(m, scores[base + s]);
+    }
+    var l = 0.0;
+    for (var s = 0u; s < n; s++) {
+      let w = exp(scores[base + s] - m);
+      scores[base + s] = w;
+      l += w;
+    }
+    let inv = 1.0 / l;
+    for (var s = 0u; s < n; s++) {
+      scores[base + s] *= inv;
+    }
+  }
+  storageBarrier();
+  workgroupBarrier();
+  for (var j = lid; j < D; j += WG) {
+    let base = srow + (j / p.hd) * p.C;
+    var acc = 0.0;
+    for (var s = 0u; s < n; s++) {
+      acc += scores[base + s] * vcache[cache + s * D + j];
+    }
+    sq[j] = acc; // q is no longer needed: the attention output takes its place
+  }
+  workgroupBarrier();
+  for (var j = lid; j < D; j += WG) {
+    var s = params[p.proj_b + j];
+    for (var k = 0u; k < D; k++) {
+      s += sq[k] * params[p.proj_w + k * D + j];
+    }
+    sx[j] += s;
+  }
+  workgroupBarrier();
+  norm_into_sa(lid, p.ln2_g, p.ln2_b);
+  workgroupBarrier();
+  for (var c = lid; c < p.F; c += WG) {
+    var s = params[p.fc_b + c];
+    for (var k = 0u; k < D; k++) {
+      s += sa[k] * params[p.fc_w + k * p.F + c];
+    }
+    sh[c] = gelu(s);
+  }
+  workgroupBarrier();
+  for (var j = lid; j < D; j += WG) {
+    var s = params[p.fc2_b + j];
+    for (var k = 0u; k < p.F; k++) {
+      s += sh[k] * params[p.fc2_w + k * D + j];
+    }
+    x[b * D + j] = sx[j] + s;
+  }
+}
+
+// ---- sampling -------------------------------------------------------------------------------
+
+struct SampleParams {
+  B: u32, D: u32, V: u32, C: u32,
+  eps: f32, inv_temp: f32, greedy: u32, top_k: u32,
+  stop: u32, max_new: u32, lnf_g: u32, lnf_b: u32,
+  wte: u32, _p0: u32, _p1: u32, _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> s_params: array<f32>;
+@group(0) @binding(1) var<storage, read> s_x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> s_state: array<u32>;
+@group(0) @binding(3) var<storage, read_write> s_logits: array<f32>;
+@group(0) @binding(4) var<storage, read_write> s_out: array<u32>; // tokens [B, max_new] | logp bits
+@group(0) @binding(7) var<uniform> sp: SampleParams;
+
+const MAX_K: u32 = 64u;
+
+fn mulberry(b: u32) -> f32 {
+  let st = s_state[b * S + 4u] + 0x6d2b79f5u;
+  s_state[b * S + 4u] = st;
+  var t = st;
+  t = (t ^ (t >> 15u)) * (t | 1u);
+  t ^= t + (t ^ (t >> 7u)) * (t | 61u);
+  return f32((t ^ (t >> 14u)) >> 8u) * (1.0 / 16777216.0);
+}
+
+// (value, index) pairs ordered by value descending, then index ascending (rollout/pick.ts).
+fn before(va: f32, ia: u32, vb: f32, ib: u32) -> bool {
+  return va > vb || (va == vb && ia < ib);
+}
+
+@compute @workgroup_size(WG)
+fn sample(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let b = wid.x;
+  if (lid == 0u) {
+    s_done = s_state[b * S + 1u];
+  }
+  if (workgroupUniformLoad(&s_done) != 0u) {
+    return;
+  }
+  let D = sp.D;
+  for (var j = lid; j < D; j += WG) {
+    sx[j] = s_x[b * D + j];
+  }
+  workgroupBarrier();
+  var mean = 0.0;
+  for (var j = 0u; j < D; j++) {
+    mean += sx[j];
+  }
+  mean /= f32(D);
+  var var_ = 0.0;
+  for (var j = 0u; j < D; j++) {
+    let d = sx[j] - mean;
+    var_ += d * d;
+  }
+  let rstd = inverseSqrt(var_ / f32(D) + sp.eps);
+  for (var j = lid; j < D; j += WG) {
+    sa[j] = (sx[j] - mean) * rstd * s_params[sp.lnf_g + j] + s_params[sp.lnf_b + j];
+  }
+  workgroupBarrier();
+  let lrow = b * sp.V;
+  for (var v = lid; v < sp.V; v += WG) {
+    var s = 0.0;
+    for (var k = 0u; k < D; k++) {
+      s += sa[k] * s_params[sp.wte + v * D + k];
+    }
+    s_logits[lrow + v] = s;
+  }
+  storageBarrier();
+  workgroupBarrier();
+  if (lid != 0u) {
+    return;
+  }
+  let V = sp.V;
+  let it = sp.inv_temp;
+  var m = -3.4e38;
+  var best = 0u;
+  for (var v = 0u; v < V; v++) {
+    let l = s_logits[lrow + v];
+    if (l * it > m) {
+      m = l * it;
+    }
+    if (l > s_logits[lrow + best]) {
+      best = v;
+    }
+  }
+  var total = 0.0;
+  for (var v = 0u; v < V; v++) {
+    total += exp(s_logits[lrow + v] * it - m);
+  }
+  let log_z = m + log(total);
+  var id = best;
+  if (sp.greedy == 0u) {
+    let u = mulberry(b);
+    let k = select(V, min(sp.top_k, MAX_K), sp.top_k > 0u && sp.top_k < V);
+    if (k == V) {
+      var r = u * total;
+      id = V - 1u;
+      for (var v = 0u; v < V; v++) {
+        r -= exp(s_logits[lrow + v] * it - m);
+        if (r < 0.0) {
+          id = v;
+          break;
+        }
+      }
+    } else {
+      // k selection passes: each finds the next candidate after the previous one in order.
+      var cand: array<u32, MAX_K>;
+      var pv = 3.4e38;
+      var pi = 0xffffffffu;
+      var sum = 0.0;
+      for (var c = 0u; c < k; c++) {
+        var bv = -3.4e38;
+        var bi = 0xffffffffu;
+        for (var v = 0u; v < V; v++) {
+          let l = s_logits[lrow + v];
+          let after_prev = c == 0u || before(pv, pi, l, v);
+          if (after_prev && (bi == 0xffffffffu || before(l, v, bv, bi))) {
+            bv = l;
+            bi = v;
+          }
+        }
+        cand[c] = bi;
+        pv = bv;
+        pi = bi;
+        sum += exp(bv * it - m);
+      }
+      var r = u * sum;
+      id = cand[k - 1u];
+      for (var c = 0u; c < k; c++) {
+        r -= exp(s_logits[lrow + cand[c]] * it - m);
+        if (r < 0.0) {
+          id = cand[c];
+          break;
+        }
+      }
+    }
+  }
+  let count = s_state[b * S + 3u];
+  s_out[b * sp.max_new + count] = id;
+  s_out[sp.B * sp.max_new + b * sp.max_new + count] = bitcast<u32>(s_logits[lrow + id] * it - log_z);
+  let pos = s_state[b * S] + 1u;
+  s_state[b * S] = pos;
+  s_state[b * S + 2u] = id;
+  s_state[b * S + 3u] = count + 1u;
+  let finished = id == sp.stop;
+  if (finished) {
+    s_state[b * S + 5u] = 1u;
+  }
+  if (finished || count + 1u >= sp.max_new || pos >= sp.C) {
+    s_state[b * S + 1u] = 1u;
+  }
+}
+
+// ---- prefill --------------------------------------------------------------------------------
+
+struct FillParams {
+  B: u32, T: u32, D: u32, C: u32,
+  layer: u32, _p0: u32, _p1: u32, _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> f_qkv: array<f32>;
+@group(0) @binding(1) var<storage, read_write> f_k: array<f32>;
+@group(0) @binding(2) var<storage, read_write> f_v: array<f32>;
+@group(0) @binding(7) var<uniform> fp: FillParams;
+
+@compute @workgroup_size(64)
+fn fill_cache(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let e = gid.x + gid.y * nwg.x * 64u;
+  if (e >= fp.B * fp.T * fp.D) {
+    return;
+  }
+  let j = e % fp.D;
+  let r = e / fp.D;
+  let t = r % fp.T;
+  let b = r / fp.T;
+  let dst = ((fp.layer * fp.B + b) * fp.C + t) * fp.D + j;
+  f_k[dst] = f_qkv[r * 3u * fp.D + fp.D + j];
+  f_v[dst] = f_qkv[r * 3u * fp.D + 2u * fp.D + j];
+}

@@ -1,0 +1,259 @@
+// Batched KV-cache sampling on the device, behind the lab's Sampler interface
+// (src/rollout/types.ts): prompts prefilled with the full-sequence forward, then one decode
+// step per token — every layer fused into one dispatch per row (shaders/decode.wgsl `layer`)
+// and one dispatch that samples (temperature, top-k, the row's seeded mulberry32 stream, as
+// rollout/pick.ts) — replayed `tokensPerRead` times per submission; tokens come back once per
+// submission. A finished row returns at the top of every kernel: it costs no work.
+import type { SampleOptions, SampleResult, Sampler } from '../../rollout/types';
+import type { DeviceModel } from './deviceModel';
+import { type DispatchSpec, type Program, uniforms } from './runtime';
+
+const STATE = 8; // u32 words per row: pos, done, token, count, rng, finished, _, _
+
+/** The first state word of rollout/pick.ts' rowPrng(seed, row) (mulberry32, src/tasks/random.ts). */
+export function rowStreamState(seed: number, row: number): number {
+  const word = (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(row + 1, 0x85ebca77)) >>> 0;
+  return word >>> 0 || 0x9e3779b9;
+}
+
+export interface DecodeCounts {
+  /** Dispatches of one decode step (every row, every layer, the sampler). */
+  dispatchesPerToken: number;
+  submissions: number;
+  /** Decode steps run (the longest row's generated tokens). */
+  steps: number;
+}
+
+export class DeviceSampler implements Sampler {
+  /** Decode steps per submission (and per readback). */
+  tokensPerRead = 16;
+  last: DecodeCounts = { dispatchesPerToken: 0, submissions: 0, steps: 0 };
+
+  constructor(readonly model: DeviceModel) {}
+
+  async sample(prompts: number[][], options: SampleOptions): Promise<SampleResult> {
+    const m = this.model;
+    const rt = m.rt;
+    const { nCtx, nEmbd: D, nHead: H, nLayer: L, vocabSize: V } = m.config;
+    const B = prompts.length;
+    const result: SampleResult = {
+      tokens: prompts.map(() => []),
+      logProbs: prompts.map(() => []),
+      finished: prompts.map(() => false),
+    };
+    if (B === 0) return result;
+    if (prompts.some((p) => p.length === 0))
+      throw new Error('sample: every prompt needs at least one token');
+    const longest = Math.max(...prompts.map((p) => p.length));
+    if (longest > nCtx)
+      throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
+    const maxNew = Math.max(1, options.maxNewTokens);
+    const C = Math.min(nCtx, longest + maxNew);
+    const greedy = options.temperature <= 0;
+    const topK = options.topK > 0 && options.topK < V ? options.topK : 0;
+    if (topK > 64) throw new Error('sample: the device sampler keeps at most 64 top-k candidates');
+    const submissionsBefore = rt.counters.submissions;
+
+    const kcache = rt.buffer(L * B * C * D, 'k-cache');
+    const vcache = rt.buffer(L * B * C * D, 'v-cache');
+    const x = rt.buffer(B * D, 'decode-x');
+    const scores = rt.buffer(B * H * C, 'scores');
+    const logits = rt.buffer(B * V, 'decode-logits');
+    const out = rt.buffer(2 * B * maxNew, 'sampled');
+    const state = rt.buffer(B * STATE, 'row-state');
+    const temporary: GPUBuffer[] = [kcache, vcache, x, scores, logits, out, state];
+    try {
+      // Prefill: the full-sequence forward over the padded prompts (positions past a row's
+      // prompt hold garbage that decoding overwrites before it is ever read).
+      const T = longest;
+      if (T > 1) {
+        const ids = new Uint32Array(B * T);
+        prompts.forEach((p, b) => ids.set(p, b * T));
+        const idsBuf = rt.buffer(B * T);
+        rt.write(idsBuf, ids);
+        const xs = Array.from({ length: L + 1 }, () => rt.buffer(B * T * D));
+        const save = Array.from({ length: L }, () => m.layerBuffers(B * T));
+        const specs: DispatchSpec[] = m.forwardSpecs(B, T, idsBuf, xs, save);
+        for (let l = 0; l < L; l++)
+          specs.push({
+            shader: 'decode.wgsl',
+            entry: 'fill_cache',
+            bindings: [
+              ['r', save[l]!.qkv],
+              ['w', kcache],
+              ['w', vcache],
+            ],
+            uniforms: uniforms([
+              ['u', B],
+              ['u', T],
+              ['u', D],
+              ['u', C],
+              ['u', l],
+              ['u', 0],
+              ['u', 0],
+              ['u', 0],
+            ]),
+            workgroups: gridFor(B * T * D),
+            label: 'fill_cache',
+          });
+        rt.submit([rt.program(specs)]);
+        temporary.push(idsBuf, ...xs, ...save.flatMap((s) => Object.values(s) as GPUBuffer[]));
+      }
+      const init = new Uint32Array(B * STATE);
+      prompts.forEach((p, b) => {
+        const budget = Math.min(maxNew, nCtx - p.length);
+        init[b * STATE] = p.length - 1;
+        init[b * STATE + 1] = budget <= 0 ? 1 : 0;
+        init[b * STATE + 2] = p[p.length - 1] ?? 0;
+        init[b * STATE + 4] = rowStreamState(options.seed, b);
+      });
+      rt.write(state, init);
+      const step = this.decodeProgram(B, C, maxNew, options, greedy, topK, {
+        x,
+        kcache,
+        vcache,
+        scores,
+        logits,
+        out,
+        state,
+      });
+      let steps = 0;
+      let done = false;
+      let outData: Float32Array | null = null;
+      let stateData: Uint32Array | null = null;
+      while (!done) {
+        const k = Math.min(this.tokensPerRead, maxNew - steps);
+        rt.submit([step], k);
+        steps += k;
+        const [o, s] = await rt.read([out, state]);
+        outData = o as Float32Array;
+        stateData = new Uint32Array((s as Float32Array).buffer);
+        done = steps >= maxNew;
+        if (!done) {
+          done = true;
+          for (let b = 0; b < B; b++) if (stateData[b * STATE + 1] === 0) done = false;
+        }
+      }
+      const tokens = new Uint32Array(outData!.buffer);
+      for (let b = 0; b < B; b++) {
+        const count = stateData![b * STATE + 3] ?? 0;
+        for (let i = 0; i < count; i++) {
+          result.tokens[b]!.push(tokens[b * maxNew + i] ?? 0);
+          result.logProbs[b]!.push(outData![B * maxNew + b * maxNew + i] ?? Number.NaN);
+        }
+        result.finished[b] = stateData![b * STATE + 5] === 1;
+      }
+      this.last = {
+        dispatchesPerToken: step.size,
+        submissions: rt.counters.submissions - submissionsBefore,
+        steps,
+      };
+      return result;
+    } finally {
+      for (const buffer of temporary) rt.free(buffer);
+    }
+  }
+
+  private decodeProgram(
+    B: number,
+    C: number,
+    maxNew: number,
+    options: SampleOptions,
+    greedy: boolean,
+    topK: number,
+    b: Record<'x' | 'kcache' | 'vcache' | 'scores' | 'logits' | 'out' | 'state', GPUBuffer>,
+  ): Program {
+    const m = this.model;
+    const {
+      nCtx,
+      nEmbd: D,
+      nHead: H,
+      nLayer: L,
+      nInner: F,
+      vocabSize: V,
+      layerNormEps: eps,
+    } = m.config;
+    const specs: DispatchSpec[] = [];
+    for (let l = 0; l < L; l++) {
+      const o = (name: string) => m.off(`transformer.h.${l}.${name}`);
+      specs.push({
+        shader: 'decode.wgsl',
+        entry: 'layer',
+        bindings: [
+          ['r', m.params],
+          ['r', b.state],
+          ['w', b.x],
+          ['w', b.kcache],
+          ['w', b.vcache],
+          ['w', b.scores],
+        ],
+        uniforms: uniforms([
+          ['u', B],
+          ['u', D],
+          ['u', H],
+          ['u', D / H],
+          ['u', C],
+          ['u', F],
+          ['u', l],
+          ['u', l === 0 ? 1 : 0],
+          ['f', eps],
+          ['f', 1 / Math.sqrt(D / H)],
+          ['u', m.off('transformer.wte.weight')],
+          ['u', m.off('transformer.wpe.weight')],
+          ['u', o('ln_1.weight')],
+          ['u', o('ln_1.bias')],
+          ['u', o('attn.c_attn.weight')],
+          ['u', o('attn.c_attn.bias')],
+          ['u', o('attn.c_proj.weight')],
+          ['u', o('attn.c_proj.bias')],
+          ['u', o('ln_2.weight')],
+          ['u', o('ln_2.bias')],
+          ['u', o('mlp.c_fc.weight')],
+          ['u', o('mlp.c_fc.bias')],
+          ['u', o('mlp.c_proj.weight')],
+          ['u', o('mlp.c_proj.bias')],
+        ]),
+        workgroups: [B],
+        label: `decode_layer_${l}`,
+      });
+    }
+    specs.push({
+      shader: 'decode.wgsl',
+      entry: 'sample',
+      bindings: [
+        ['r', m.params],
+        ['r', b.x],
+        ['w', b.state],
+        ['w', b.logits],
+        ['w', b.out],
+      ],
+      uniforms: uniforms([
+        ['u', B],
+        ['u', D],
+        ['u', V],
+        ['u', nCtx],
+        ['f', eps],
+        ['f', greedy ? 1 : 1 / options.temperature],
+        ['u', greedy ? 1 : 0],
+        ['u', topK],
+        ['u', options.stopId],
+        ['u', maxNew],
+        ['u', m.off('transformer.ln_f.weight')],
+        ['u', m.off('transformer.ln_f.bias')],
+        ['u', m.off('transformer.wte.weight')],
+        ['u', 0],
+        ['u', 0],
+        ['u', 0],
+      ]),
+      workgroups: [B],
+      label: 'decode_sample',
+    });
+    return m.rt.program(specs);
+  }
+}
+
+function gridFor(elements: number): [number, number] {
+  const groups = Math.ceil(elements / 64);
+  const x = Math.max(1, Math.min(groups, 65535));
+  return [x, Math.ceil(groups / x)];
+}

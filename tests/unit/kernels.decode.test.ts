@@ -1,0 +1,80 @@
+// shaders/decode.wgsl through src/gpu/engine/deviceSampler.ts: the device's batched KV-cache
+// decode (fused layers, on-device temperature / top-k / seeded draw) against the host's
+// KvCacheSampler (tfjs cpu) on the same weights, prompts and seed.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../src/gpu/backend';
+import { DeviceModel } from '../../src/gpu/engine/deviceModel';
+import { DeviceSampler, rowStreamState } from '../../src/gpu/engine/deviceSampler';
+import { makeConfig } from '../../src/model/config';
+import type { GPT } from '../../src/model/gpt';
+import { initialValues, makeVariables } from '../../src/model/params';
+import { KvCacheSampler } from '../../src/rollout/kvSampler';
+import { rowPrng } from '../../src/rollout/pick';
+import { Rng } from '../../src/tasks/random';
+import { kernelRuntime, needRuntime } from './kernels-harness';
+
+const h = kernelRuntime();
+beforeAll(async () => {
+  await initBackend('cpu');
+});
+
+describe('device decode vs the host KV-cache sampler', () => {
+  it("the device's row streams start where rowPrng's do", () => {
+    for (const [seed, row] of [
+      [0, 0],
+      [7, 3],
+      [0xffffffff, 100],
+    ] as [number, number][]) {
+      const host = rowPrng(seed, row);
+      const state = rowStreamState(seed, row);
+      expect(new Rng(state).next()).toBe(host.next());
+    }
+  });
+
+  for (const [label, temperature, topK] of [
+    ['greedy', 0, 0],
+    ['T = 1', 1, 0],
+    ['T = 0.7, top-k 5', 0.7, 5],
+  ] as [string, number, number][]) {
+    it(`${label}: the same tokens and log-probs for every row`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      // The tiny preset's width and depth, a small vocabulary, a short context.
+      const config = makeConfig('tiny', 23, 'shared', { nCtx: 40 });
+      const values = initialValues(config, 5);
+      // Larger embeddings make the distributions peaked enough to be interesting.
+      for (const v of values.get('transformer.wte.weight')!.entries())
+        values.get('transformer.wte.weight')![v[0]] = v[1] * 40;
+      const model: GPT = { config, params: makeVariables(config, values) };
+      const prng = new Rng(11);
+      const prompts = [3, 1, 7, 7, 12, 2].map((n) =>
+        Array.from({ length: n }, () => 1 + prng.below(22)),
+      );
+      // A stop token that row 1 meets at its 5th token at the latest: rows finish at different steps.
+      const free = { maxNewTokens: 20, temperature, topK, seed: 99, stopId: 0xffff };
+      const stopId = (await new KvCacheSampler(model).sample(prompts, free)).tokens[1]![4]!;
+      const options = { ...free, stopId };
+      const host = await new KvCacheSampler(model).sample(prompts, options);
+      expect(host.finished[1]).toBe(true);
+      const sampler = new DeviceSampler(new DeviceModel(rt, config, values));
+      sampler.tokensPerRead = 6;
+      const gpu = await sampler.sample(prompts, options);
+      expect(gpu.tokens).toEqual(host.tokens);
+      expect(gpu.tokens.flat().length).toBeGreaterThan(20); // rows do generate
+      if (temperature > 0) expect(new Set(gpu.tokens.flat()).size).toBeGreaterThan(3);
+      expect(gpu.finished).toEqual(host.finished);
+      gpu.logProbs.forEach((row, b) => {
+        row.forEach((lp, i) => {
+          expect(Math.abs(lp - (host.logProbs[b]![i] ?? 0)), `row ${b} token ${i}`).toBeLessThan(
+            1e-3,
+          );
+        });
+      });
+      // L layers + 1 sampler per token; one submission per 6 tokens (and the prefill).
+      expect(sampler.last.dispatchesPerToken).toBe(config.nLayer + 1);
+      expect(sampler.last.submissions).toBeLessThanOrEqual(
+        1 + 2 * Math.ceil(sampler.last.steps / 6),
+      );
+      for (const v of model.params.values()) v.dispose();
+    });
+  }
+});
