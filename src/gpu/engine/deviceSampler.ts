@@ -68,7 +68,9 @@ export class DeviceSampler implements Sampler {
       const T = longest;
       if (T > 1) {
         const ids = new Uint32Array(B * T);
-        prompts.forEach((p, b) => ids.set(p, b * T));
+        prompts.forEach((p, b) => {
+          ids.set(p, b * T);
+        });
         const idsBuf = rt.buffer(B * T);
         rt.write(idsBuf, ids);
         const xs = Array.from({ length: L + 1 }, () => rt.buffer(B * T * D));
