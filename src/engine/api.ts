@@ -56,7 +56,7 @@ export {
   type RecoveryPlan,
   type RecoveryReport,
 } from './failure';
-export type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
+export type { EngineCommand, EngineEvent, EngineStatus, WarmStartSummary } from './protocol';
 export {
   type ConfigProblem,
   DEFAULT_RUN_CONFIG,

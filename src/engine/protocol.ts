@@ -67,6 +67,17 @@ export type EngineEvent =
   | { type: 'eval'; runId: string; report: EvalReport }
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
+  /** A warm start's supervised loss for one role, each time it logs (the page's loss charts). */
+  | {
+      type: 'warmstartLoss';
+      runId: string;
+      role: 'planner' | 'coder' | 'shared';
+      step: number;
+      loss: number;
+      tokensPerSec: number;
+    }
+  /** A warm start ended (its budget spent, or Pause): what each role got. */
+  | { type: 'warmstartDone'; runId: string; summary: WarmStartSummary }
   /**
    * What the session is doing inside a step, each time it changes ("sampling (4 tasks)",
    * "the evaluation", "idle"): the page says "evaluating…" while it evaluates.
@@ -96,3 +107,17 @@ export type EngineEvent =
       /** The step the run had completed (the failed one is step + 1). */
       step: number;
     };
+
+/** What a warm start from scratch made, for the page's end summary. */
+export interface WarmStartSummary {
+  seconds: number;
+  /** Ended by Pause before its budget. */
+  stopped: boolean;
+  roles: {
+    role: 'planner' | 'coder' | 'shared';
+    steps: number;
+    examples: number;
+    finalLoss: number;
+    parameters: number;
+  }[];
+}

@@ -264,14 +264,24 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
   const deps = { sandbox: sessionSandbox(await ensureSandbox()), suites: await ensureSuites() };
   const budgetSec = command.minutes * 60;
   const started = performance.now();
+  const parameters = new Map<string, number>();
   const { planner, coder } = await warmStartModels({
     preset: command.config.preset,
     seed: command.seed,
     minutes: command.minutes,
     shouldStop: () => stopWarmStart,
     logEvery: 2,
+    onRoleStart: (role, count) => parameters.set(role, count),
     onProgress: (role, progress) => {
       const elapsed = (performance.now() - started) / 1000;
+      post({
+        type: 'warmstartLoss',
+        runId: command.runId,
+        role,
+        step: progress.step,
+        loss: progress.loss,
+        tokensPerSec: progress.tokensPerSec,
+      });
       post({
         type: 'progress',
         task: 'Warm start',
@@ -279,6 +289,35 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
         message: `${role} step ${progress.step} · loss ${progress.loss.toFixed(3)} · ${Math.round(progress.tokensPerSec)} tok/s`,
         etaSec: Math.max(0, budgetSec - elapsed),
       });
+    },
+  });
+  const made =
+    planner === coder
+      ? [['shared', coder] as const]
+      : ([
+          ['planner', planner],
+          ['coder', coder],
+        ] as const);
+  post({
+    type: 'warmstartDone',
+    runId: command.runId,
+    summary: {
+      seconds: (performance.now() - started) / 1000,
+      stopped: stopWarmStart,
+      roles: made.map(([role, checkpoint]) => {
+        const sft = (
+          checkpoint.lab as
+            | { sft?: { steps: number; examples: number; finalLoss: number } }
+            | undefined
+        )?.sft;
+        return {
+          role,
+          steps: sft?.steps ?? 0,
+          examples: sft?.examples ?? 0,
+          finalLoss: sft?.finalLoss ?? Number.NaN,
+          parameters: parameters.get(role) ?? 0,
+        };
+      }),
     },
   });
   session = await TrainingSession.create(command.config, { planner, coder, ...deps });

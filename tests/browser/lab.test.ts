@@ -168,9 +168,27 @@ describe('the lab page', () => {
     await expect
       .poll(() => page.getByTestId('progress').textContent(), { timeout: 60_000 })
       .toMatch(/Warm start: (planner|coder) step \d+ · loss [\d.]+.*ETA \d+ s/);
+    // Its loss, per role, as it trains.
+    await expect
+      .poll(() => page.getByTestId('chart-warmstart-planner').getAttribute('data-points'), {
+        timeout: 60_000,
+      })
+      .not.toBe('0');
     await waitIdle(page, 120_000);
     expect(await page.getByTestId('run-row').count()).toBe(2);
     expect(await page.getByTestId('runs-table').textContent()).toContain('warm start from scratch');
+    // A loss chart per role and a summary at the end.
+    for (const role of ['planner', 'coder']) {
+      const chart = page.getByTestId(`chart-warmstart-${role}`);
+      expect(Number(await chart.getAttribute('data-points')), role).toBeGreaterThan(0);
+      expect(await chart.locator('.chart-title').textContent()).toMatch(/(Planner|Coder) loss/);
+    }
+    const summary = (await page.getByTestId('warmstart-summary').textContent()) ?? '';
+    expect(summary).toMatch(/^Finished after \d+ s\./);
+    expect(summary).toMatch(
+      /Planner: \d+ steps, [\d,]+ examples, [\d.]+M parameters, loss [\d.]+ → [\d.]+/,
+    );
+    expect(summary).toMatch(/Coder: \d+ steps/);
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 120_000 }).toBe(1);
     expect(errors).toEqual([]);

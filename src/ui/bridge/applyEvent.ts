@@ -4,7 +4,7 @@
 import type { EngineEvent, SampleGroup } from '../../engine/api';
 import { rewardSpreads } from '../charts/rewardSpread';
 import { signalSelection } from '../inspector/signal';
-import { type LabState, MAX_KEPT_STEPS } from '../state/labStore';
+import { type LabState, MAX_KEPT_STEPS, type WarmStartRecord } from '../state/labStore';
 import type { Notice } from './notices';
 
 export interface EventEffect {
@@ -39,6 +39,32 @@ export function applyEngineEvent(state: LabState, event: EngineEvent): EventEffe
       };
     case 'step':
       return applyStep(state, event.runId, event.report);
+    case 'warmstartLoss':
+      return {
+        patch: {
+          runs: withWarmStart(state.runs, event.runId, (record) => ({
+            ...record,
+            curves: {
+              ...record.curves,
+              [event.role]: [
+                ...(record.curves[event.role] ?? []),
+                { step: event.step, loss: event.loss },
+              ],
+            },
+          })),
+        },
+        notices: [],
+      };
+    case 'warmstartDone':
+      return {
+        patch: {
+          runs: withWarmStart(state.runs, event.runId, (record) => ({
+            ...record,
+            summary: event.summary,
+          })),
+        },
+        notices: [],
+      };
     case 'eval':
       return { patch: { runs: withEvalPoint(state.runs, event.runId, event.report) }, notices: [] };
     case 'progress':
@@ -63,6 +89,16 @@ export function applyEngineEvent(state: LabState, event: EngineEvent): EventEffe
     default:
       return NOTHING;
   }
+}
+
+function withWarmStart(
+  runs: LabState['runs'],
+  runId: string,
+  update: (record: WarmStartRecord) => WarmStartRecord,
+): LabState['runs'] {
+  return runs.map((run) =>
+    run.id === runId ? { ...run, warmStart: update(run.warmStart ?? { curves: {} }) } : run,
+  );
 }
 
 /** The run's curves with an evaluation merged into its step's point (step 0 comes first). */

@@ -91,6 +91,7 @@ function onEvent(event: EngineEvent) {
       );
       return;
     }
+    case 'warmstartDone':
     case 'eval': {
       commit(event);
       const run = useLabStore.getState().runs.find((r) => r.id === event.runId);
@@ -223,7 +224,7 @@ function newRunRecord(config: RunConfig, name?: string): RunRecord {
  * (a warm start from scratch is worth keeping at step 0). Reset or a link replaces it.
  */
 export function isEmptyRun(run: RunRecord): boolean {
-  return run.points.length === 0 && !run.name.startsWith(WARM_START_NAME);
+  return run.points.length === 0 && !run.warmStart && !run.name.startsWith(WARM_START_NAME);
 }
 
 const WARM_START_NAME = 'warm start from scratch';

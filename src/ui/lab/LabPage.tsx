@@ -9,6 +9,7 @@ import { ErrorBanner } from './ErrorBanner';
 import { Intro } from './Intro';
 import { ProgressBar } from './ProgressBar';
 import { RunToolbar } from './RunToolbar';
+import { WarmStartPanel } from './WarmStartPanel';
 
 /** The lab: settings on the left; toolbar, charts, inspector and explainer on the right. */
 export function LabPage() {
@@ -25,6 +26,7 @@ export function LabPage() {
           <Explainer />
         ) : (
           <>
+            <WarmStartPanel />
             <ChartsPanel />
             <RunsTable />
             <div className="inspect-row">

@@ -9,6 +9,7 @@ import type {
   MetricRecord,
   RunConfig,
   SampleGroup,
+  WarmStartSummary,
 } from '../../engine/api';
 import { DEFAULT_RUN_CONFIG } from '../../engine/api';
 
@@ -26,6 +27,15 @@ export interface RunRecord {
   /** One entry per GRPO step (train metrics) plus eval points merged in at their step. */
   points: MetricPoint[];
   visible: boolean;
+  /** A run made by a warm start from scratch: each role's loss as it trained, and the end. */
+  warmStart?: WarmStartRecord;
+}
+
+export type WarmStartRole = WarmStartSummary['roles'][number]['role'];
+
+export interface WarmStartRecord {
+  curves: Partial<Record<WarmStartRole, { step: number; loss: number }[]>>;
+  summary?: WarmStartSummary;
 }
 
 /** What the inspector shows: a step's group and, inside it, one plan and one program. */
