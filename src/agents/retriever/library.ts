@@ -1,10 +1,13 @@
 // The Retriever's library: solved tasks of the TRAIN split only (statement, a reference
 // plan, the step signature), a fixed seeded draw with its own seed. Every entry is checked
 // against the split function, so no validation, evaluation-suite or held-out task can be
-// in it (tests/unit/agentsRetriever.test.ts checks the suites too). A search never returns
-// a task's own statement: the example must be another task.
+// in it (tests/unit/agentsRetriever.test.ts checks the suites too). Only compositions of
+// steps: their statements are hashed into one split, whereas a hand-written family's few
+// statements recur in validation with other inputs, so its train tasks would hand the
+// Planner an evaluation task's own plan. A search never returns a task's own statement.
 import { createTaskSampler, type Task } from '../../tasks';
 import { splitOf } from '../../tasks/splits';
+import { isStepKind } from '../../tasks/steps';
 import type { WorkedExample } from '../format';
 import { Bm25Index } from './bm25';
 
@@ -31,11 +34,21 @@ export class ExampleLibrary {
   }
 }
 
-/** A library entry for a train-split task; throws for any other split. */
+/** Whether a task composes the step world's steps (its statement lives in one split only). */
+export function isComposed(task: Pick<Task, 'steps'>): boolean {
+  return task.steps.length > 0 && task.steps.every(isStepKind);
+}
+
+/** A library entry for a train-split composition; throws for any other task. */
 export function libraryEntry(task: Task): LibraryEntry {
   const split = splitOf(task);
   if (split !== 'train') {
     throw new Error(`the example library takes train-split tasks only: ${task.id} is ${split}`);
+  }
+  if (!isComposed(task)) {
+    throw new Error(
+      `the example library takes compositions of steps only: ${task.id}'s statement recurs in validation`,
+    );
   }
   // L4 tasks show their efficient plan: the example to imitate.
   const strategy = task.strategies.find((s) => s.name === 'efficient') ?? task.strategies[0];
@@ -51,7 +64,7 @@ export function buildLibrary(size = LIBRARY_SIZE, seed = LIBRARY_SEED): ExampleL
   for (let tries = 0; entries.length < size; tries++) {
     if (tries > size * 20) throw new Error(`library: only ${entries.length} distinct statements`);
     const [task] = sampler.next(1);
-    if (!task || seen.has(task.statement)) continue;
+    if (!task || seen.has(task.statement) || !isComposed(task)) continue;
     seen.add(task.statement);
     entries.push(libraryEntry(task));
   }
