@@ -109,7 +109,9 @@ export function SampleDetail({ group, planIndex, programIndex }: SampleDetailPro
           )}
         </div>
       </div>
-      {result && <VerdictsPanel result={result} tests={group.tests} />}
+      {result && (
+        <VerdictsPanel result={result} tests={group.tests} entryPoint={group.entryPoint} />
+      )}
     </div>
   );
 }

@@ -4,15 +4,35 @@ import { formatBytes, formatCount, formatMs } from '../format';
 interface VerdictsPanelProps {
   result: RunResult;
   tests: CaseTest[] | null;
+  /** The function the tests called. */
+  entryPoint?: string | null;
 }
 
 /** Per-test verdicts and the run's cost, as the sandbox measured them. */
-export function VerdictsPanel({ result, tests }: VerdictsPanelProps) {
+/**
+ * What is known of the run's memory. A job the watchdog killed left no measurement: memory is
+ * sampled at QuickJS's interrupt checks, and native loops (Array.fill, a huge allocation) run
+ * without them, which is also why the deadline could not stop it.
+ */
+function peakMemory(result: RunResult): string {
+  if (result.errorKind === 'watchdog_killed' && result.cost.peakBytes === 0) {
+    return 'not measured (the watchdog stopped the worker inside native code)';
+  }
+  return formatBytes(result.cost.peakBytes);
+}
+
+export function VerdictsPanel({ result, tests, entryPoint }: VerdictsPanelProps) {
   return (
     <section className="verdicts" aria-label="Verdicts">
       <header className={result.passed ? 'summary pass' : 'summary fail'} data-testid="summary">
         {result.passCount} / {result.total} tests passed
         {result.errorKind && <span className="error-kind"> · {result.errorKind}</span>}
+        {entryPoint && (
+          <span className="entry-called" data-testid="entry-called">
+            {' '}
+            · called <code>{entryPoint}(…)</code>
+          </span>
+        )}
       </header>
       {result.message && <pre className="message">{result.message}</pre>}
       <dl className="cost" data-testid="cost">
@@ -21,7 +41,7 @@ export function VerdictsPanel({ result, tests }: VerdictsPanelProps) {
         <dt>wall</dt>
         <dd>{formatMs(result.cost.wallMs)}</dd>
         <dt>peak memory</dt>
-        <dd>{formatBytes(result.cost.peakBytes)}</dd>
+        <dd>{peakMemory(result)}</dd>
       </dl>
       <table className="tests">
         <thead>

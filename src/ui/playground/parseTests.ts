@@ -20,8 +20,28 @@ export function parseTests(text: string): CaseTest[] {
   });
 }
 
-/** The first declared function's name: the entry point when the user has not named one. */
+/** Names of the functions the code declares (`function f(`, `const f = (…) =>`, `= function`), in order. */
+export function declaredFunctions(code: string): string[] {
+  const names: string[] = [];
+  const pattern =
+    /function\s+([A-Za-z_$][\w$]*)\s*\(|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)/g;
+  for (const match of code.matchAll(pattern)) {
+    const name = match[1] ?? match[2];
+    if (name && !names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+/**
+ * The function the tests call when the user names none: the declared function no other
+ * code uses (helpers are called by it), the last of them when there are several; null when
+ * the code declares none.
+ */
 export function detectEntryPoint(code: string): string | null {
-  const match = /function\s+([A-Za-z_$][\w$]*)\s*\(/.exec(code);
-  return match?.[1] ?? null;
+  const names = declaredFunctions(code);
+  const unused = names.filter((name) => {
+    const uses = code.match(new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'));
+    return (uses?.length ?? 0) <= 1; // only its own declaration
+  });
+  return unused.at(-1) ?? names.at(-1) ?? null;
 }
