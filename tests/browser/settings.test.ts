@@ -69,6 +69,25 @@ describe('run settings', () => {
     await page.close();
   });
 
+  it('on the defaults (no query string), lr = −5 is refused in words and the URL stays bare', async () => {
+    const { page, errors } = await openLab(browser);
+    await waitIdle(page, 180_000);
+    await page.locator('input[name=lr]').fill('-5');
+    expect(await problemOf(page, 'lr')).toMatch(/^Learning rate must be a finite number > 0/);
+    expect(await page.locator('input[name=lr]').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.evaluate(() => location.search)).toBe('');
+    // The refusal is the field's description for screen readers too: role alert, beside it.
+    expect(
+      await page
+        .locator('.field-row', { has: page.locator('[name="lr"]') })
+        .getByRole('alert')
+        .count(),
+    ).toBe(1);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('opens a link with one bad value: the other values apply and the bad one is named', async () => {
     const { page, errors } = await openLab(browser, `${SMALL}&lr=-1&beta=0.1`);
     await waitIdle(page);

@@ -154,6 +154,36 @@ describe('a page to teach with', () => {
     await page.close();
   });
 
+  it('on the defaults (no query string), cuts nothing off at 1440 and 1024 px', async () => {
+    const { page, errors } = await openLab(browser);
+    await waitIdle(page, 180_000);
+    for (const width of [1440, 1024]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.waitForTimeout(300);
+      const backend = await layoutOf(page, '[data-testid="backend"]', '.run-toolbar');
+      expect(backend.clipped, `backend at ${width}`).toBe(false);
+      expect(backend.right, `backend at ${width}`).toBeLessThanOrEqual(backend.containerRight);
+      for (const name of ['preset', 'mode', 'loss']) {
+        const select = await layoutOf(page, `.controls select[name="${name}"]`, '.controls');
+        expect(select.textWidth, `${name} at ${width}`).toBeLessThanOrEqual(select.width);
+      }
+      const temperature = await layoutOf(page, '.controls input[name="temp"]', '.controls');
+      expect(Math.abs(temperature.right - temperature.rowRight), `temp at ${width}`).toBeLessThan(
+        1,
+      );
+      // No control, label or button anywhere clips its own text, and nothing scrolls sideways.
+      const clipped = await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLElement>('button, label, select, .status, .backend')]
+          .filter((el) => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
+          .map((el) => `${el.tagName} "${el.textContent?.slice(0, 30)}"`),
+      );
+      expect(clipped, `at ${width}`).toEqual([]);
+      expect(temperature.pageOverflow, `page at ${width}`).toBe(false);
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('shows whether it learns: the learning chart first, smoothed, its baseline, and "evaluating…"', async () => {
     const { page, errors } = await openLab(browser, SMALL_EVAL);
     await waitIdle(page);
