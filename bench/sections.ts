@@ -9,6 +9,7 @@ import { modelBench } from './models';
 import { sandboxBench } from './sandbox';
 import type { BenchSection } from './table';
 import { tasksBench } from './tasks';
+import { webgpuBench } from './webgpu';
 
 export const benchSections: Record<string, BenchSection> = {
   tasks: tasksBench,
@@ -18,4 +19,5 @@ export const benchSections: Record<string, BenchSection> = {
   grpo: grpoBench,
   memory: memoryBench,
   kernels: kernelsBench,
+  webgpu: webgpuBench,
 };

@@ -85,16 +85,26 @@ fn v1_regblock(@builtin(global_invocation_id) gid: vec3u) {
   if (i0 >= p.M || j0 >= p.N) {
     return;
   }
-  var acc: array<vec4f, 4>;
+  // Rows and columns past the edge read the last valid one (no branch in the k loop); their
+  // results are dropped by finish().
+  let ra = vec4u(min(i0, p.M - 1u), min(i0 + 1u, p.M - 1u), min(i0 + 2u, p.M - 1u), min(i0 + 3u, p.M - 1u)) * p.a_rs;
+  let cb = vec4u(min(j0, p.N - 1u), min(j0 + 1u, p.N - 1u), min(j0 + 2u, p.N - 1u), min(j0 + 3u, p.N - 1u)) * p.b_cs;
+  var acc0 = vec4f();
+  var acc1 = vec4f();
+  var acc2 = vec4f();
+  var acc3 = vec4f();
   for (var k = 0u; k < p.K; k++) {
-    let bv = vec4f(load_b(k, j0), load_b(k, j0 + 1u), load_b(k, j0 + 2u), load_b(k, j0 + 3u));
-    acc[0] += load_a(i0, k) * bv;
-    acc[1] += load_a(i0 + 1u, k) * bv;
-    acc[2] += load_a(i0 + 2u, k) * bv;
-    acc[3] += load_a(i0 + 3u, k) * bv;
+    let ka = k * p.a_cs;
+    let kb = k * p.b_rs;
+    let bv = vec4f(b[kb + cb.x], b[kb + cb.y], b[kb + cb.z], b[kb + cb.w]);
+    acc0 += a[ra.x + ka] * bv;
+    acc1 += a[ra.y + ka] * bv;
+    acc2 += a[ra.z + ka] * bv;
+    acc3 += a[ra.w + ka] * bv;
   }
+  let rows = array<vec4f, 4>(acc0, acc1, acc2, acc3);
   for (var r = 0u; r < 4u; r++) {
-    let row = acc[r];
+    let row = rows[r];
     finish(i0 + r, j0, row.x);
     finish(i0 + r, j0 + 1u, row.y);
     finish(i0 + r, j0 + 2u, row.z);

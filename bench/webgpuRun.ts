@@ -1,0 +1,216 @@
+// One adapter's half of `npm run bench -- webgpu` (bench/webgpu.ts starts this once per Vulkan
+// driver, with VK_ICD_FILENAMES set): the lab's own kernels (src/gpu/engine), tfjs-webgpu op by
+// op, and tfjs wasm, on the same model shape and batch, in this one process. Prints one
+// `WEBGPU_BENCH {json}` line per row. Dispatches and submissions are counted on the device's
+// prototypes, so tfjs-webgpu's are counted the same way as the kernels'.
+import * as tf from '@tensorflow/tfjs-core';
+import { initBackend } from '../src/gpu/backend';
+import { DeviceModel } from '../src/gpu/engine/deviceModel';
+import { DeviceSampler } from '../src/gpu/engine/deviceSampler';
+import { SHADERS } from '../src/gpu/engine/ops';
+import { GpuRuntime } from '../src/gpu/engine/runtime';
+import { getKernelDevice } from '../src/gpu/kernels/device';
+import { AdamW } from '../src/model/adamw';
+import { makeConfig, type PresetName } from '../src/model/config';
+import { type GPT, sequenceLogProbs } from '../src/model/gpt';
+import { initialValues, makeVariables } from '../src/model/params';
+import { applyGradientsSafely } from '../src/model/safeUpdate';
+import { grpoLoss } from '../src/rl/grpoLoss';
+import { KvCacheSampler } from '../src/rollout/kvSampler';
+import type { SampleOptions } from '../src/rollout/types';
+import { Rng } from '../src/tasks/random';
+
+export interface WebgpuRow {
+  adapter: string;
+  variant: 'kernels' | 'tfjs-webgpu' | 'wasm';
+  n_layer: number;
+  preset: string;
+  dispatches_per_token: number | null;
+  submissions_per_train_step: number | null;
+  sample_tok_s: number;
+  train_tok_s: number;
+  note?: string;
+}
+
+const VOCAB = 617; // the shipped BPE tokenizer's (public/checkpoints/tiny)
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const ROWS = env('BENCH_ROWS', 32);
+const PROMPT = env('BENCH_PROMPT', 48);
+const NEW = env('BENCH_NEW', 32);
+/** tfjs-webgpu samples at tens of tokens per second on CPU drivers: fewer steps there. */
+const NEW_TFJS_WEBGPU = env('BENCH_NEW_TFJS_WEBGPU', 6);
+const TRAIN_B = env('BENCH_TRAIN_B', 8);
+const TRAIN_T = env('BENCH_TRAIN_T', 96);
+const PRESETS = (process.env.BENCH_PRESETS ?? 'tiny').split(',') as PresetName[];
+const VARIANTS = (process.env.BENCH_VARIANTS ?? 'kernels,tfjs-webgpu,wasm').split(',');
+
+const counts = { dispatches: 0, submissions: 0 };
+
+function countOnPrototypes(): void {
+  const g = globalThis as unknown as Record<
+    string,
+    { prototype: Record<string, unknown> } | undefined
+  >;
+  const pass = g.GPUComputePassEncoder?.prototype;
+  const queue = g.GPUQueue?.prototype;
+  if (!pass || !queue) return;
+  const dispatch = pass.dispatchWorkgroups as (...a: unknown[]) => void;
+  pass.dispatchWorkgroups = function (this: unknown, ...a: unknown[]) {
+    counts.dispatches++;
+    return dispatch.apply(this, a);
+  };
+  const submit = queue.submit as (...a: unknown[]) => void;
+  queue.submit = function (this: unknown, ...a: unknown[]) {
+    counts.submissions++;
+    return submit.apply(this, a);
+  };
+}
+
+function workload(preset: PresetName) {
+  const config = makeConfig(preset, VOCAB, 'coder');
+  const values = initialValues(config, 1);
+  const prng = new Rng(2);
+  const prompts = Array.from({ length: ROWS }, () =>
+    Array.from({ length: PROMPT }, () => 1 + prng.below(VOCAB - 1)),
+  );
+  const ids = Array.from({ length: TRAIN_B }, () =>
+    Array.from({ length: TRAIN_T }, () => prng.below(VOCAB)),
+  );
+  const advantages = Array.from({ length: TRAIN_B }, () => prng.normal());
+  const mask = ids.map(() =>
+    Array.from({ length: TRAIN_T - 1 }, (_, t) => (t >= TRAIN_T / 3 ? 1 : 0)),
+  );
+  return { config, values, prompts, ids, advantages, mask };
+}
+
+const sampling = (maxNewTokens: number): SampleOptions => ({
+  maxNewTokens,
+  temperature: 0.7,
+  topK: 0,
+  seed: 3,
+  stopId: 0xffff, // never: every row generates maxNewTokens
+});
+const GRPO = { epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 };
+
+async function time<T>(
+  run: () => Promise<T>,
+): Promise<{ seconds: number; value: T; dispatches: number; submissions: number }> {
+  const d0 = counts.dispatches;
+  const s0 = counts.submissions;
+  const start = performance.now();
+  const value = await run();
+  return {
+    seconds: (performance.now() - start) / 1000,
+    value,
+    dispatches: counts.dispatches - d0,
+    submissions: counts.submissions - s0,
+  };
+}
+
+async function kernelsRow(rt: GpuRuntime, adapter: string, preset: PresetName): Promise<WebgpuRow> {
+  const w = workload(preset);
+  const dm = new DeviceModel(rt, w.config, w.values);
+  const sampler = new DeviceSampler(dm);
+  sampler.tokensPerRead = 16;
+  await sampler.sample(w.prompts.slice(0, 2), sampling(2)); // compile
+  const s = await time(() => sampler.sample(w.prompts, sampling(NEW)));
+  const B = TRAIN_B;
+  const T = TRAIN_T;
+  const R = B * T;
+  const tokens = w.mask.flat().reduce((a: number, b) => a + b, 0);
+  const batch = {
+    B,
+    T,
+    ids: Uint32Array.from(w.ids.flat()),
+    oldLogp: new Float32Array(R).fill(-6),
+    refLogp: new Float32Array(R).fill(-6),
+    advantage: Float32Array.from({ length: R }, (_, r) => w.advantages[Math.floor(r / T)] ?? 0),
+    weight: Float32Array.from(
+      { length: R },
+      (_, r) => (w.mask[Math.floor(r / T)]?.[r % T] ?? 0) / tokens,
+    ),
+  };
+  const opts = { ...GRPO, lr: 1e-4, maxGradNorm: 1, temperature: 0.7 };
+  await dm.trainStep(batch, opts); // compile
+  const t = await time(() => dm.trainStep(batch, opts));
+  return {
+    adapter,
+    variant: 'kernels',
+    preset,
+    n_layer: w.config.nLayer,
+    dispatches_per_token: s.dispatches / sampler.last.steps,
+    submissions_per_train_step: t.submissions,
+    sample_tok_s: (ROWS * NEW) / s.seconds,
+    train_tok_s: R / t.seconds,
+    note: `decode step ${sampler.last.dispatchesPerToken} dispatches; train step ${dm.dispatchesPerStep(B, T, opts)} dispatches`,
+  };
+}
+
+async function tfjsRow(
+  backend: 'webgpu' | 'wasm',
+  adapter: string,
+  preset: PresetName,
+): Promise<WebgpuRow> {
+  const report = await initBackend(backend);
+  const w = workload(preset);
+  const model: GPT = { config: w.config, params: makeVariables(w.config, w.values) };
+  const sampler = new KvCacheSampler(model);
+  const steps = backend === 'webgpu' ? NEW_TFJS_WEBGPU : NEW;
+  await sampler.sample(w.prompts.slice(0, 2), sampling(2));
+  const s = await time(() => sampler.sample(w.prompts, sampling(steps)));
+  const optimizer = new AdamW(model, {}, 1e-4);
+  const ids = tf.tensor2d(w.ids, [TRAIN_B, TRAIN_T], 'int32');
+  const oldLogProbs = w.mask.map((row) => row.map(() => -6));
+  const step = async () => {
+    const { value, grads } = tf.variableGrads(() =>
+      grpoLoss(
+        {
+          logProbs: sequenceLogProbs(model, ids, 0.7),
+          oldLogProbs,
+          refLogProbs: oldLogProbs,
+          advantages: w.advantages,
+          mask: w.mask,
+        },
+        { ...GRPO, lossType: 'dapo' },
+      ),
+    );
+    const loss = (await value.data())[0] ?? Number.NaN;
+    await applyGradientsSafely(optimizer, grads, loss, 1);
+    tf.dispose([value, ...Object.values(grads)]);
+  };
+  await step(); // compile / warm up
+  const t = await time(step);
+  ids.dispose();
+  optimizer.dispose();
+  for (const v of model.params.values()) v.dispose();
+  const gpu = backend === 'webgpu';
+  return {
+    adapter: gpu ? adapter : report.adapter,
+    variant: gpu ? 'tfjs-webgpu' : 'wasm',
+    preset,
+    n_layer: w.config.nLayer,
+    dispatches_per_token: gpu ? s.dispatches / steps : null,
+    submissions_per_train_step: gpu ? t.submissions : null,
+    sample_tok_s: (ROWS * steps) / s.seconds,
+    train_tok_s: (TRAIN_B * TRAIN_T) / t.seconds,
+  };
+}
+
+async function main(): Promise<void> {
+  const opened = await getKernelDevice();
+  if (!opened.ok) throw new Error(`no WebGPU adapter: ${opened.why}`);
+  countOnPrototypes();
+  const rt = new GpuRuntime(opened.gpu.device);
+  await rt.load([...SHADERS]);
+  const adapter = opened.gpu.adapter;
+  for (const preset of PRESETS) {
+    const rows: WebgpuRow[] = [];
+    if (VARIANTS.includes('kernels')) rows.push(await kernelsRow(rt, adapter, preset));
+    if (VARIANTS.includes('tfjs-webgpu')) rows.push(await tfjsRow('webgpu', adapter, preset));
+    if (VARIANTS.includes('wasm')) rows.push(await tfjsRow('wasm', adapter, preset));
+    for (const row of rows) console.log(`WEBGPU_BENCH ${JSON.stringify(row)}`);
+  }
+}
+
+await main();
+process.exit(0);
