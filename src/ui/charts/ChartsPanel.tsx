@@ -3,7 +3,7 @@
 import { useDeferredValue, useMemo } from 'react';
 import { useLabStore } from '../state/labStore';
 import { setLogScale, setSmoothing } from '../state/runActions';
-import { baselineNote, CHART_SPECS, chartSeries } from './chartSpecs';
+import { baselineNote, CHART_SPECS, chartSeries, chartShown } from './chartSpecs';
 import { LineChart } from './LineChart';
 import './charts.css';
 
@@ -12,9 +12,11 @@ export function ChartsPanel() {
   const smoothing = useLabStore((state) => state.smoothing);
   const logScale = useLabStore((state) => state.logScale);
   const visible = useMemo(() => runs.filter((run) => run.visible), [runs]);
+  // An agent's chart (the Debugger's, the Retriever's) only where a visible run has it.
+  const specs = useMemo(() => CHART_SPECS.filter((spec) => chartShown(spec, visible)), [visible]);
   const seriesByChart = useMemo(
-    () => CHART_SPECS.map((spec) => chartSeries(spec, runs, visible)),
-    [runs, visible],
+    () => specs.map((spec) => chartSeries(spec, runs, visible)),
+    [specs, runs, visible],
   );
 
   return (
@@ -47,7 +49,7 @@ export function ChartsPanel() {
         )}
       </div>
       <div className="charts-grid">
-        {CHART_SPECS.map((spec, index) => (
+        {specs.map((spec, index) => (
           <LineChart
             key={spec.name}
             name={spec.name}

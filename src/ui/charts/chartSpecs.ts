@@ -27,6 +27,8 @@ export interface ChartSpec {
   yRange?: [number, number];
   /** A dashed level line at this metric's step-0 value (else its first value). */
   baseline?: string;
+  /** Drawn only when a visible run has this metric (an agent's chart, for its topologies). */
+  onlyWith?: string;
 }
 
 const TIERS = ['L1', 'L2', 'L3', 'L4'];
@@ -64,6 +66,39 @@ export const CHART_SPECS: ChartSpec[] = [
       { metric: 'coder/reward', label: 'reward (mean ± std)', spread: 'coder/reward_std' },
       { metric: PROGRAM_SPREAD_METRIC, label: 'best − worst program' },
     ],
+  },
+  {
+    name: 'debugger',
+    title: 'Debugger: improvement per repair, programs fixed',
+    caption:
+      'A repair’s reward is its own reward minus the failing program’s: what it fixes. Fixed: the share of the step’s repaired programs that one of their D repairs made pass every test. Dots: evaluation pass@1 without and with one greedy repair round.',
+    lines: [
+      {
+        metric: 'debugger/reward',
+        label: 'improvement (mean ± std)',
+        spread: 'debugger/reward_std',
+      },
+      { metric: 'debugger/fixed', label: 'fixed' },
+      { metric: 'eval/pass@1', label: 'eval pass@1', raw: true, points: true },
+      { metric: 'eval/pass@1_repair', label: 'eval pass@1 + repair', raw: true, points: true },
+    ],
+    onlyWith: 'debugger/reward',
+  },
+  {
+    name: 'retriever',
+    title: 'Retriever: reward of its choices',
+    caption:
+      'A choice’s reward is the mean Coder reward of the plan written with the example it picked (minus the format penalty when its answer named no candidate). Top-1: the share of its choices that were BM25’s best match.',
+    lines: [
+      {
+        metric: 'retriever/reward',
+        label: 'reward (mean ± std)',
+        spread: 'retriever/reward_std',
+      },
+      { metric: 'retriever/choice_top1', label: 'chose BM25 top-1' },
+      { metric: 'retriever/choice_valid', label: 'named a candidate' },
+    ],
+    onlyWith: 'retriever/reward',
   },
   {
     name: 'pass-at-1',
@@ -136,11 +171,20 @@ export const CHART_SPECS: ChartSpec[] = [
   },
 ];
 
+/** One line per agent; the Debugger's and the Retriever's appear only in runs that have them. */
 function roleLines(metric: string): ChartLine[] {
   return [
     { metric: `planner/${metric}`, label: 'planner' },
     { metric: `coder/${metric}`, label: 'coder' },
+    { metric: `debugger/${metric}`, label: 'debugger' },
+    { metric: `retriever/${metric}`, label: 'retriever' },
   ];
+}
+
+/** Whether the panel draws the chart: always, or for an agent's chart when a visible run has its metric. */
+export function chartShown(spec: ChartSpec, visible: readonly RunRecord[]): boolean {
+  const metric = spec.onlyWith;
+  return !metric || visible.some((run) => run.points.some((p) => p.values[metric] !== undefined));
 }
 
 /** The steps and values (and spread) of one metric, only where the run measured it. */

@@ -3,6 +3,7 @@ import type { RunResult, SampleGroup } from '../../engine/api';
 import { judge } from '../engineClient';
 import { MonacoEditor } from '../MonacoEditor';
 import { VerdictsPanel } from '../playground/VerdictsPanel';
+import { AgentChain } from './AgentChain';
 
 interface SampleDetailProps {
   group: SampleGroup;
@@ -109,6 +110,7 @@ export function SampleDetail({ group, planIndex, programIndex }: SampleDetailPro
           )}
         </div>
       </div>
+      <AgentChain plan={plan} program={program} />
       {result && (
         <VerdictsPanel result={result} tests={group.tests} entryPoint={group.entryPoint} />
       )}

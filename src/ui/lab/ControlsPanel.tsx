@@ -233,6 +233,8 @@ function SettingSelect({
  */
 export function ControlsPanel() {
   const tierMix = useLabStore((state) => state.config.tierMix);
+  // The Debugger's and the Retriever's settings show with the topology that has them.
+  const agents: string = useLabStore((state) => state.config.grpo.agents) ?? 'planner,coder';
   const engineBudgetMiB = useLabStore((state) => state.memoryBudgetMiB);
   const [selectProblem, setSelectProblem] = useState<{ name: string; text: string } | null>(null);
   const choose = (name: string, refusal: string | null) =>
@@ -249,6 +251,20 @@ export function ControlsPanel() {
       <h2>Run settings</h2>
       {select('preset')}
       {select('mode')}
+      {select('agents')}
+      {agents.includes('debugger') && (
+        <>
+          <SettingNumber setting={byKey('d')} />
+          <SettingNumber setting={byKey('dprog')} />
+          {select('rcredit')}
+        </>
+      )}
+      {agents.includes('retriever') && (
+        <>
+          <SettingNumber setting={byKey('k')} />
+          {select('retrieval')}
+        </>
+      )}
       <fieldset className="tiers" aria-describedby="tier-mix-help">
         <legend>{TIER_MIX.label} (weights)</legend>
         <p id="tier-mix-help" className="field-help tiers-help">
