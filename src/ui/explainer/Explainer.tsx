@@ -114,6 +114,20 @@ export function Explainer() {
               scale={explanation.scale}
             />
           )}
+          {explanation.debugger && (
+            <RoleGroupSection
+              group={explanation.debugger}
+              weights={explanation.rewardWeights}
+              scale={explanation.scale}
+            />
+          )}
+          {explanation.retriever && (
+            <RoleGroupSection
+              group={explanation.retriever}
+              weights={explanation.rewardWeights}
+              scale={explanation.scale}
+            />
+          )}
           <TokenObjectiveSection token={explanation.tokens.coder} />
           <AggregationSection
             advantages={explanation.coder.advantages}

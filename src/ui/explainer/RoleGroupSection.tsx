@@ -16,6 +16,12 @@ function rewardFormula(group: RoleGroupExplanation, weights: Props['weights']): 
   if (group.role === 'planner') {
     return String.raw`r^P_n = \frac{1}{M}\sum_{m=1}^{M} r^C_{n,m}`;
   }
+  if (group.role === 'retriever') {
+    return String.raw`r^R_n = r^P_n - \text{format} \quad\text{(the plan written with choice } n\text{)}`;
+  }
+  if (group.role === 'debugger') {
+    return String.raw`r^D_d = r^C(\text{repair}_d) - r^C(\text{program})`;
+  }
   return String.raw`r^C_{m} = ${num(weights.passFraction)}\cdot\text{pass} + \underbrace{${num(weights.efficiency)}}_{\lambda}\cdot\text{eff} - \text{format}`;
 }
 
@@ -23,7 +29,7 @@ function advantageFormula(group: RoleGroupExplanation, scale: Props['scale']): s
   const i = group.chosen;
   const r = group.rewards[i] ?? 0;
   const a = group.advantages[i] ?? 0;
-  const sub = group.role === 'planner' ? 'n' : 'm';
+  const sub = SUBSCRIPTS[group.role];
   if (group.zeroStd) {
     return String.raw`\sigma = 0 \;\Rightarrow\; \hat A_${sub} = 0 \text{ for every member (no signal)}`;
   }
@@ -34,17 +40,41 @@ function advantageFormula(group: RoleGroupExplanation, scale: Props['scale']): s
   return String.raw`\hat A_${sub} = \frac{r_${sub} - \bar r}{${which} + 10^{-4}} = \frac{${num(r)} - ${operand(group.mean)}}{${num(group.divisor, 4)}} = ${num(a)}`;
 }
 
+const SUBSCRIPTS: Record<RoleGroupExplanation['role'], string> = {
+  planner: 'n',
+  coder: 'm',
+  debugger: 'd',
+  retriever: 'n',
+};
+
+const MEMBER: Record<RoleGroupExplanation['role'], string> = {
+  planner: 'plan',
+  coder: 'program',
+  debugger: 'repair',
+  retriever: 'choice',
+};
+
+function heading(group: RoleGroupExplanation, size: number): string {
+  switch (group.role) {
+    case 'planner':
+      return `Planner group: the ${size} plans of this task`;
+    case 'coder':
+      return `Coder group: the ${size} programs of the selected plan`;
+    case 'debugger':
+      return `Debugger group: the ${size} repairs of the selected program (reward: what each repair fixed)`;
+    case 'retriever':
+      return `Retriever group: its ${size} example choices for this task (reward: the plan each one fed)`;
+  }
+}
+
 export function RoleGroupSection({ group, weights, scale }: Props) {
-  const isPlanner = group.role === 'planner';
   const size = group.rewards.length;
-  const sub = isPlanner ? 'n' : 'm';
+  const sub = SUBSCRIPTS[group.role];
   const advantageNoteId = useId();
   return (
     <section className="explainer-section" data-testid={`explainer-${group.role}`}>
       <h3>
-        {isPlanner
-          ? `Planner group: the ${size} plans of this task`
-          : `Coder group: the ${size} programs of the selected plan`}
+        {heading(group, size)}
         {!group.trained && <span className="explainer-note"> (not trained in this mode)</span>}
       </h3>
       <Tex display tex={rewardFormula(group, weights)} />
@@ -84,10 +114,10 @@ export function RoleGroupSection({ group, weights, scale }: Props) {
         </tbody>
       </table>
       <p className="explainer-note" id={advantageNoteId} data-testid="advantage-note">
-        Â, the advantage: how much better this {isPlanner ? 'plan' : 'program'} scored than its
-        group’s mean, in units of the group’s spread (the formulas below). Â is worked out here from
-        the rewards in the table; engine Â is the value the trainer recorded and used for the
-        update. They agree; σ = 0 (every member scored the same) gives Â = 0: no signal.
+        Â, the advantage: how much better this {MEMBER[group.role]} scored than its group’s mean, in
+        units of the group’s spread (the formulas below). Â is worked out here from the rewards in
+        the table; engine Â is the value the trainer recorded and used for the update. They agree; σ
+        = 0 (every member scored the same) gives Â = 0: no signal.
       </p>
       <Tex
         display
@@ -99,7 +129,7 @@ export function RoleGroupSection({ group, weights, scale }: Props) {
       />
       <Tex display tex={advantageFormula(group, scale)} />
       <p className="explainer-note">
-        Every token of {isPlanner ? 'plan' : 'program'} {group.chosen + 1} gets this advantage.
+        Every token of {MEMBER[group.role]} {group.chosen + 1} gets this advantage.
       </p>
     </section>
   );

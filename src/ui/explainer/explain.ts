@@ -64,6 +64,10 @@ export interface TokenExplanation {
 export interface GroupExplanation {
   planner: RoleGroupExplanation | null;
   coder: RoleGroupExplanation;
+  /** With the Debugger, on a program it repaired: its D repairs (reward = improvement). */
+  debugger: RoleGroupExplanation | null;
+  /** With a learned Retriever: its R = N choices for this task (reward = the plan's). */
+  retriever: RoleGroupExplanation | null;
   tokens: { planner: TokenExplanation | null; coder: TokenExplanation };
   scale: GrpoConfig['scaleRewards'];
   numIterations: number;
@@ -179,7 +183,7 @@ export function explainGroup(input: ExplainInput): GroupExplanation {
   const planIndex = clampIndex(input.planIndex, group.plans.length);
   const plan = group.plans[planIndex];
   const programIndex = clampIndex(input.programIndex, plan?.programs.length ?? 0);
-  const trained = trainedRoles(grpo.mode);
+  const trained = trainedRoles(grpo.mode, grpo);
   const scale = grpo.scaleRewards;
 
   // Coder groups: the M programs of each plan, over the whole step.
@@ -215,9 +219,55 @@ export function explainGroup(input: ExplainInput): GroupExplanation {
       )
     : null;
 
+  // Debugger groups: the D repairs of each repaired program of the step.
+  const program = plan?.programs[programIndex];
+  let debuggerGroup: RoleGroupExplanation | null = null;
+  if (program?.repairs) {
+    const members: RewardParts[][] = [];
+    const recorded: number[][] = [];
+    let debuggerTarget = 0;
+    stepGroups.forEach((g, gi) => {
+      g.plans.forEach((p, pi) => {
+        p.programs.forEach((q, qi) => {
+          if (!q.repairs) return;
+          if (gi === target && pi === planIndex && qi === programIndex) {
+            debuggerTarget = members.length;
+          }
+          members.push(q.repairs.map((repair) => repair.reward));
+          recorded.push(q.repairs.map((repair) => repair.advantage));
+        });
+      });
+    });
+    debuggerGroup = roleGroup(
+      'debugger',
+      trained.includes('debugger'),
+      members,
+      recorded,
+      debuggerTarget,
+      0,
+      scale,
+    );
+  }
+  // Retriever groups: the choices of each task (one per plan), where the Retriever learns.
+  const hasChoices = (g: SampleGroup) => g.plans.every((p) => p.retrieval?.reward);
+  const retrieverGroup =
+    hasChoices(group) && stepGroups.every(hasChoices)
+      ? roleGroup(
+          'retriever',
+          trained.includes('retriever'),
+          stepGroups.map((g) => g.plans.map((p) => p.retrieval!.reward!)),
+          stepGroups.map((g) => g.plans.map((p) => p.retrieval!.advantage ?? 0)),
+          target,
+          planIndex,
+          scale,
+        )
+      : null;
+
   return {
     planner,
     coder,
+    debugger: debuggerGroup,
+    retriever: retrieverGroup,
     tokens: {
       planner: planner
         ? tokenExplanation('planner', planner.advantages[planIndex] ?? 0, grpo, input.stepMetrics)
