@@ -6,6 +6,7 @@ import { DEFAULT_RUN_CONFIG } from '../../src/engine/api';
 import { applyEngineEvent } from '../../src/ui/bridge/applyEvent';
 import { constantCaption, fitRange, prepareChart, stepRange } from '../../src/ui/charts/chartData';
 import { baselineNote, baselineOf, CHART_SPECS, chartSeries } from '../../src/ui/charts/chartSpecs';
+import { yTickLabels } from '../../src/ui/charts/LineChart';
 import {
   PLAN_SPREAD_METRIC,
   PROGRAM_SPREAD_METRIC,
@@ -109,6 +110,12 @@ describe('axes', () => {
 
   it('one step gets a step either side', () => {
     expect(stepRange(3, 3)).toEqual([2, 4]);
+    expect(stepRange(0, 0)).toEqual([0, 1]);
+    // Tick labels keep the decimals their spacing needs: ticks 1e-5 apart never all read 0.
+    expect(yTickLabels([0, 0.25, 0.5, 0.75, 1])).toEqual(['0.00', '0.25', '0.50', '0.75', '1.00']);
+    expect(yTickLabels([0, 0.2, 0.4])).toEqual(['0.0', '0.2', '0.4']);
+    expect(yTickLabels([0, 10, 20])).toEqual(['0', '10', '20']);
+    expect(yTickLabels([0, 0.00001, 0.00002])).toEqual(['0', '1.0e-5', '2.0e-5']);
     expect(stepRange(1, 9)).toEqual([1, 9]);
   });
 });

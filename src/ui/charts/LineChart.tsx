@@ -95,12 +95,39 @@ function makeOptions(
         incrs: STEP_INCREMENTS,
         values: (u, splits) => note(u, 'xTicks', splits).map((step) => String(step)),
       },
-      { ...AXIS, size: 50 },
+      { ...AXIS, size: 50, values: (_u, splits) => yTickLabels(splits) },
     ],
     series,
     cursor: { drag: { x: true, y: false }, points: { size: 6 } },
     hooks: { setCursor: [onCursor], drawAxes: [onDrawAxes], draw: [onDraw] },
   };
+}
+
+/**
+ * Y tick labels with as many decimals as their spacing needs, so ticks 1e-5 apart never all
+ * read "0"; exponents once that would take more than four decimals.
+ */
+export function yTickLabels(splits: number[]): string[] {
+  const spacing = splits.length > 1 ? Math.abs((splits[1] as number) - (splits[0] as number)) : 0;
+  if (!(spacing > 0)) return splits.map((v) => String(Number(v.toPrecision(3))));
+  // The fewest decimals that write every tick exactly (0.25 needs 2, 0.2 needs 1).
+  const exactAt = (d: number) =>
+    splits.every((v) => Math.abs(Number(v.toFixed(d)) - v) < spacing * 1e-6);
+  let decimals = 0;
+  while (decimals <= 4 && !exactAt(decimals)) decimals++;
+  if (decimals > 4) return splits.map((v) => (v === 0 ? '0' : v.toExponential(1)));
+  return splits.map((v) => v.toFixed(decimals));
+}
+
+/**
+ * uPlot sizes a one-point x scale itself (0–100 around step 0) without asking the range
+ * function: set the whole-step range by hand.
+ */
+function fitSinglePoint(chart: uPlot) {
+  const x = chart.data[0];
+  if (x.length !== 1) return;
+  const [min, max] = stepRange(x[0] as number, x[0] as number);
+  chart.setScale('x', { min, max });
 }
 
 /** Records what an axis chose on the chart's figure (`data-x-ticks`, `data-y-range`) for tests. */
@@ -223,6 +250,7 @@ export function LineChart({
         () => onDrawRef.current?.(),
       );
       const built = new uPlot(options, preparedRef.current.data, host);
+      fitSinglePoint(built);
       chart = built;
       chartRef.current = built;
       const measure = () => {
@@ -241,7 +269,10 @@ export function LineChart({
     const timer = setTimeout(() => {
       const chart = chartRef.current;
       if (!chart) return;
-      if (chart.data !== prepared.data) chart.setData(prepared.data, !isZoomed(chart));
+      if (chart.data !== prepared.data) {
+        chart.setData(prepared.data, !isZoomed(chart));
+        fitSinglePoint(chart);
+      }
       if (readoutRef.current) writeReadout(readoutRef.current, prepared, chart.cursor.idx ?? null);
     }, 0);
     return () => clearTimeout(timer);

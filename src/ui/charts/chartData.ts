@@ -180,7 +180,9 @@ export function fitRange(
 /** The x range: the steps held, one step either side when there is only one. */
 export function stepRange(min: number | null, max: number | null): [number, number] {
   if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [0, 1];
-  return min === max ? [min - 1, max + 1] : [min, max];
+  // One point: a step either side, never a negative step (step 0 is the warm start's).
+  if (min === max) return [Math.max(0, min - 1), max + 1];
+  return [min, max];
 }
 
 /** Tick spacings for the step axis: whole steps only. */
