@@ -95,7 +95,14 @@ if (resumeDir) {
 } else {
   const config = runConfigFromFlags();
   const checkpoint = f.get('checkpoint') ?? `public/checkpoints/${config.preset}`;
-  const planner = await loadRole(checkpoint, 'planner', config, 11);
+  // With a Retriever the Planner reads a worked example first: its warm start continued on
+  // such prompts (planner-retrieval/, from npm run warmstart-agents) when the folder has it.
+  const plannerDir =
+    hasAgent(config.grpo.agents, 'retriever') &&
+    existsSync(join(checkpoint, 'planner-retrieval', 'model.safetensors'))
+      ? 'planner-retrieval'
+      : 'planner';
+  const planner = await loadRole(checkpoint, plannerDir, config, 11);
   const coder = await loadRole(checkpoint, 'coder', config, 12);
   // The Debugger's and the Retriever's warm starts sit beside the others (npm run
   // warmstart-agents); without one the session starts that agent from the Coder / Planner.
@@ -218,7 +225,7 @@ function runConfigFromFlags(): RunConfig {
 
 async function loadRole(
   dir: string,
-  role: 'planner' | 'coder',
+  role: 'planner' | 'coder' | 'planner-retrieval',
   config: RunConfig,
   seed: number,
 ): Promise<LoadedCheckpoint> {
@@ -229,7 +236,7 @@ async function loadRole(
   });
   const tokenizer = new CharTokenizer();
   const model = createModel(
-    makeConfig(config.preset, tokenizer.vocabSize, role),
+    makeConfig(config.preset, tokenizer.vocabSize, role === 'coder' ? 'coder' : 'planner'),
     seed + config.grpo.seed,
   );
   return { model, tokenizer, lab: {} };

@@ -17,7 +17,7 @@ import {
 import { classifyFailure, type EngineFailure, looksOutOfMemory, watchEngineLog } from './failure';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
-import type { RunSnapshot } from './types';
+import type { RunConfig, RunSnapshot } from './types';
 import { wasmFilePaths } from './wasmFiles';
 
 const scope = self as unknown as {
@@ -228,11 +228,10 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
     session = await TrainingSession.restore(withBudget(command.snapshot, command.config), deps);
   } else {
     const folder = `${base}checkpoints/${command.config.preset}/`;
-    const [planner, coder] = await Promise.all([
-      fetchCheckpoint(`${folder}planner/`),
-      fetchCheckpoint(`${folder}coder/`),
-    ]);
-    session = await TrainingSession.create(command.config, { planner, coder, ...deps });
+    session = await TrainingSession.create(command.config, {
+      ...(await fetchAgents(folder, command.config)),
+      ...deps,
+    });
     lastSnapshot = await session.snapshot();
   }
   watchActivity(session);
@@ -240,6 +239,32 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   setStatus('idle');
   if (command.continueWith === 'train') beginTraining();
   else if (command.continueWith === 'step') await stepCommand();
+}
+
+/**
+ * The preset's warm starts for the run's agents: Planner and Coder; with a Debugger or a
+ * Retriever their own (debugger/, retriever/) when shipped, else the session copies the
+ * Coder / Planner; with a Retriever the Planner continued on example-first prompts
+ * (planner-retrieval/) when shipped.
+ */
+async function fetchAgents(folder: string, config: RunConfig) {
+  const agents: string = config.grpo.agents ?? 'planner,coder';
+  const optional = (name: string) => fetchCheckpoint(`${folder}${name}/`).catch(() => undefined);
+  const withRetriever = agents.includes('retriever');
+  const [planner, coder, debuggerAgent, retriever] = await Promise.all([
+    (withRetriever ? optional('planner-retrieval') : Promise.resolve(undefined)).then(
+      (adapted) => adapted ?? fetchCheckpoint(`${folder}planner/`),
+    ),
+    fetchCheckpoint(`${folder}coder/`),
+    agents.includes('debugger') ? optional('debugger') : undefined,
+    withRetriever ? optional('retriever') : undefined,
+  ]);
+  return {
+    planner,
+    coder,
+    ...(debuggerAgent ? { debugger: debuggerAgent } : {}),
+    ...(retriever ? { retriever } : {}),
+  };
 }
 
 /** The snapshot with the page's memory budget: a retry after an out-of-memory halves it. */
