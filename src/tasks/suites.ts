@@ -9,7 +9,7 @@ export const SUITE_SEED = 7;
 export const SUITE_SIZE = 50;
 
 /** The fixed suites, by name: public/tasks/suite-<name>.json. */
-export const SUITE_NAMES = ['L1', 'L2', 'L3', 'L4', 'heldout'] as const;
+export const SUITE_NAMES = ['L1', 'L2', 'L3', 'L4', 'L5', 'heldout'] as const;
 export type SuiteName = (typeof SUITE_NAMES)[number];
 
 export interface SuiteSpec {
@@ -19,12 +19,13 @@ export interface SuiteSpec {
   split: Split;
 }
 
-/** L1–L4 come from the validation split (statements never in train); heldout from held-out compositions. */
+/** L1–L5 come from the validation split (statements never in train); heldout from held-out compositions. */
 export const SUITES: readonly SuiteSpec[] = [
   { name: 'L1', file: 'suite-L1.json', tiers: ['L1'], split: 'validation' },
   { name: 'L2', file: 'suite-L2.json', tiers: ['L2'], split: 'validation' },
   { name: 'L3', file: 'suite-L3.json', tiers: ['L3'], split: 'validation' },
   { name: 'L4', file: 'suite-L4.json', tiers: ['L4'], split: 'validation' },
+  { name: 'L5', file: 'suite-L5.json', tiers: ['L5'], split: 'validation' },
   { name: 'heldout', file: 'suite-heldout.json', tiers: ['L2', 'L3'], split: 'heldout' },
 ];
 

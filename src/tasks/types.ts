@@ -1,7 +1,9 @@
 // The task schema shared by generators, suites, user files and the trainers.
 
-export type Tier = 'L1' | 'L2' | 'L3' | 'L4';
-export const TIERS: readonly Tier[] = ['L1', 'L2', 'L3', 'L4'];
+// L1–L4 grow in difficulty and are what the warm start learns from; L5 holds compositions of
+// known steps in shapes (order and length) no warm start saw: the tier GRPO has to learn.
+export type Tier = 'L1' | 'L2' | 'L3' | 'L4' | 'L5';
+export const TIERS: readonly Tier[] = ['L1', 'L2', 'L3', 'L4', 'L5'];
 
 export type Split = 'train' | 'validation' | 'heldout';
 export const SPLITS: readonly Split[] = ['train', 'validation', 'heldout'];

@@ -24,6 +24,9 @@ import {
 import { checkInNode } from '../../src/tasks/nodeCheck';
 
 const NODE_TASKS_PER_TIER = 5000;
+// The first held-out pairs and their count before L5 existed (suite-heldout.json's draw).
+const PINNED_HELDOUT_HEAD = ['list.above+list.drop', 'list.above+list.min', 'list.above+list.odd'];
+const PINNED_HELDOUT_SIZE = 42;
 
 describe('families', () => {
   it('has at least 30 families, every tier covered, names unique', () => {
@@ -31,6 +34,22 @@ describe('families', () => {
     expect(new Set(FAMILIES.map((f) => f.name)).size).toBe(FAMILIES.length);
     for (const tier of TIERS)
       expect(FAMILIES.filter((f) => f.tier === tier).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('L5 holds only shapes no L1–L4 family has, and leaves the held-out pairs where they were', () => {
+    const shape = (f: (typeof FAMILIES)[number]) => JSON.stringify(f.slots ?? []);
+    const known = new Set(FAMILIES.filter((f) => f.tier !== 'L5').map(shape));
+    const novel = FAMILIES.filter((f) => f.tier === 'L5');
+    for (const family of novel) expect(known.has(shape(family)), family.name).toBe(false);
+    // Every L5 step is one the warm start's tiers use, so L5 asks for new compositions only.
+    const knownSteps = new Set(
+      FAMILIES.filter((f) => f.tier !== 'L5').flatMap((f) => (f.slots ?? []).flat()),
+    );
+    for (const family of novel)
+      for (const step of (family.slots ?? []).flat()) expect(knownSteps.has(step), step).toBe(true);
+    // The held-out draw is the one the shipped warm start was trained around (pinned).
+    expect([...heldOutPairs()].sort().slice(0, 3)).toEqual(PINNED_HELDOUT_HEAD);
+    expect(heldOutPairs().size).toBe(PINNED_HELDOUT_SIZE);
   });
 
   it('chains step types: each slot takes what the previous slot gives', () => {

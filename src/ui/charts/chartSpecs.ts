@@ -31,7 +31,7 @@ export interface ChartSpec {
   onlyWith?: string;
 }
 
-const TIERS = ['L1', 'L2', 'L3', 'L4'];
+const TIERS = ['L1', 'L2', 'L3', 'L4', 'L5'];
 
 /** The learning chart's metrics (names as rl/metrics.ts writes them). */
 export const SAMPLED_PASS_METRIC = 'coder/rewards/pass_fraction/mean';
