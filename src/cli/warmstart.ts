@@ -4,6 +4,7 @@
 // writes DIR/planner/ and DIR/coder/ checkpoints. Progress: one JSON line per log step.
 // Options: --backend auto|webgpu|wasm|cpu  --batch 16  --planner-share 0.35 (of the time)
 //          --steps N (per role, instead of --minutes)  --shared (one model, role tokens)
+//          --coder-alone (only a Coder, statement → code with no plan: `single` mode's warm start)
 //          --merges N (BPE merges fitted on the train split, default 512; 0: characters)
 import { join } from 'node:path';
 import { type BackendName, initBackend } from '../gpu/backend';
@@ -20,6 +21,7 @@ const out = f.get('out') ?? `public/checkpoints/${preset}`;
 const batchSize = Number(f.get('batch') ?? 16);
 const plannerShare = Number(f.get('planner-share') ?? 0.35);
 const shared = f.get('shared') === 'true';
+const coderAlone = f.has('coder-alone') && f.get('coder-alone') !== 'false';
 const merges = Number(f.get('merges') ?? DEFAULT_MERGES);
 
 if (minutes === undefined && steps === undefined) {
@@ -59,6 +61,7 @@ const models = await warmStartModels({
   batchSize,
   plannerShare,
   shared,
+  coderAlone,
   merges,
   onRoleStart: (role, parameters) =>
     console.log(JSON.stringify({ event: 'role', role, parameters })),
@@ -66,7 +69,7 @@ const models = await warmStartModels({
 });
 
 const command = `npm run warmstart -- ${process.argv.slice(2).join(' ')}`;
-for (const role of ['planner', 'coder'] as const) {
+for (const role of coderAlone ? (['coder'] as const) : (['planner', 'coder'] as const)) {
   const { model, tokenizer, lab } = models[role];
   const provenance = {
     ...lab,

@@ -13,6 +13,8 @@ export function taskExampleSource(
   roles: Role[],
   seed: number,
   shared = false,
+  /** The single-agent baseline's Coder: statement → code with an empty plan (single mode's prompt). */
+  withoutPlans = false,
 ): (n: number) => RoleExample[] {
   const prng = new Rng(seed);
   return (n) =>
@@ -22,7 +24,7 @@ export function taskExampleSource(
       return roleExample(
         tok,
         role,
-        { statement: task.statement, plan: strategy.plan, code: strategy.code },
+        { statement: task.statement, plan: withoutPlans ? '' : strategy.plan, code: strategy.code },
         shared,
       );
     });

@@ -24,6 +24,11 @@ export interface WarmStartOptions {
   plannerShare?: number;
   /** One model for both roles, told apart by a role token. */
   shared?: boolean;
+  /**
+   * Only a Coder, on statement → code with an empty plan: the warm start of `single` mode's
+   * baseline, so the comparison with CoRe measures collaboration, not the prompt format.
+   */
+  coderAlone?: boolean;
   /** BPE merges fitted on the train split (fitTaskTokenizer); 0: characters. Default 512. */
   merges?: number;
   /** Report progress every this many steps (the page wants it often, the CLI less). */
@@ -84,6 +89,7 @@ export async function warmStartModels(
       roles,
       prng.fork(),
       role === 'shared',
+      options.coderAlone === true,
     );
     options.onRoleStart?.(role, parameterCount(config));
     const batches = new BucketedBatches(source, batchSize, prng.fork(), 8, config.nCtx);
@@ -102,6 +108,10 @@ export async function warmStartModels(
     return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, mix: TIER_MIX } } };
   };
 
+  if (options.coderAlone) {
+    const coder = await trainRole('coder', 1);
+    return { planner: coder, coder };
+  }
   if (options.shared) {
     const both = await trainRole('shared', 1);
     return { planner: both, coder: both };
