@@ -77,6 +77,13 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
       message: `evalTasksPerTier must be a positive integer, got ${config.evalTasksPerTier}`,
     });
   }
+  const pool = config.taskPoolSize;
+  if (pool !== undefined && !(Number.isInteger(pool) && pool >= 1)) {
+    problems.push({
+      field: 'taskPoolSize',
+      message: `taskPoolSize must be a whole number of tasks >= 1, got ${pool}`,
+    });
+  }
   const budget = config.memoryBudgetMiB;
   if (budget !== undefined && !(budget > 0 && Number.isFinite(budget))) {
     problems.push({

@@ -80,6 +80,18 @@ describe('decodeRunConfig', () => {
     expect(again.config).toEqual(config);
     expect(encodeRunConfig(DEFAULT_RUN_CONFIG).toString()).toBe('');
   });
+
+  it('reads a task pool and the L5 tier, and refuses a pool that is not a whole number', () => {
+    const { config, problems } = decode('pool=16&tiers=L5:1');
+    expect(problems).toEqual([]);
+    expect(config.taskPoolSize).toBe(16);
+    expect(config.tierMix).toEqual({ L5: 1 });
+    expect(decodeRunConfig(encodeRunConfig(config)).config).toEqual(config);
+    const bad = decode('pool=2.5&lr=0.001');
+    expect(bad.config.taskPoolSize).toBe(DEFAULT_RUN_CONFIG.taskPoolSize);
+    expect(bad.config.grpo.learningRate).toBe(0.001);
+    expect(bad.problems.join(' ')).toMatch(/pool|taskPoolSize/i);
+  });
 });
 
 describe('runConfigProblems', () => {
