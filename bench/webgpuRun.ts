@@ -107,10 +107,15 @@ async function time<T>(
   };
 }
 
-async function kernelsRow(rt: GpuRuntime, adapter: string, preset: PresetName): Promise<WebgpuRow> {
+async function kernelsRow(
+  rt: GpuRuntime,
+  adapter: string,
+  software: boolean,
+  preset: PresetName,
+): Promise<WebgpuRow> {
   const w = workload(preset);
   const dm = new DeviceModel(rt, w.config, w.values);
-  const sampler = new DeviceSampler(dm);
+  const sampler = new DeviceSampler(dm, { software });
   sampler.tokensPerRead = 16;
   await sampler.sample(w.prompts.slice(0, 2), sampling(2)); // compile
   const s = await time(() => sampler.sample(w.prompts, sampling(NEW)));
@@ -205,7 +210,8 @@ async function main(): Promise<void> {
   const adapter = opened.gpu.adapter;
   for (const preset of PRESETS) {
     const rows: WebgpuRow[] = [];
-    if (VARIANTS.includes('kernels')) rows.push(await kernelsRow(rt, adapter, preset));
+    if (VARIANTS.includes('kernels'))
+      rows.push(await kernelsRow(rt, adapter, opened.gpu.software, preset));
     if (VARIANTS.includes('tfjs-webgpu')) rows.push(await tfjsRow('webgpu', adapter, preset));
     if (VARIANTS.includes('wasm')) rows.push(await tfjsRow('wasm', adapter, preset));
     for (const row of rows) console.log(`WEBGPU_BENCH ${JSON.stringify(row)}`);

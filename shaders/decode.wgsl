@@ -25,7 +25,9 @@ struct Params {
 }
 
 const S: u32 = 8u;
-const WG: u32 = 64u;
+// Invocations per row: an override, so CPU drivers (where every barrier switches between all
+// invocations of a workgroup) can run 16 while real GPUs run 64. At least the head count.
+override WG: u32 = 64u;
 const MAX_D: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read> params: array<f32>;
@@ -189,6 +191,9 @@ struct SampleParams {
 @group(0) @binding(7) var<uniform> sp: SampleParams;
 
 const MAX_K: u32 = 64u;
+var<workgroup> red_a: array<f32, 64>;
+var<workgroup> red_b: array<f32, 64>;
+var<workgroup> red_i: array<u32, 64>;
 
 fn mulberry(b: u32) -> f32 {
   let st = s_state[b * S + 4u] + 0x6d2b79f5u;
@@ -243,25 +248,53 @@ fn sample(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
   }
   storageBarrier();
   workgroupBarrier();
+  // Max, argmax (first index on ties, as pick.ts) and Σ exp over contiguous chunks, one per
+  // invocation, so invocation 0 can walk the CDF in index order chunk by chunk.
+  let V = sp.V;
+  let it = sp.inv_temp;
+  let chunk = (V + WG - 1u) / WG;
+  let lo = min(V, lid * chunk);
+  let hi = min(V, lo + chunk);
+  var cm = -3.4e38;
+  var cb = 0xffffffffu;
+  var cbv = -3.4e38;
+  for (var v = lo; v < hi; v++) {
+    let l = s_logits[lrow + v];
+    cm = max(cm, l * it);
+    if (cb == 0xffffffffu || l > cbv) {
+      cbv = l;
+      cb = v;
+    }
+  }
+  red_a[lid] = cm;
+  red_b[lid] = cbv;
+  red_i[lid] = cb;
+  workgroupBarrier();
+  var m = -3.4e38;
+  var best = 0u;
+  var bestv = -3.4e38;
+  var found = false;
+  for (var t = 0u; t < WG; t++) {
+    m = max(m, red_a[t]);
+    if (red_i[t] != 0xffffffffu && (!found || red_b[t] > bestv)) {
+      bestv = red_b[t];
+      best = red_i[t];
+      found = true;
+    }
+  }
+  var cs = 0.0;
+  for (var v = lo; v < hi; v++) {
+    cs += exp(s_logits[lrow + v] * it - m);
+  }
+  workgroupBarrier();
+  red_a[lid] = cs;
+  workgroupBarrier();
   if (lid != 0u) {
     return;
   }
-  let V = sp.V;
-  let it = sp.inv_temp;
-  var m = -3.4e38;
-  var best = 0u;
-  for (var v = 0u; v < V; v++) {
-    let l = s_logits[lrow + v];
-    if (l * it > m) {
-      m = l * it;
-    }
-    if (l > s_logits[lrow + best]) {
-      best = v;
-    }
-  }
   var total = 0.0;
-  for (var v = 0u; v < V; v++) {
-    total += exp(s_logits[lrow + v] * it - m);
+  for (var t = 0u; t < WG; t++) {
+    total += red_a[t];
   }
   let log_z = m + log(total);
   var id = best;
@@ -271,12 +304,21 @@ fn sample(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
     if (k == V) {
       var r = u * total;
       id = V - 1u;
-      for (var v = 0u; v < V; v++) {
-        r -= exp(s_logits[lrow + v] * it - m);
-        if (r < 0.0) {
-          id = v;
-          break;
+      for (var t = 0u; t < WG; t++) {
+        if (r - red_a[t] >= 0.0) {
+          r -= red_a[t];
+          continue;
         }
+        let end = min(V, (t + 1u) * chunk);
+        id = end - 1u; // rounding: the chunk's sum said the draw lands in it
+        for (var v = t * chunk; v < end; v++) {
+          r -= exp(s_logits[lrow + v] * it - m);
+          if (r < 0.0) {
+            id = v;
+            break;
+          }
+        }
+        break;
       }
     } else {
       // k selection passes: each finds the next candidate after the previous one in order.

@@ -31,11 +31,12 @@ describe('device decode vs the host KV-cache sampler', () => {
     }
   });
 
-  for (const [label, temperature, topK] of [
-    ['greedy', 0, 0],
-    ['T = 1', 1, 0],
-    ['T = 0.7, top-k 5', 0.7, 5],
-  ] as [string, number, number][]) {
+  for (const [label, temperature, topK, rowThreads] of [
+    ['greedy', 0, 0, 64],
+    ['T = 1', 1, 0, 64],
+    ['T = 1, 16 invocations per row', 1, 0, 16],
+    ['T = 0.7, top-k 5', 0.7, 5, 16],
+  ] as [string, number, number, number][]) {
     it(`${label}: the same tokens and log-probs for every row`, async (ctx) => {
       const rt = needRuntime(h, ctx);
       // The tiny preset's width and depth, a small vocabulary, a short context.
@@ -55,7 +56,7 @@ describe('device decode vs the host KV-cache sampler', () => {
       const options = { ...free, stopId };
       const host = await new KvCacheSampler(model).sample(prompts, options);
       expect(host.finished[1]).toBe(true);
-      const sampler = new DeviceSampler(new DeviceModel(rt, config, values));
+      const sampler = new DeviceSampler(new DeviceModel(rt, config, values), { rowThreads });
       sampler.tokensPerRead = 6;
       const gpu = await sampler.sample(prompts, options);
       expect(gpu.tokens).toEqual(host.tokens);

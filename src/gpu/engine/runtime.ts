@@ -39,6 +39,8 @@ export interface DispatchSpec {
   uniformBinding?: number;
   /** A uniform buffer the caller rewrites between submissions (then `uniforms` is ignored). */
   uniformBuffer?: GPUBuffer;
+  /** Pipeline-overridable constants (WGSL `override`), e.g. a workgroup size. */
+  constants?: Record<string, number>;
   /** For counting and debugging. */
   label?: string;
 }
@@ -182,8 +184,13 @@ export class GpuRuntime {
     return layout;
   }
 
-  private pipeline(shader: string, entry: string, kinds: string): GPUComputePipeline {
-    const key = `${shader}#${entry}#${kinds}`;
+  private pipeline(
+    shader: string,
+    entry: string,
+    kinds: string,
+    constants?: Record<string, number>,
+  ): GPUComputePipeline {
+    const key = `${shader}#${entry}#${kinds}#${JSON.stringify(constants ?? {})}`;
     let pipeline = this.pipelines.get(key);
     if (!pipeline) {
       let module = this.modules.get(shader);
@@ -196,7 +203,7 @@ export class GpuRuntime {
       pipeline = this.device.createComputePipeline({
         label: key,
         layout: this.device.createPipelineLayout({ bindGroupLayouts: [this.layout(kinds)] }),
-        compute: { module, entryPoint: entry },
+        compute: { module, entryPoint: entry, ...(constants ? { constants } : {}) },
       });
       this.pipelines.set(key, pipeline);
     }
@@ -210,7 +217,7 @@ export class GpuRuntime {
         const at = spec.uniformBinding ?? 7;
         if (spec.bindings.length > at) throw new Error(`${spec.entry}: too many bindings`);
         const kinds = `${spec.bindings.map(([k]) => k).join('')}${'_'.repeat(at - spec.bindings.length)}u`;
-        const pipeline = this.pipeline(spec.shader, spec.entry, kinds);
+        const pipeline = this.pipeline(spec.shader, spec.entry, kinds, spec.constants);
         let uniform = spec.uniformBuffer;
         if (!uniform) {
           uniform = this.uniformBuffer(spec.uniforms.byteLength);

@@ -6,6 +6,8 @@ export interface KernelDevice {
   device: GPUDevice;
   /** The adapter in words: vendor, architecture, device, and whether it is a fallback. */
   adapter: string;
+  /** A CPU driver (SwiftShader, lavapipe/llvmpipe, a fallback adapter): correct, not fast. */
+  software: boolean;
 }
 
 export type KernelDeviceResult = { ok: true; gpu: KernelDevice } | { ok: false; why: string };
@@ -27,5 +29,8 @@ async function open(): Promise<KernelDeviceResult> {
   const info = adapter.info;
   const words = [info.vendor, info.architecture, info.device, info.description].filter(Boolean);
   const fallback = info.isFallbackAdapter ? ' (fallback adapter)' : '';
-  return { ok: true, gpu: { device, adapter: `${words.join(' / ') || 'unknown'}${fallback}` } };
+  const adapterText = `${words.join(' / ') || 'unknown'}${fallback}`;
+  const software =
+    info.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe|software/i.test(adapterText);
+  return { ok: true, gpu: { device, adapter: adapterText, software } };
 }
