@@ -1,5 +1,6 @@
 // `npm run screenshot`: docs/screenshot.png (1440 px) and docs/screenshot-1024.png, the lab
-// mid-training on its defaults.
+// mid-training on its defaults, and docs/screenshot-presentation.png, the explainer in
+// presentation mode on a group with signal.
 // Needs a build (`npm run build`) and Debian's Chromium.
 
 import { preview } from 'vite';
@@ -27,7 +28,20 @@ for (const [width, file] of [
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.waitForTimeout(200);
   await page.screenshot({ path: file, fullPage: false });
-  await page.getByRole('button', { name: 'Pause' }).click();
+  if (width === 1440) {
+    // The same page as a class sees it: presentation mode, on a group whose rewards differ.
+    await page.getByRole('button', { name: 'Pause' }).click();
+    while (!(await status())?.startsWith('idle')) await page.waitForTimeout(250);
+    await page.getByRole('checkbox', { name: 'Presentation' }).check();
+    const nextSignal = page.getByRole('button', { name: 'Next group with signal' });
+    if (await nextSignal.isEnabled()) await nextSignal.click();
+    await page.waitForTimeout(800);
+    await page.screenshot({ path: 'docs/screenshot-presentation.png', fullPage: true });
+    console.log('wrote docs/screenshot-presentation.png');
+    await page.getByRole('checkbox', { name: 'Presentation' }).uncheck();
+  } else {
+    await page.getByRole('button', { name: 'Pause' }).click();
+  }
   await page.close();
   console.log(`wrote ${file}`);
 }

@@ -9,8 +9,8 @@ import { launchBrowser, openLab, stepCount, unexpectedBannerMessages, waitIdle }
 
 // Three tasks a step, 2 plans × 2 programs: several groups, a few seconds a step on wasm.
 const THREE_TASKS = '?tasks=3&n=2&m=2&eval=0&seed=3';
-/** The Coder's token cap on the defaults (dr_grpo divides by G × this). */
-const PROGRAM_TOKEN_CAP = 96;
+/** Each role's token cap on the defaults (dr_grpo divides by G × this). */
+const TOKEN_CAP = { planner: 64, coder: 96 };
 
 async function stepOnce(page: Page) {
   const before = await stepCount(page);
@@ -189,6 +189,9 @@ describe('the GRPO explainer', () => {
     await waitIdle(page, 180_000);
     await page.setViewportSize({ width: 1440, height: 900 });
     await stepOnce(page);
+    // On a group with signal when one is kept (else every Â, and every bar, is 0).
+    const nextSignal = page.getByRole('button', { name: 'Next group with signal' });
+    if (await nextSignal.isEnabled()) await nextSignal.click();
     const section = page.getByTestId('explainer-aggregations');
     const cards = ['grpo', 'dapo', 'dr_grpo'].map((t) => page.getByTestId(`aggregation-${t}`));
     const boxes = await Promise.all(cards.map((c) => c.boundingBox()));
@@ -209,7 +212,9 @@ describe('the GRPO explainer', () => {
         advantage: Number(r.getAttribute('data-advantage')),
       })),
     );
-    expect(members.length).toBe(4); // M = 4 programs per plan on the defaults
+    // The selected plan's M = 4 programs, or (when they all scored the same) the N = 4 plans.
+    expect(members.length).toBe(4);
+    const role = (await section.getAttribute('data-role')) as 'planner' | 'coder';
     const totalTokens = members.reduce((sum, m) => sum + m.tokens, 0);
     for (const card of cards) {
       expect(await card.locator('.token-bar').count()).toBe(totalTokens);
@@ -218,13 +223,13 @@ describe('the GRPO explainer', () => {
     const expected = {
       grpo: members.reduce((s, m) => s + (m.tokens > 0 ? -m.advantage : 0), 0) / G,
       dapo: members.reduce((s, m) => s - m.advantage * m.tokens, 0) / Math.max(totalTokens, 1),
-      dr_grpo: members.reduce((s, m) => s - m.advantage * m.tokens, 0) / (G * PROGRAM_TOKEN_CAP),
+      dr_grpo: members.reduce((s, m) => s - m.advantage * m.tokens, 0) / (G * TOKEN_CAP[role]),
     };
     for (const [type, value] of Object.entries(expected)) {
       const shown = Number(await page.getByTestId(`aggregation-loss-${type}`).textContent());
       expect(shown, type).toBeCloseTo(value, 3);
     }
-    expect(await section.textContent()).toMatch(/short program’s\s+tokens count more/);
+    expect(await section.textContent()).toMatch(/short (program|plan)’s\s+tokens count more/);
     expect(errors).toEqual([]);
     expect(await unexpectedBannerMessages(page)).toEqual([]);
     await page.close();

@@ -18,7 +18,9 @@ function AggregationCard({
   aggregation,
   scale,
   active,
+  member,
 }: {
+  member: 'plan' | 'program';
   aggregation: Aggregation;
   /** The largest |contribution| over the three, so bars compare across cards. */
   scale: number;
@@ -37,6 +39,7 @@ function AggregationCard({
       <Tex display tex={DIVISOR_TEX[lossType]} />
       <p className="explainer-note">Each token’s loss divided by {aggregation.divisor}.</p>
       {aggregation.outputs.map((output, i) => {
+        const label = `${member === 'plan' ? 'n' : 'm'}${i + 1}`;
         const height = scale > 0 ? Math.abs(output.tokenContribution) / scale : 0;
         const sign =
           output.tokenContribution < 0 ? 'up' : output.tokenContribution > 0 ? 'down' : '';
@@ -47,10 +50,10 @@ function AggregationCard({
             className="aggregation-member"
             data-tokens={output.tokens}
             data-advantage={output.advantage}
-            title={`program ${i + 1}: ${output.tokens} tokens × ${num(output.tokenContribution, 5)} = ${num(output.total, 4)}`}
+            title={`${member} ${i + 1}: ${output.tokens} tokens × ${num(output.tokenContribution, 5)} = ${num(output.total, 4)}`}
           >
             <span className="aggregation-label">
-              m{i + 1} · {output.tokens} tok · Â {num(output.advantage, 2)}
+              {label} · {output.tokens} tok · Â {num(output.advantage, 2)}
             </span>
             <span className="token-bars" aria-hidden="true">
               {Array.from({ length: output.tokens }, (_, t) => (
@@ -76,32 +79,41 @@ function AggregationCard({
   );
 }
 
-/** The Coder group of the selected plan, aggregated three ways. */
+/** A role's group (the selected plan's programs, or the task's plans), aggregated three ways. */
 export function AggregationSection({
+  role,
   advantages,
   lengths,
   grpo,
 }: {
+  role: 'planner' | 'coder';
   advantages: readonly number[];
   lengths: readonly number[];
   grpo: GrpoConfig;
 }) {
-  const aggregations = compareAggregations(advantages, lengths, grpo, 'coder');
+  const aggregations = compareAggregations(advantages, lengths, grpo, role);
+  const member = role === 'planner' ? 'plan' : 'program';
   const scale = Math.max(
     0,
     ...aggregations.flatMap((a) => a.outputs.map((o) => Math.abs(o.tokenContribution))),
   );
   return (
-    <section className="explainer-section" data-testid="explainer-aggregations">
-      <h3>The same group under grpo, dapo and dr_grpo</h3>
+    <section className="explainer-section" data-testid="explainer-aggregations" data-role={role}>
+      <h3>
+        The same group under grpo, dapo and dr_grpo:{' '}
+        {role === 'planner'
+          ? 'the task’s plans (its programs all scored the same)'
+          : 'the selected plan’s programs'}
+      </h3>
       <p className="explainer-note">
-        At ρ = 1 every token of program i has ℓ = −Â_i (β·k₃ left out: per-token log-probs are not
+        At ρ = 1 every token of {member} i has ℓ = −Â_i (β·k₃ left out: per-token log-probs are not
         kept with the samples). Each bar is one token, as tall as its share of the loss, which is
         also its weight in the gradient: green pushes its probability up (Â &gt; 0), red down. grpo
-        gives each program the same total weight whatever its length, so a short program’s tokens
-        count more each; dapo gives every token of the group the same weight, so long programs count
-        more; dr_grpo divides by a constant, so the loss also shrinks when programs are shorter than
-        the cap. The trainer aggregates the role’s whole step this way; here it is one group.
+        gives each {member} the same total weight whatever its length, so a short {member}’s tokens
+        count more each; dapo gives every token of the group the same weight, so long {member}s
+        count more; dr_grpo divides by a constant, so the loss also shrinks when {member}s are
+        shorter than the cap. The trainer aggregates the role’s whole step this way; here it is one
+        group.
       </p>
       <div className="aggregations">
         {aggregations.map((aggregation) => (
@@ -110,6 +122,7 @@ export function AggregationSection({
             aggregation={aggregation}
             scale={scale}
             active={aggregation.lossType === grpo.lossType}
+            member={member}
           />
         ))}
       </div>

@@ -39,11 +39,30 @@ function groupOnScreen(
   };
 }
 
-/** Completion tokens of the programs of the plan on screen (its Coder group). */
-function programLengths(onScreen: OnScreen): number[] {
+/**
+ * The group the aggregations compare: the selected plan's programs (its Coder group), or,
+ * when their rewards are all equal and the plans' differ, the task's plans (its Planner
+ * group), so the comparison has something to weigh.
+ */
+function aggregatedGroup(
+  onScreen: OnScreen,
+  explanation: ReturnType<typeof explainGroup>,
+): { role: 'planner' | 'coder'; advantages: number[]; lengths: number[] } {
   const plans = onScreen.group.plans;
+  const { coder, planner } = explanation;
+  if (coder.zeroStd && planner?.trained && !planner.zeroStd) {
+    return {
+      role: 'planner',
+      advantages: planner.advantages,
+      lengths: plans.map((plan) => plan.tokens),
+    };
+  }
   const plan = plans[Math.min(Math.max(0, onScreen.planIndex), plans.length - 1)];
-  return plan?.programs.map((program) => program.tokens) ?? [];
+  return {
+    role: 'coder',
+    advantages: coder.advantages,
+    lengths: plan?.programs.map((program) => program.tokens) ?? [],
+  };
 }
 
 export function Explainer() {
@@ -129,11 +148,7 @@ export function Explainer() {
             />
           )}
           <TokenObjectiveSection token={explanation.tokens.coder} />
-          <AggregationSection
-            advantages={explanation.coder.advantages}
-            lengths={programLengths(onScreen)}
-            grpo={grpo}
-          />
+          <AggregationSection {...aggregatedGroup(onScreen, explanation)} grpo={grpo} />
           {explanation.tokens.planner && explanation.planner?.trained && (
             <TokenObjectiveSection token={explanation.tokens.planner} />
           )}
