@@ -7,6 +7,7 @@
 // mask hides the padding before it, so every row computes what it would alone. A row that
 // finishes leaves the batch at once (its cache rows are dropped).
 import * as tf from '@tensorflow/tfjs-core';
+import { sampleOnDevice } from '../gpu/engine/kernelSampling';
 import { defaultMemoryBudgetBytes, type GPT, samplingBytes } from '../model';
 import { decodeStep, disposeCache, forwardCached, type LayerCache } from './kvForward';
 import { pickToken, rowPrng } from './pick';
@@ -31,6 +32,9 @@ export class KvCacheSampler implements Sampler {
     const longest = Math.max(0, ...prompts.map((p) => p.length));
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
+    // The lab's WebGPU engine, when it is on (gpu/engine/kernelSampling.ts); null: sample here.
+    const onDevice = await sampleOnDevice(this.model, prompts, options);
+    if (onDevice) return onDevice;
     const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
     for (const [start, end] of this.chunks(prompts, options.maxNewTokens)) {
       const part = await this.sampleChunk(prompts.slice(start, end), options, start);

@@ -15,11 +15,12 @@ export type KernelDeviceResult = { ok: true; gpu: KernelDevice } | { ok: false; 
 let pending: Promise<KernelDeviceResult> | null = null;
 
 export function getKernelDevice(): Promise<KernelDeviceResult> {
-  pending ??= open();
+  pending ??= openKernelDevice();
   return pending;
 }
 
-async function open(): Promise<KernelDeviceResult> {
+/** A device of its own (not the shared one): for a run that may lose it, or a test that destroys it. */
+export async function openKernelDevice(): Promise<KernelDeviceResult> {
   let gpu: GPU | null | undefined = (globalThis as { navigator?: { gpu?: GPU } }).navigator?.gpu;
   if (!gpu && isNodeHost) gpu = await installNodeWebgpu();
   if (!gpu) return { ok: false, why: 'no navigator.gpu and the `webgpu` package did not load' };
