@@ -7,6 +7,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
 import { DeviceModel } from '../src/gpu/engine/deviceModel';
 import { DeviceSampler } from '../src/gpu/engine/deviceSampler';
+import { disableKernelEngine } from '../src/gpu/engine/kernelSampling';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
@@ -157,6 +158,7 @@ async function tfjsRow(
   preset: PresetName,
 ): Promise<WebgpuRow> {
   const report = await initBackend(backend);
+  disableKernelEngine(); // this row measures tfjs alone: its own sampler, op by op
   const w = workload(preset);
   const model: GPT = { config: w.config, params: makeVariables(w.config, w.values) };
   const sampler = new KvCacheSampler(model);

@@ -3,6 +3,7 @@
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
+import { enableKernelEngine } from './engine/kernelSampling';
 import { importNodeOnly, installNodeWebgpu, isNodeHost } from './host';
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
@@ -26,6 +27,27 @@ export interface BackendOptions {
 export async function initBackend(
   prefer: BackendName | 'auto' = 'auto',
   options: BackendOptions = {},
+): Promise<BackendReport> {
+  const report = await initTfjsBackend(prefer, options);
+  if (prefer !== 'auto' && prefer !== 'webgpu') return report;
+  // The lab's own WebGPU engine samples where a real adapter exists (or on any adapter when
+  // webgpu was asked for); tfjs keeps the update. The backend line says which ran.
+  try {
+    const kernels = await enableKernelEngine({ allowSoftware: prefer === 'webgpu' });
+    if (kernels.enabled)
+      return {
+        ...report,
+        reason: `${report.reason}; sampling on the lab's WebGPU kernels (${kernels.adapter})`,
+      };
+  } catch {
+    // no device engine: tfjs samples too
+  }
+  return report;
+}
+
+async function initTfjsBackend(
+  prefer: BackendName | 'auto',
+  options: BackendOptions,
 ): Promise<BackendReport> {
   wasmPathsOption = options.wasmPaths;
   // PROD silences tfjs's "install tfjs-node" banner, which would pollute CLI output.

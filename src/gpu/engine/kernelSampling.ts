@@ -51,7 +51,12 @@ export async function enableKernelEngine(
   if (gpu.software && !options.allowSoftware)
     return setReport(false, gpu.adapter, 'a software adapter only: tfjs wasm is faster on a CPU');
   const rt = new GpuRuntime(gpu.device);
-  await rt.load([...SHADERS]);
+  try {
+    await rt.load([...SHADERS]);
+  } catch (error) {
+    // The browser has no shader loader yet (kernels/loadShader.ts reads shaders/ from disk).
+    return setReport(false, gpu.adapter, `shaders not loaded (${String(error)})`);
+  }
   const current: Engine = { gpu, rt, models: new WeakMap(), lost: null };
   engine = current;
   void gpu.device.lost.then((info) => {
