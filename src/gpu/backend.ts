@@ -30,10 +30,11 @@ export async function initBackend(
 ): Promise<BackendReport> {
   const report = await initTfjsBackend(prefer, options);
   if (prefer !== 'auto' && prefer !== 'webgpu') return report;
-  // The lab's own WebGPU engine samples where a real adapter exists (or on any adapter when
-  // webgpu was asked for); tfjs keeps the update. The backend line says which ran.
+  // The lab's own WebGPU engine samples where a real adapter exists (software adapters only
+  // through enableKernelEngine's allowSoftware: benches, tests); tfjs keeps the update. The
+  // backend line says which ran.
   try {
-    const kernels = await enableKernelEngine({ allowSoftware: prefer === 'webgpu' });
+    const kernels = await enableKernelEngine();
     if (kernels.enabled)
       return {
         ...report,
