@@ -116,6 +116,7 @@ describe('axes', () => {
     expect(yTickLabels([0, 0.2, 0.4])).toEqual(['0.0', '0.2', '0.4']);
     expect(yTickLabels([0, 10, 20])).toEqual(['0', '10', '20']);
     expect(yTickLabels([0, 0.00001, 0.00002])).toEqual(['0', '1.0e-5', '2.0e-5']);
+    expect(yTickLabels([null, null])).toEqual(['', '']);
     expect(stepRange(1, 9)).toEqual([1, 9]);
   });
 });

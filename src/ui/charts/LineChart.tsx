@@ -107,16 +107,20 @@ function makeOptions(
  * Y tick labels with as many decimals as their spacing needs, so ticks 1e-5 apart never all
  * read "0"; exponents once that would take more than four decimals.
  */
-export function yTickLabels(splits: number[]): string[] {
-  const spacing = splits.length > 1 ? Math.abs((splits[1] as number) - (splits[0] as number)) : 0;
-  if (!(spacing > 0)) return splits.map((v) => String(Number(v.toPrecision(3))));
+export function yTickLabels(splits: (number | null)[]): string[] {
+  // uPlot hands null splits for an axis with no data (every run hidden).
+  const ticks = splits.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+  const spacing = ticks.length > 1 ? Math.abs((ticks[1] as number) - (ticks[0] as number)) : 0;
+  const label = (v: number | null, write: (v: number) => string) =>
+    typeof v === 'number' && Number.isFinite(v) ? write(v) : '';
+  if (!(spacing > 0)) return splits.map((v) => label(v, (x) => String(Number(x.toPrecision(3)))));
   // The fewest decimals that write every tick exactly (0.25 needs 2, 0.2 needs 1).
   const exactAt = (d: number) =>
-    splits.every((v) => Math.abs(Number(v.toFixed(d)) - v) < spacing * 1e-6);
+    ticks.every((v) => Math.abs(Number(v.toFixed(d)) - v) < spacing * 1e-6);
   let decimals = 0;
   while (decimals <= 4 && !exactAt(decimals)) decimals++;
-  if (decimals > 4) return splits.map((v) => (v === 0 ? '0' : v.toExponential(1)));
-  return splits.map((v) => v.toFixed(decimals));
+  if (decimals > 4) return splits.map((v) => label(v, (x) => (x === 0 ? '0' : x.toExponential(1))));
+  return splits.map((v) => label(v, (x) => x.toFixed(decimals)));
 }
 
 /**
