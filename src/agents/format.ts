@@ -29,8 +29,10 @@ export interface WorkedExample {
 }
 
 /**
- * The Planner's prompt with a worked example first: the example's statement and plan, then
- * the task's statement and <|plan|>. Without an example it is plannerPrompt's.
+ * The Planner's prompt with a worked example: the task's statement first (where the Planner
+ * always reads it, so a small model with learned positions keeps its bearings), then the
+ * example's statement and plan as text, then <|plan|>. Without an example it is
+ * plannerPrompt's.
  */
 export function plannerPromptWithExample(
   tok: CharTokenizer,
@@ -42,12 +44,13 @@ export function plannerPromptWithExample(
   return [
     ...(shared ? [tok.special('<|planner|>')] : []),
     tok.special('<|statement|>'),
-    ...tok.encode(example.statement),
+    ...tok.encode(`${statement}\n\n${EXAMPLE_HEADER}${example.statement}\n${example.plan}`),
     tok.special('<|plan|>'),
-    ...tok.encode(example.plan),
-    ...plannerPrompt(tok, statement),
   ];
 }
+
+/** What introduces the worked example inside the Planner's statement section. */
+export const EXAMPLE_HEADER = 'A solved example: ';
 
 export function coderPrompt(
   tok: CharTokenizer,

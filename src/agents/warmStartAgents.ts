@@ -4,9 +4,10 @@
 //   sandbox's report of its first failing test back into the reference program;
 // - the Retriever starts from the Planner's weights and learns to answer, among K library
 //   candidates (shuffled), the one sharing most steps with the task (ties: the earliest);
-// - the Planner that reads examples ("planner-retrieval"): the Planner continued on
-//   example-first prompts (BM25's top-1 with the reference plan), half of them, the other
+// - the Planner that reads examples ("planner-retrieval"): the Planner continued on prompts
+//   with a worked example (BM25's top-1 with its reference plan), half of them, the other
 //   half plain, so it still plans without one.
+// `agents` picks which of the three to train (all by default).
 // Examples come only from the train split; the library is the session's own.
 import type { LoadedCheckpoint } from '../model';
 import { loadCheckpoint, saveCheckpoint } from '../model';
@@ -30,6 +31,8 @@ export interface AgentWarmStartOptions {
   candidates?: number;
   /** Peak learning rate (fine-tuning from trained weights: lower than a warm start from scratch). */
   peakLr?: number;
+  /** Which to make (default all three). */
+  agents?: readonly AgentWarmStart[];
   onProgress?: (agent: string, progress: SftProgress) => void;
 }
 
@@ -111,32 +114,39 @@ export function retrieverExamples(
   });
 }
 
+/** The agents `npm run warmstart-agents` makes, by the folder each is saved in. */
+export const AGENT_WARM_STARTS = ['debugger', 'retriever', 'planner-retrieval'] as const;
+export type AgentWarmStart = (typeof AGENT_WARM_STARTS)[number];
+
 export async function warmStartAgents(
   base: { planner: LoadedCheckpoint; coder: LoadedCheckpoint },
   sandbox: Sandbox,
   options: AgentWarmStartOptions,
-): Promise<{
-  debugger: LoadedCheckpoint;
-  retriever: LoadedCheckpoint;
-  plannerRetrieval: LoadedCheckpoint;
-}> {
+): Promise<Partial<Record<AgentWarmStart, LoadedCheckpoint>>> {
   const { steps, seed, batchSize = 16, candidates = 4, peakLr = 1e-3 } = options;
-  const prng = new Rng(seed);
+  const chosen = options.agents ?? AGENT_WARM_STARTS;
   const tok = base.coder.tokenizer;
   const library = buildLibrary();
-  const sampler = createTaskSampler({ mix: TIER_MIX, split: 'train', seed: prng.fork() });
+  // One seed per agent, drawn up front: each agent's warm start is the same whichever are made.
+  const root = new Rng(seed);
+  const seeds = Object.fromEntries(AGENT_WARM_STARTS.map((name) => [name, root.fork()])) as Record<
+    AgentWarmStart,
+    number
+  >;
+  const tasksFor = (name: AgentWarmStart, count: number) =>
+    createTaskSampler({ mix: TIER_MIX, split: 'train', seed: seeds[name] }).next(count);
   const train = async (
-    agent: string,
+    agent: AgentWarmStart,
     checkpoint: LoadedCheckpoint,
     pool: RoleExample[],
-  ): Promise<void> => {
+  ): Promise<LoadedCheckpoint> => {
     if (pool.length === 0) throw new Error(`warm start: no ${agent} examples`);
     let next = 0;
     const source = (n: number) => Array.from({ length: n }, () => pool[next++ % pool.length]!);
     const batches = new BucketedBatches(
       source,
       batchSize,
-      prng.fork(),
+      seeds[agent] + 1,
       8,
       checkpoint.model.config.nCtx,
     );
@@ -146,53 +156,52 @@ export async function warmStartAgents(
       { ...DEFAULT_SFT, peakLr, warmupSteps: 20, steps, padId: tok.padId, logEvery: 20 },
       (progress) => options.onProgress?.(agent, progress),
     );
-  };
-
-  const debuggerModel = await copyOf(base.coder, 'coder');
-  const repairs = await debuggerExamples(
-    sampler.next(Math.max(600, steps * 4)),
-    sandbox,
-    prng.fork(),
-  );
-  await train(
-    'debugger',
-    debuggerModel,
-    repairs.map((item) => debuggerExample(tok, item)),
-  );
-  debuggerModel.lab = {
-    ...debuggerModel.lab,
-    agentWarmStart: { steps, seed, examples: repairs.length },
-  };
-
-  const retrieverModel = await copyOf(base.planner, 'planner');
-  const choices = retrieverExamples(
-    sampler.next(Math.max(600, steps * 4)),
-    library,
-    candidates,
-    prng.fork(),
-    tok,
-  );
-  await train('retriever', retrieverModel, choices);
-  retrieverModel.lab = {
-    ...retrieverModel.lab,
-    agentWarmStart: { steps, seed, examples: choices.length },
-  };
-
-  const plannerModel = await copyOf(base.planner, 'planner');
-  const planTasks = sampler.next(Math.max(600, steps * 4));
-  const plans = planTasks.map((task, i): RoleExample => {
-    const strategy = task.strategies[i % task.strategies.length]!;
-    const example = i % 2 === 0 ? (library.candidates(task.statement, 1)[0] ?? null) : null;
-    return {
-      prompt: plannerPromptWithExample(tok, task.statement, example),
-      answer: [...tok.encode(strategy.plan), tok.eosId],
+    checkpoint.lab = {
+      ...checkpoint.lab,
+      agentWarmStart: { steps, seed, batchSize, peakLr, examples: pool.length },
     };
-  });
-  await train('planner-retrieval', plannerModel, plans);
-  plannerModel.lab = {
-    ...plannerModel.lab,
-    agentWarmStart: { steps, seed, examples: plans.length },
+    return checkpoint;
   };
 
-  return { debugger: debuggerModel, retriever: retrieverModel, plannerRetrieval: plannerModel };
+  const made: Partial<Record<AgentWarmStart, LoadedCheckpoint>> = {};
+  // Distinct tasks for each: about two passes over the examples in `steps` batches.
+  const distinct = Math.max(600, Math.ceil((steps * batchSize) / 2));
+  if (chosen.includes('debugger')) {
+    const repairs = await debuggerExamples(
+      tasksFor('debugger', distinct),
+      sandbox,
+      seeds.debugger + 2,
+    );
+    made.debugger = await train(
+      'debugger',
+      await copyOf(base.coder, 'coder'),
+      repairs.map((item) => debuggerExample(tok, item)),
+    );
+  }
+  if (chosen.includes('retriever')) {
+    const choices = retrieverExamples(
+      tasksFor('retriever', distinct),
+      library,
+      candidates,
+      seeds.retriever + 2,
+      tok,
+    );
+    made.retriever = await train('retriever', await copyOf(base.planner, 'planner'), choices);
+  }
+  if (chosen.includes('planner-retrieval')) {
+    const plans = tasksFor('planner-retrieval', distinct).map((task, i): RoleExample => {
+      const strategy = task.strategies[i % task.strategies.length]!;
+      const example = i % 2 === 0 ? (library.candidates(task.statement, 1)[0] ?? null) : null;
+      return {
+        prompt: plannerPromptWithExample(tok, task.statement, example),
+        answer: [...tok.encode(strategy.plan), tok.eosId],
+      };
+    });
+    made['planner-retrieval'] = await train(
+      'planner-retrieval',
+      await copyOf(base.planner, 'planner'),
+      plans,
+    );
+  }
+  return made;
 }

@@ -4,10 +4,12 @@
 // DIR/planner-retrieval/ (the Planner continued on example-first prompts, which
 // `npm run train -- grpo --agents retriever,…` uses as the Planner when it is there).
 // Options: --out DIR (default: the checkpoint folder) --backend auto|wasm|cpu|webgpu
-//          --batch 16 --candidates 4 --lr 1e-3. Progress: one JSON line per 20 steps.
+//          --batch 16 --candidates 4 --lr 1e-3 --agents debugger,retriever,planner-retrieval
+//          (which to make; each has its own seed, so one made alone is the same as made with
+//          the others). Progress: one JSON line per 20 steps.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { warmStartAgents } from '../agents/warmStartAgents';
+import { AGENT_WARM_STARTS, type AgentWarmStart, warmStartAgents } from '../agents/warmStartAgents';
 import { type BackendName, initBackend } from '../gpu/backend';
 import { loadCheckpointDir, saveCheckpointDir } from '../model/checkpointNode';
 import { createSandbox } from '../sandbox/nodeSandbox';
@@ -26,6 +28,14 @@ for (const [name, value] of Object.entries({ steps, seed, batchSize, candidates,
     console.error(`warmstart-agents: --${name} must be a number > 0, got ${value}`);
     process.exit(2);
   }
+}
+const agents = (f.get('agents') ?? AGENT_WARM_STARTS.join(',')).split(',') as AgentWarmStart[];
+const unknown = agents.filter((a) => !AGENT_WARM_STARTS.includes(a));
+if (unknown.length > 0) {
+  console.error(
+    `warmstart-agents: --agents takes ${AGENT_WARM_STARTS.join(', ')}; not ${unknown.join(', ')}`,
+  );
+  process.exit(2);
 }
 for (const role of ['planner', 'coder']) {
   if (!existsSync(join(checkpoint, role, 'model.safetensors'))) {
@@ -50,6 +60,7 @@ const models = await warmStartAgents(
     batchSize,
     candidates,
     peakLr,
+    agents,
     onProgress: (agent, p) =>
       console.log(
         JSON.stringify({
@@ -64,11 +75,7 @@ const models = await warmStartAgents(
 );
 const command = `npm run --silent warmstart-agents -- ${process.argv.slice(2).join(' ')}`;
 const minutes = (performance.now() - started) / 60_000;
-for (const [folder, loaded] of [
-  ['debugger', models.debugger],
-  ['retriever', models.retriever],
-  ['planner-retrieval', models.plannerRetrieval],
-] as const) {
+for (const [folder, loaded] of Object.entries(models)) {
   await saveCheckpointDir(join(out, folder), loaded.model, loaded.tokenizer, {
     ...loaded.lab,
     backend: backend.backend,
