@@ -583,11 +583,7 @@ export class DeviceModel {
       parts(o: GrpoOptions): Program[];
     };
     const rt = this.rt;
-    const targets = new Uint32Array(R);
-    for (let b = 0; b < B; b++)
-      for (let t = 0; t + 1 < T; t++) targets[b * T + t] = batch.ids[b * T + t + 1] ?? 0;
-    rt.write(acts.ids, batch.ids);
-    rt.write(acts.targets, targets);
+    this.writeTokens(acts, B, T, batch.ids);
     rt.write(acts.old, batch.oldLogp);
     rt.write(acts.ref, batch.refLogp);
     rt.write(acts.adv, batch.advantage);
@@ -624,6 +620,33 @@ export class DeviceModel {
       report.entropy = head.slice(R, 2 * R);
     }
     return report;
+  }
+
+  /**
+   * The forward pass alone (no loss, no update): per position r, log π(ids[b, t+1]) and the
+   * entropy at `temperature` ([B·T] each; the last position of each row is garbage).
+   */
+  async logProbs(
+    B: number,
+    T: number,
+    ids: Uint32Array,
+    temperature: number,
+  ): Promise<{ logp: Float32Array; entropy: Float32Array }> {
+    const R = B * T;
+    const acts = this.activations(B, T, 1 / temperature);
+    this.writeTokens(acts, B, T, ids);
+    this.rt.submit([acts.program]);
+    const [head] = await this.rt.read([{ buffer: acts.head, offset: 0, length: 2 * R }]);
+    const h = head as Float32Array;
+    return { logp: h.slice(0, R), entropy: h.slice(R, 2 * R) };
+  }
+
+  private writeTokens(acts: Activations, B: number, T: number, ids: Uint32Array): void {
+    const targets = new Uint32Array(B * T);
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t + 1 < T; t++) targets[b * T + t] = ids[b * T + t + 1] ?? 0;
+    this.rt.write(acts.ids, ids);
+    this.rt.write(acts.targets, targets);
   }
 
   /** Dispatches in one training step at this shape (for the bench). */
