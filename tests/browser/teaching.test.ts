@@ -71,6 +71,7 @@ describe('a page to teach with', () => {
     expect(introText).toContain('Train');
     expect(introText).toMatch(/45–55 minutes/);
     expect(introText).toMatch(/first minute/i);
+    expect(introText).toMatch(/the warm start is evaluated/);
 
     // Each setting's explanation is its control's description, shown by its "?" button.
     const described = ['preset', 'mode', 'n', 'm', 'beta', 'epsl', 'epsh', 'loss', 'weff', 'wfmt'];

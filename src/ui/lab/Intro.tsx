@@ -39,10 +39,12 @@ export function Intro() {
           0. GRPO only has to improve on that.
         </li>
         <li>
-          The first minute: a few seconds of loading (checkpoints and sandbox), then a step every
-          few seconds on a CPU, faster on a GPU, and a few seconds more on the steps that evaluate.
-          Single steps are noisy; watch <em>Is it learning?</em> over tens of steps, not the first
-          few. Click a sample in the inspector to see its plan, program, reward and advantage Â.
+          The first minute: a few seconds of loading (checkpoints and sandbox); on the first Train
+          the warm start is evaluated (“evaluating…”, the dashed baseline of{' '}
+          <em>Is it learning?</em>), then a step every few seconds on a CPU, faster on a GPU, and a
+          few seconds more on the steps that evaluate. Single steps are noisy; watch the curves over
+          tens of steps, not the first few. Groups marked σ&gt;0 in the inspector are the ones GRPO
+          learns from: click a sample to see its plan, program, reward and advantage Â.
         </li>
       </ul>
       <button type="button" onClick={dismiss}>
