@@ -74,6 +74,11 @@ describe('the GRPO explainer', () => {
     expect(withSignal, 'no group with signal in 4 steps').toBeGreaterThan(0);
     // The newest step opened on a group with signal.
     expect(await signalOf(page)).toBe('true');
+    // Inside it, a plan whose programs scored differently (a Coder group with σ > 0) says so.
+    const planMarks = await page.locator('.group-grid .plan-cell .signal-mark').count();
+    const planCells = await page.locator('.group-grid .plan-cell').count();
+    expect(planCells).toBe(2);
+    expect(planMarks).toBeLessThanOrEqual(planCells);
 
     // "Next group with signal" visits only groups with signal, and wraps around.
     const next = page.getByRole('button', { name: 'Next group with signal' });

@@ -1,5 +1,6 @@
 import type { SampleGroup } from '../../engine/api';
 import { rewardColor } from './rewardColor';
+import { planHasSignal } from './signal';
 
 interface GroupGridProps {
   group: SampleGroup;
@@ -35,6 +36,15 @@ export function GroupGrid({ group, selected, onSelect }: GroupGridProps) {
               <div className="plan-text">{plan.plan || '(no plan: single mode)'}</div>
               <div className="nums">
                 r {fmt(plan.reward.total)} · Â {fmt(plan.advantage)}
+                {planHasSignal(plan) && (
+                  <span
+                    className="signal-mark"
+                    title="σ > 0: this plan's programs scored differently, so the Coder learns from them"
+                  >
+                    {' '}
+                    · σ&gt;0
+                  </span>
+                )}
               </div>
             </th>
             {plan.programs.map((program, m) => {
