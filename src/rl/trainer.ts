@@ -10,8 +10,10 @@
 // were drawn. The reference is a frozen copy of the weights the role started from; with
 // β = 0 it is never created and its forward pass is skipped.
 import * as tf from '@tensorflow/tfjs-core';
+import { updateOnDevice } from '../gpu/engine/kernelTraining';
 import {
   AdamW,
+  type AdamWState,
   accumulateGradients,
   applyGradientsSafely,
   defaultMemoryBudgetBytes,
@@ -19,6 +21,7 @@ import {
   type GPT,
   logitsAt,
   packByBudget,
+  readValues,
   type SkipReason,
   trainingBytes,
 } from '../model';
@@ -89,6 +92,9 @@ export class RoleTrainer {
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
+    // The lab's WebGPU engine when it is on (gpu/engine/kernelTraining.ts); null: train here.
+    const onDevice = await updateOnDevice(this.model, this.options, this.hostState, sequences);
+    if (onDevice) return onDevice;
     const batch = this.prepare(sequences);
     const metrics: GrpoLossMetrics[] = [];
     const gradNorms: number[] = [];
@@ -120,6 +126,13 @@ export class RoleTrainer {
       microBatches: batch.pieces.length,
     };
   }
+
+  /** The optimizer and reference as the device trainer reads and refreshes them. */
+  private readonly hostState = {
+    exportState: () => this.optimizer.exportState(),
+    importState: (state: AdamWState) => this.optimizer.importState(state),
+    reference: async () => (this.reference ? readValues(this.reference.params) : null),
+  };
 
   /**
    * The gradient of one iteration's loss by parameter name, with its metrics, and no step

@@ -49,13 +49,17 @@ export class DeviceRoleTrainer {
     rt: GpuRuntime,
     model: GPT,
     options: RoleTrainerOptions,
+    /** The frozen reference's weights; default: the model's. */
+    referenceValues?: Map<string, Float32Array> | null,
   ): Promise<DeviceRoleTrainer> {
     const values = await readValues(model.params);
     // No weight decay and β₂ 0.999, as RoleTrainer (TRL's GRPO defaults).
     const adam = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
     const device = new DeviceModel(rt, model.config, values, adam);
     const reference =
-      options.loss.beta > 0 ? new DeviceModel(rt, model.config, values, adam) : null;
+      options.loss.beta > 0
+        ? new DeviceModel(rt, model.config, referenceValues ?? values, adam)
+        : null;
     return new DeviceRoleTrainer(model, options, device, reference);
   }
 

@@ -70,6 +70,24 @@ export function disableKernelEngine(): void {
   setReport(false, report.adapter, 'turned off');
 }
 
+/** The engine while it is on (its runtime), for the device trainer. */
+export function kernelEngine(): { rt: GpuRuntime } | null {
+  return engine && !engine.lost ? engine : null;
+}
+
+/** A device call failed: the engine is off for the rest of the run. */
+export function markEngineFailed(e: object, error: unknown): void {
+  if (engine !== e) return;
+  const failed = engine;
+  engine = null;
+  const why = error instanceof Error ? error.message : String(error);
+  setReport(
+    false,
+    failed.gpu.adapter,
+    `the GPU device failed (${why}); the run continues on the tfjs backend`,
+  );
+}
+
 export function kernelEngineReport(): KernelEngineReport {
   return report;
 }

@@ -109,7 +109,13 @@ export class GpuRuntime {
   /** Stand-ins for unused bindings: one read-only, one writable (a buffer may not be both). */
   readonly dummy: Dummies;
 
+  /** Set when the device is lost or destroyed: every read after that throws. */
+  lostReason: string | null = null;
+
   constructor(readonly device: GPUDevice) {
+    void device.lost.then((info) => {
+      this.lostReason = info.message || info.reason || 'lost';
+    });
     this.dummy = {
       r: this.buffer(ALIGN_FLOATS, 'dummy-r'),
       w: this.buffer(ALIGN_FLOATS, 'dummy-w'),
@@ -282,7 +288,7 @@ export class GpuRuntime {
     this.device.queue.submit([encoder.finish()]);
     this.counters.submissions++;
     this.counters.readbacks++;
-    return Promise.all(
+    const out = await Promise.all(
       staged.map(async ({ staging, bytes }) => {
         await staging.mapAsync(GPUMapMode.READ);
         const out = new Float32Array(staging.getMappedRange().slice(0, bytes));
@@ -291,6 +297,11 @@ export class GpuRuntime {
         return out;
       }),
     );
+    // A destroyed device may still answer a map with zeros: what it returns after being lost
+    // must not be used (device.lost settles a task later, hence the tick).
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (this.lostReason) throw new Error(`the GPU device was lost (${this.lostReason})`);
+    return out;
   }
 
   async readU32(slice: Bindable): Promise<Uint32Array> {

@@ -1,0 +1,61 @@
+// The lab's WebGPU engine behind rl/trainer.ts' RoleTrainer: while the device engine is on
+// (kernelSampling.ts), a role's update runs as whole device steps (deviceTrainer.ts); after each
+// one the weights and Adam's moments are copied back into the tfjs model and optimizer, so the
+// tfjs side always holds the last finished step. A device that fails (or is lost) mid-update
+// turns the engine off and the caller redoes that update on its own backend from those values.
+import type { AdamWState } from '../../model/adamw';
+import type { GPT } from '../../model/gpt';
+import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/trainer';
+import { DeviceRoleTrainer } from './deviceTrainer';
+import { kernelEngine, markEngineFailed } from './kernelSampling';
+
+const trainers = new WeakMap<GPT, { trainer: DeviceRoleTrainer; engine: object }>();
+let deviceUpdates = 0;
+
+/** Updates the device answered (for tests and reports). */
+export function deviceUpdateCalls(): number {
+  return deviceUpdates;
+}
+
+/** What the device trainer needs from RoleTrainer's own state. */
+export interface HostOptimizer {
+  exportState(): Promise<AdamWState>;
+  importState(state: AdamWState): void;
+  /** The frozen reference's weights (β > 0), by parameter name. */
+  reference(): Promise<Map<string, Float32Array> | null>;
+}
+
+/** The update on the device, or null: engine off, shapes it does not hold, or device failure. */
+export async function updateOnDevice(
+  model: GPT,
+  options: RoleTrainerOptions,
+  host: HostOptimizer,
+  sequences: readonly PolicySequence[],
+): Promise<RoleUpdate | null> {
+  const e = kernelEngine();
+  if (!e || sequences.length === 0) return null;
+  const c = model.config;
+  if (c.nEmbd > 256 || c.nEmbd / c.nHead > 64) return null;
+  try {
+    let entry = trainers.get(model);
+    if (!entry || entry.engine !== e) {
+      const trainer = await DeviceRoleTrainer.create(e.rt, model, options, await host.reference());
+      const state = await host.exportState();
+      await trainer.importState({
+        iterations: state.step,
+        moments: state.moments,
+        reference: null,
+      });
+      entry = { trainer, engine: e };
+      trainers.set(model, entry);
+    }
+    const update = await entry.trainer.update(sequences);
+    const state = await entry.trainer.exportState();
+    host.importState({ step: state.iterations, moments: state.moments });
+    deviceUpdates++;
+    return update;
+  } catch (error) {
+    markEngineFailed(e, error);
+    return null;
+  }
+}
