@@ -20,7 +20,7 @@ function drivers(): string[] {
   return [...new Set(all)];
 }
 
-function runOn(icd: string | null): { rows: WebgpuRow[]; failure?: string } {
+function runOn(icd: string | null): { rows: WebgpuRow[]; kernels: string[]; failure?: string } {
   const env: Record<string, string | undefined> = {
     ...process.env,
     XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp',
@@ -39,9 +39,20 @@ function runOn(icd: string | null): { rows: WebgpuRow[]; failure?: string } {
     .split('\n')
     .filter((l) => l.startsWith('WEBGPU_BENCH '))
     .map((l) => JSON.parse(l.slice('WEBGPU_BENCH '.length)) as WebgpuRow);
-  if (child.status === 0) return { rows };
+  const kernels = `${child.stdout}`
+    .split('\n')
+    .filter((l) => l.startsWith('WEBGPU_KERNELS '))
+    .map((l) => {
+      const k = JSON.parse(l.slice('WEBGPU_KERNELS '.length)) as {
+        adapter: string;
+        ms: Record<string, number>;
+      };
+      const parts = Object.entries(k.ms).map(([name, ms]) => `${name}: ${ms.toFixed(2)} ms`);
+      return `Kernel versions on ${k.adapter}: ${parts.join('; ')}.`;
+    });
+  if (child.status === 0) return { rows, kernels };
   const why = `${child.stderr}`.trim().split('\n').slice(-1)[0] ?? `exit ${child.status}`;
-  return { rows, failure: `${icd ?? 'default driver'}: ${why}` };
+  return { rows, kernels, failure: `${icd ?? 'default driver'}: ${why}` };
 }
 
 const fmt = (v: number | null) => (v === null ? '—' : v);
@@ -54,6 +65,7 @@ export const webgpuBench: BenchSection = async (): Promise<BenchTable> => {
   for (const icd of icds.length > 0 ? icds : [null]) {
     const result = runOn(icd);
     if (result.failure) notes.push(`failed: ${result.failure}`);
+    notes.push(...result.kernels);
     for (const r of result.rows) {
       if (json)
         console.log(

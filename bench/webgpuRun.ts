@@ -8,8 +8,8 @@ import { initBackend } from '../src/gpu/backend';
 import { DeviceModel } from '../src/gpu/engine/deviceModel';
 import { DeviceSampler } from '../src/gpu/engine/deviceSampler';
 import { disableKernelEngine } from '../src/gpu/engine/kernelSampling';
-import { SHADERS } from '../src/gpu/engine/ops';
-import { GpuRuntime } from '../src/gpu/engine/runtime';
+import { MATMUL_VERSIONS, matmul, SHADERS } from '../src/gpu/engine/ops';
+import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { AdamW } from '../src/model/adamw';
 import { makeConfig, type PresetName } from '../src/model/config';
@@ -116,6 +116,7 @@ async function kernelsRow(
 ): Promise<WebgpuRow> {
   const w = workload(preset);
   const dm = new DeviceModel(rt, w.config, w.values);
+  dm.matmulVersion = software ? 'v1_regblock' : 'v2_tiled';
   const sampler = new DeviceSampler(dm, { software });
   sampler.tokensPerRead = 16;
   await sampler.sample(w.prompts.slice(0, 2), sampling(2)); // compile
@@ -203,6 +204,50 @@ async function tfjsRow(
   };
 }
 
+/**
+ * Each version of the engine's versioned kernels at the training step's shapes, ms per
+ * dispatch (10 replays in one submission after a warm-up), so the table can say which version
+ * this driver wants.
+ */
+async function kernelVersions(rt: GpuRuntime, software: boolean): Promise<Record<string, number>> {
+  const R = TRAIN_B * TRAIN_T;
+  const [D, F] = [64, 256];
+  const x = rt.buffer(R * F);
+  const w = rt.buffer(F * F);
+  const c = rt.buffer(R * F);
+  const out: Record<string, number> = {};
+  const timeSpecs = async (label: string, specs: DispatchSpec[]) => {
+    const program = rt.program(specs);
+    rt.submit([program]);
+    await rt.device.queue.onSubmittedWorkDone();
+    const start = performance.now();
+    rt.submit([program], 10);
+    await rt.device.queue.onSubmittedWorkDone();
+    out[label] = (performance.now() - start) / 10 / specs.length;
+  };
+  for (const version of MATMUL_VERSIONS) {
+    await timeSpecs(`matmul ${version} X·W ${R}×${D}→${F}`, [
+      matmul({ M: R, N: F, K: D, a: x, b: w, c, dummy: rt.dummy, version }),
+    ]);
+    await timeSpecs(`matmul ${version} Xᵀ·dY ${F}×${R}→${D}`, [
+      matmul({ M: F, N: D, K: R, a: x, aStride: [1, F], b: c, c: w, dummy: rt.dummy, version }),
+    ]);
+  }
+  const w16 = workload('tiny');
+  for (const rowThreads of [16, 64]) {
+    const dm = new DeviceModel(rt, w16.config, w16.values);
+    const sampler = new DeviceSampler(dm, { rowThreads });
+    await sampler.sample(w16.prompts.slice(0, 4), sampling(2));
+    const start = performance.now();
+    await sampler.sample(w16.prompts, sampling(16));
+    out[`decode ${rowThreads} invocations/row (${ROWS} rows × 16 tokens, ms/token)`] =
+      (performance.now() - start) / 16;
+  }
+  for (const b of [x, w, c]) rt.free(b);
+  void software;
+  return out;
+}
+
 async function main(): Promise<void> {
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU adapter: ${opened.why}`);
@@ -210,6 +255,10 @@ async function main(): Promise<void> {
   const rt = new GpuRuntime(opened.gpu.device);
   await rt.load([...SHADERS]);
   const adapter = opened.gpu.adapter;
+  if (VARIANTS.includes('kernels'))
+    console.log(
+      `WEBGPU_KERNELS ${JSON.stringify({ adapter, ms: await kernelVersions(rt, opened.gpu.software) })}`,
+    );
   for (const preset of PRESETS) {
     const rows: WebgpuRow[] = [];
     if (VARIANTS.includes('kernels'))

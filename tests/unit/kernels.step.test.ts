@@ -5,6 +5,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { DeviceModel } from '../../src/gpu/engine/deviceModel';
+import type { MatmulVersion } from '../../src/gpu/engine/ops';
 import { AdamW } from '../../src/model/adamw';
 import { makeConfig } from '../../src/model/config';
 import { type GPT, sequenceLogProbs } from '../../src/model/gpt';
@@ -42,11 +43,11 @@ function setup(seed: number, B: number, T: number) {
 }
 
 describe('device training step vs the tfjs cpu step', () => {
-  for (const [temperature, maxGradNorm] of [
-    [1, 1],
-    [0.8, 0.05],
-  ] as [number, number][]) {
-    it(`loss, every gradient, every updated weight (temperature ${temperature}, clip ${maxGradNorm})`, async (ctx) => {
+  for (const [temperature, maxGradNorm, version] of [
+    [1, 1, 'v1_regblock'],
+    [0.8, 0.05, 'v2_tiled'],
+  ] as [number, number, MatmulVersion][]) {
+    it(`loss, every gradient, every updated weight (temperature ${temperature}, clip ${maxGradNorm}, matmul ${version})`, async (ctx) => {
       const rt = needRuntime(h, ctx);
       const [B, T] = [4, 13];
       const { config, values, ids, mask, advantages, prng } = setup(7, B, T);
@@ -94,6 +95,7 @@ describe('device training step vs the tfjs cpu step', () => {
         return out;
       };
       const dm = new DeviceModel(rt, config, values, ADAM);
+      dm.matmulVersion = version;
       const step = await dm.trainStep(
         {
           B,

@@ -16,6 +16,7 @@ import type {
   RoleUpdate,
 } from '../../rl/trainer';
 import { DeviceModel } from './deviceModel';
+import type { MatmulVersion } from './ops';
 import type { GpuRuntime } from './runtime';
 
 interface Packed {
@@ -61,6 +62,11 @@ export class DeviceRoleTrainer {
         ? new DeviceModel(rt, model.config, referenceValues ?? values, adam)
         : null;
     return new DeviceRoleTrainer(model, options, device, reference);
+  }
+
+  setMatmulVersion(version: MatmulVersion): void {
+    this.device.matmulVersion = version;
+    if (this.reference) this.reference.matmulVersion = version;
   }
 
   private pack(sequences: readonly PolicySequence[]): Packed {

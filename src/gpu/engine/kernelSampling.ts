@@ -71,7 +71,7 @@ export function disableKernelEngine(): void {
 }
 
 /** The engine while it is on (its runtime), for the device trainer. */
-export function kernelEngine(): { rt: GpuRuntime } | null {
+export function kernelEngine(): { rt: GpuRuntime; gpu: KernelDevice } | null {
   return engine && !engine.lost ? engine : null;
 }
 
@@ -114,6 +114,7 @@ export async function sampleOnDevice(
     let entry = e.models.get(model);
     if (!entry) {
       const dm = new DeviceModel(e.rt, c, values);
+      dm.matmulVersion = e.gpu.software ? 'v1_regblock' : 'v2_tiled';
       entry = { dm, sampler: new DeviceSampler(dm, { software: e.gpu.software }) };
       e.models.set(model, entry);
     } else entry.dm.writeParams(values);
