@@ -1,6 +1,6 @@
 // shaders/layernorm.wgsl, embedding.wgsl and attention.wgsl (forward and backward, and the
 // decode step over a KV cache) against their float64 references.
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   attentionBackward,
   attentionDecode,
@@ -176,5 +176,14 @@ describe('attention (fused causal, online softmax)', () => {
     const Y = rt.buffer(B * D);
     await run(rt, [attentionDecode(B, H, hd, C, Q!, K!, Vb!, L!, Y)]);
     expectClose(await readBack(rt, Y, B * D), attentionDecodeRef(q, k, v, lens, B, H, hd, C));
+  });
+});
+
+describe('shader loading', () => {
+  it('the sources come from the Vite bundle (the page and its Worker have no disk)', async () => {
+    const { loadShader, shadersFromBundle } = await import('../../src/gpu/kernels/loadShader');
+    const source = await loadShader('token_logprob.wgsl');
+    expect(source).toContain('v3_online_per_row');
+    expect(shadersFromBundle()).toBeGreaterThan(0);
   });
 });

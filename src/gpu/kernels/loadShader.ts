@@ -1,14 +1,39 @@
-// WGSL sources live in shaders/ at the repository root. Node reads them with fs; the
-// browser path (Vite `?raw` imports) is not wired yet, so these kernels are Node-only for now.
+// WGSL sources live in shaders/ at the repository root. Under Vite (the page, its Worker, and
+// vite-node / vitest in Node) they are bundled as strings by an eager `?raw` glob; without Vite
+// (plain Node) they are read from disk.
 
 import { importNodeOnly } from '../host';
 
 const cache = new Map<string, Promise<string>>();
+let bundledHits = 0;
+
+/** How many shaders came from the bundle rather than the disk (tests check the page's path). */
+export function shadersFromBundle(): number {
+  return bundledHits;
+}
+
+/** shaders/NAME.wgsl → its source, as Vite bundles it (absent outside Vite). */
+const bundled = bundledShaders();
+
+function bundledShaders(): Record<string, string> {
+  try {
+    // Vite rewrites this call into the sources themselves; elsewhere import.meta.glob is absent.
+    return import.meta.glob('../../../shaders/*.wgsl', {
+      query: '?raw',
+      import: 'default',
+      eager: true,
+    }) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
 
 export function loadShader(file: string): Promise<string> {
   let source = cache.get(file);
   if (!source) {
-    source = readFromRepo(file);
+    const inline = bundled[`../../../shaders/${file}`];
+    source = inline !== undefined ? Promise.resolve(inline) : readFromRepo(file);
+    bundledHits += inline !== undefined ? 1 : 0;
     cache.set(file, source);
   }
   return source;
