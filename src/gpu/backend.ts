@@ -38,7 +38,7 @@ export async function initBackend(
     if (kernels.enabled)
       return {
         ...report,
-        reason: `${report.reason}; sampling on the lab's WebGPU kernels (${kernels.adapter})`,
+        reason: `${report.reason}; sampling and updates on the lab's WebGPU kernels (${kernels.adapter})`,
       };
   } catch {
     // no device engine: tfjs samples too

@@ -62,7 +62,7 @@ export async function enableKernelEngine(
   void gpu.device.lost.then((info) => {
     current.lost = info.message || info.reason;
   });
-  return setReport(true, gpu.adapter, "sampling on the lab's WebGPU kernels");
+  return setReport(true, gpu.adapter, "sampling and updates on the lab's WebGPU kernels");
 }
 
 export function disableKernelEngine(): void {
