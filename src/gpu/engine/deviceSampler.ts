@@ -33,6 +33,8 @@ export class DeviceSampler implements Sampler {
    */
   rowThreads: number;
   last: DecodeCounts = { dispatchesPerToken: 0, submissions: 0, steps: 0 };
+  /** Most bytes of one layer-stacked K (or V) cache; rows beyond it run as further chunks. */
+  maxCacheBytes = Number.POSITIVE_INFINITY;
   /** The last call's decode-step program (for profiling; its buffers are freed). */
   lastProgram: Program | null = null;
 
@@ -43,7 +45,41 @@ export class DeviceSampler implements Sampler {
     this.rowThreads = options.rowThreads ?? (options.software ? 16 : 64);
   }
 
+  /**
+   * Rows whose caches fit one binding run together; more run as consecutive chunks, each row
+   * still drawing from its own stream (seed, row).
+   */
   async sample(prompts: number[][], options: SampleOptions): Promise<SampleResult> {
+    const { nCtx, nEmbd: D, nLayer: L } = this.model.config;
+    const longest = Math.max(0, ...prompts.map((p) => p.length));
+    const C = Math.min(nCtx, longest + Math.max(1, options.maxNewTokens));
+    const limit = Math.min(
+      this.model.rt.device.limits.maxStorageBufferBindingSize,
+      this.maxCacheBytes,
+    );
+    const perRow = L * C * D * 4;
+    const rows = Math.max(1, Math.floor(limit / perRow));
+    if (prompts.length <= rows) return this.sampleChunk(prompts, options, 0);
+    const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
+    const counts = { dispatchesPerToken: 0, submissions: 0, steps: 0 };
+    for (let start = 0; start < prompts.length; start += rows) {
+      const part = await this.sampleChunk(prompts.slice(start, start + rows), options, start);
+      result.tokens.push(...part.tokens);
+      result.logProbs.push(...part.logProbs);
+      result.finished.push(...part.finished);
+      counts.dispatchesPerToken = this.last.dispatchesPerToken;
+      counts.submissions += this.last.submissions;
+      counts.steps += this.last.steps;
+    }
+    this.last = counts;
+    return result;
+  }
+
+  private async sampleChunk(
+    prompts: number[][],
+    options: SampleOptions,
+    rowOffset: number,
+  ): Promise<SampleResult> {
     const m = this.model;
     const rt = m.rt;
     const { nCtx, nEmbd: D, nHead: H, nLayer: L, vocabSize: V } = m.config;
@@ -121,7 +157,7 @@ export class DeviceSampler implements Sampler {
         init[b * STATE] = p.length - 1;
         init[b * STATE + 1] = budget <= 0 ? 1 : 0;
         init[b * STATE + 2] = p[p.length - 1] ?? 0;
-        init[b * STATE + 4] = rowStreamState(options.seed, b);
+        init[b * STATE + 4] = rowStreamState(options.seed, rowOffset + b);
       });
       rt.write(state, init);
       const step = this.decodeProgram(B, C, maxNew, options, greedy, topK, {

@@ -26,7 +26,15 @@ export async function openKernelDevice(): Promise<KernelDeviceResult> {
   if (!gpu) return { ok: false, why: 'no navigator.gpu and the `webgpu` package did not load' };
   const adapter = await gpu.requestAdapter();
   if (!adapter) return { ok: false, why: 'requestAdapter() returned null' };
-  const device = await adapter.requestDevice();
+  // The adapter's own buffer limits, not WebGPU's defaults (128 MiB per binding): a KV cache
+  // or a batch's activations on the larger presets need more.
+  const limits = adapter.limits;
+  const device = await adapter.requestDevice({
+    requiredLimits: {
+      maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
+      maxBufferSize: limits.maxBufferSize,
+    },
+  });
   const info = adapter.info;
   const words = [info.vendor, info.architecture, info.device, info.description].filter(Boolean);
   const fallback = info.isFallbackAdapter ? ' (fallback adapter)' : '';
