@@ -34,12 +34,19 @@ export interface EvalAgents {
    * With a Retriever: the Planner reads the example it picks greedily among BM25's K
    * candidates (sampler null: BM25's top-1).
    */
-  retriever?: { library: ExampleLibrary; candidates: number; sampler: Sampler | null };
+  retriever?: {
+    library: ExampleLibrary;
+    candidates: number;
+    sampler: Sampler | null;
+    /** An example that leaves the Planner no room for a whole plan is not shown. */
+    plannerContext: number;
+    retrieverContext: number;
+  };
   /**
    * With a Debugger: each failing greedy program gets one greedy repair, judged again
    * (`eval/pass@1_repair`, `eval/repair/fixed`); `eval/pass@1` stays the Coder's own.
    */
-  debugger?: Sampler;
+  debugger?: { sampler: Sampler; contextTokens: number };
 }
 
 export interface EvalOptions {
@@ -121,7 +128,9 @@ export async function evaluateSuites(
     stopId: tok.eosId,
   });
   const texts = async (sampler: Sampler, prompts: number[][], opts: SampleOptions) =>
-    (await sampler.sample(prompts, opts)).tokens.map((ids) => completionText(tok, ids));
+    prompts.length === 0
+      ? []
+      : (await sampler.sample(prompts, opts)).tokens.map((ids) => completionText(tok, ids));
   // The Retriever's greedy pick for every task (the same example for its sampled plans).
   const exampleOf = new Map<string, WorkedExample | null>();
   const retrieverAgent = agents.retriever;
@@ -132,13 +141,21 @@ export async function evaluateSuites(
     const answers = retrieverAgent.sampler
       ? await texts(
           retrieverAgent.sampler,
-          tasks.map((t, i) => retrieverPrompt(tok, t.statement, candidates[i]!)),
+          tasks.map((t, i) =>
+            retrieverPrompt(tok, t.statement, candidates[i]!, retrieverAgent.retrieverContext),
+          ),
           { maxNewTokens: 2, temperature: 0, topK: 0, seed, stopId: tok.eosId },
         )
       : tasks.map(() => '1');
     tasks.forEach((t, i) => {
       const list = candidates[i]!;
-      exampleOf.set(t.id, list[parseChoice(answers[i]!, list.length) ?? 0] ?? null);
+      const example = list[parseChoice(answers[i]!, list.length) ?? 0] ?? null;
+      const fits =
+        example &&
+        plannerPromptWithExample(tok, t.statement, example, shared).length +
+          options.maxPlanTokens <=
+          retrieverAgent.plannerContext;
+      exampleOf.set(t.id, fits ? example : null);
     });
   }
   const planOf = (list: readonly Task[], opts: SampleOptions): Promise<string[]> =>
@@ -167,21 +184,28 @@ export async function evaluateSuites(
   // One greedy repair round for the failing greedy programs.
   let repairedPasses: boolean[] | null = null;
   if (agents.debugger) {
-    const failing = results.flatMap((r, i) => (r.passed ? [] : [i]));
+    const debuggerPrompts = new Map<number, number[]>();
+    results.forEach((r, i) => {
+      if (r.passed) return;
+      const t = tasks[i]!;
+      const extracted = extractFunction(codes[i]!, t.entryPoint);
+      const run = extracted.formatOk ? r : null;
+      const prompt = debuggerPrompt(
+        tok,
+        t.statement,
+        plans[i]!,
+        extracted.formatOk ? extracted.code : codes[i]!,
+        failureReport(t, run) ?? 'no test failed',
+      );
+      // A prompt that leaves no room for a whole repair is not repaired (it stays failing).
+      if (prompt.length + options.maxProgramTokens <= agents.debugger!.contextTokens) {
+        debuggerPrompts.set(i, prompt);
+      }
+    });
+    const failing = [...debuggerPrompts.keys()];
     const repairs = await texts(
-      agents.debugger,
-      failing.map((i) => {
-        const t = tasks[i]!;
-        const extracted = extractFunction(codes[i]!, t.entryPoint);
-        const run = extracted.formatOk ? results[i]! : null;
-        return debuggerPrompt(
-          tok,
-          t.statement,
-          plans[i]!,
-          extracted.formatOk ? extracted.code : codes[i]!,
-          failureReport(t, run) ?? 'no test failed',
-        );
-      }),
+      agents.debugger.sampler,
+      failing.map((i) => debuggerPrompts.get(i)!),
       greedyCode,
     );
     const repairResults = await judge(
@@ -245,6 +269,7 @@ export async function evaluateSuites(
     if (repairedPasses) {
       const after = repairedPasses;
       const failing = indices.filter((i) => !results[i]!.passed);
+      // Share of ALL failing programs (an unrepaired one counts as not fixed).
       report['pass@1_repair'] = share(indices.filter((i) => after[i]).length);
       report.repair_fixed =
         failing.length === 0 ? 0 : failing.filter((i) => after[i]).length / failing.length;

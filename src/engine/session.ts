@@ -375,6 +375,11 @@ export class TrainingSession {
           temperature: grpo.temperature,
           topK: this.config.topK,
           seed: stepSeed(grpo.seed, stepIndex, RETRIEVER_SEED_STREAM) + seedOffset,
+          plannerContext: this.planner.model.config.nCtx,
+          maxPlanTokens: grpo.maxPlanTokens,
+          ...(this.extra.retriever
+            ? { retrieverContext: this.extra.retriever.model.config.nCtx }
+            : {}),
         },
       );
     }
@@ -433,6 +438,7 @@ export class TrainingSession {
           seed: stepSeed(grpo.seed, stepIndex, DEBUGGER_SEED_STREAM) + seedOffset,
           weights: grpo.rewardWeights,
           scale: grpo.scaleRewards,
+          contextTokens: this.extra.debugger.model.config.nCtx,
         },
       );
       // The Debugger's time (sampling and judging its repairs) counts as sampling time.
@@ -541,6 +547,8 @@ export class TrainingSession {
             retriever: {
               library,
               candidates: grpo.retrievalCandidates,
+              plannerContext: this.planner.model.config.nCtx,
+              retrieverContext: retriever?.model.config.nCtx ?? Number.POSITIVE_INFINITY,
               sampler:
                 grpo.retrievalPolicy === 'learned' && retriever
                   ? new KvCacheSampler(retriever.model, this.budgetBytes)
@@ -549,7 +557,12 @@ export class TrainingSession {
           }
         : {}),
       ...(debuggerAgent
-        ? { debugger: new KvCacheSampler(debuggerAgent.model, this.budgetBytes) }
+        ? {
+            debugger: {
+              sampler: new KvCacheSampler(debuggerAgent.model, this.budgetBytes),
+              contextTokens: debuggerAgent.model.config.nCtx,
+            },
+          }
         : {}),
     };
   }

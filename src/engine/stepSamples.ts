@@ -144,7 +144,8 @@ export function attachAgentSamples(
       if (!retrieval) return { ...plan, programs };
       const i = t * group.plans.length + n;
       const candidates = retrieval.candidates[t] ?? [];
-      const example = retrieval.examples[i];
+      const choice = retrieval.choices[i] ?? null;
+      const example = candidates[choice ?? 0];
       return {
         ...plan,
         programs,
@@ -152,9 +153,10 @@ export function attachAgentSamples(
           ? {
               retrieval: {
                 candidates: candidates.map((c) => c.statement),
-                choice: retrieval.choices[i] ?? null,
+                choice,
                 statement: example.statement,
                 plan: example.plan,
+                shown: retrieval.examples[i] != null,
                 ...(retrieverCredit
                   ? {
                       reward: retrieverCredit.rewards[i]!,

@@ -72,8 +72,11 @@ export interface RetrievalSample {
   candidates: string[];
   /** The chosen candidate (0-based); null when the Retriever's answer named none (top-1 used). */
   choice: number | null;
+  /** The chosen candidate's statement and plan (BM25's top-1 when the choice was null). */
   statement: string;
   plan: string;
+  /** false: the example would not fit the Planner's context, so this plan read none. */
+  shown: boolean;
   /** The Retriever's reward and advantage (absent with the bm25 policy: nothing learns). */
   reward?: RewardParts;
   advantage?: number;

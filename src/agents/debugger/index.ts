@@ -66,6 +66,11 @@ export interface DebuggerOptions {
   seed: number;
   weights: RewardWeights;
   scale: ScaleRewards;
+  /**
+   * The Debugger's context: a failing program whose prompt leaves no room for a whole
+   * repair (prompt + maxProgramTokens) is not repaired. Absent: no limit.
+   */
+  contextTokens?: number;
 }
 
 /** The programs a step repairs: the failing ones, at most `limit`, a seeded draw kept in order. */
@@ -96,11 +101,11 @@ export async function runDebugger(
   sandbox: Sandbox,
   options: DebuggerOptions,
 ): Promise<DebuggerStep> {
-  const failing = programs.flatMap((p, i) => (passesAll(p.judged.outcome) ? [] : [i]));
-  const chosen = chooseTargets(failing, options.repairedProgramsPerStep, options.seed);
-  const targets: RepairTarget[] = chosen.map((i) => {
-    const p = programs[i]!;
-    return {
+  const tok = agent.tokenizer;
+  const candidates = new Map<number, { target: RepairTarget; prompt: number[] }>();
+  programs.forEach((p, i) => {
+    if (passesAll(p.judged.outcome)) return;
+    const target: RepairTarget = {
       programIndex: i,
       taskIndex: p.taskIndex,
       task: p.task,
@@ -108,14 +113,18 @@ export async function runDebugger(
       program: p.judged.code || p.completion,
       report: failureReport(p.task, p.judged.run) ?? 'no test failed',
     };
+    const prompt = debuggerPrompt(tok, p.task.statement, p.plan, target.program, target.report);
+    const room = options.contextTokens ?? Number.POSITIVE_INFINITY;
+    if (prompt.length + options.maxProgramTokens <= room) candidates.set(i, { target, prompt });
   });
-  const D = options.repairsPerProgram;
-  const tok = agent.tokenizer;
-  const prompts = targets.flatMap((t) =>
-    Array.from({ length: D }, () =>
-      debuggerPrompt(tok, t.task.statement, t.plan, t.program, t.report),
-    ),
+  const chosen = chooseTargets(
+    [...candidates.keys()],
+    options.repairedProgramsPerStep,
+    options.seed,
   );
+  const targets = chosen.map((i) => candidates.get(i)!.target);
+  const D = options.repairsPerProgram;
+  const prompts = chosen.flatMap((i) => Array.from({ length: D }, () => candidates.get(i)!.prompt));
   const repairs = await sampleCompletions(agent.sampler, tok, prompts, {
     maxNewTokens: options.maxProgramTokens,
     temperature: options.temperature,

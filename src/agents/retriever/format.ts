@@ -2,6 +2,8 @@
 // 1..K (BM25's order); it answers with one digit and the end token. The Planner then reads
 // the chosen candidate's statement and plan before its own statement (plannerPromptWithExample).
 // No new special tokens: the shipped tokenizer serves unchanged.
+
+import { RETRIEVER_ANSWER_TOKENS } from '../../rl/config';
 import type { CharTokenizer } from '../../tokenizer';
 import type { RoleExample } from '../format';
 
@@ -9,15 +11,20 @@ export function retrieverPrompt(
   tok: CharTokenizer,
   statement: string,
   candidates: readonly { statement: string }[],
+  contextTokens = Number.POSITIVE_INFINITY,
 ): number[] {
-  const list = candidates.map((c, i) => `${i + 1}: ${c.statement}`).join('\n');
-  return [
-    tok.special('<|statement|>'),
-    ...tok.encode(statement),
-    tok.special('<|plan|>'),
-    ...tok.encode(list),
-    tok.special('<|code|>'),
-  ];
+  const head = [tok.special('<|statement|>'), ...tok.encode(statement), tok.special('<|plan|>')];
+  const lines = candidates.map((c, i) =>
+    tok.encode(`${i > 0 ? '\n' : ''}${i + 1}: ${c.statement}`),
+  );
+  // Room for the answer (a digit and the end token): long candidate lines are cut evenly.
+  const room = contextTokens - head.length - 1 - RETRIEVER_ANSWER_TOKENS;
+  const total = lines.reduce((sum, line) => sum + line.length, 0);
+  const cut =
+    total <= room
+      ? lines
+      : lines.map((line) => line.slice(0, Math.max(3, Math.floor(room / lines.length))));
+  return [...head, ...cut.flat(), tok.special('<|code|>')];
 }
 
 /** The chosen index (0-based) from the Retriever's text, or null when it is not 1..K. */

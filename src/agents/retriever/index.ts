@@ -14,7 +14,7 @@ import type { Sampler } from '../../rollout/types';
 import type { Task } from '../../tasks';
 import type { CharTokenizer } from '../../tokenizer';
 import type { RoleCredit } from '../credit';
-import type { WorkedExample } from '../format';
+import { plannerPromptWithExample, type WorkedExample } from '../format';
 import { type Completion, sampleCompletions } from '../rollout';
 import { parseChoice, retrieverPrompt } from './format';
 import type { ExampleLibrary, LibraryEntry } from './library';
@@ -48,6 +48,14 @@ export interface RetrievalOptions {
   temperature: number;
   topK: number;
   seed: number;
+  /** The Retriever's context (its prompt's candidate lines are cut to fit). */
+  retrieverContext?: number;
+  /**
+   * The Planner's context and longest plan: an example that would not leave room for a whole
+   * plan is not shown (that plan reads none).
+   */
+  plannerContext?: number;
+  maxPlanTokens?: number;
 }
 
 export async function retrieve(
@@ -58,6 +66,13 @@ export async function retrieve(
 ): Promise<RetrievalStep> {
   const N = options.plansPerTask;
   const candidates = tasks.map((t) => library.candidates(t.statement, options.candidates));
+  const tok = agent.tokenizer;
+  const fits = (task: Task, example: WorkedExample | null): WorkedExample | null =>
+    example &&
+    plannerPromptWithExample(tok, task.statement, example).length + (options.maxPlanTokens ?? 0) <=
+      (options.plannerContext ?? Number.POSITIVE_INFINITY)
+      ? example
+      : null;
   if (options.policy === 'bm25' || !agent.sampler) {
     const choices = tasks.flatMap((_, t) =>
       Array.from({ length: N }, () => ((candidates[t]?.length ?? 0) > 0 ? 0 : null)),
@@ -65,13 +80,16 @@ export async function retrieve(
     return {
       candidates,
       choices,
-      examples: choices.map((c, i) => (c === null ? null : candidates[Math.floor(i / N)]![c]!)),
+      examples: choices.map((c, i) =>
+        c === null ? null : fits(tasks[Math.floor(i / N)]!, candidates[Math.floor(i / N)]![c]!),
+      ),
       completions: null,
     };
   }
-  const tok = agent.tokenizer;
   const prompts = tasks.flatMap((task, t) =>
-    Array.from({ length: N }, () => retrieverPrompt(tok, task.statement, candidates[t]!)),
+    Array.from({ length: N }, () =>
+      retrieverPrompt(tok, task.statement, candidates[t]!, options.retrieverContext),
+    ),
   );
   const completions = await sampleCompletions(agent.sampler, tok, prompts, {
     maxNewTokens: 2,
@@ -84,7 +102,7 @@ export async function retrieve(
   );
   const examples = choices.map((c, i) => {
     const list = candidates[Math.floor(i / N)]!;
-    return list[c ?? 0] ?? null;
+    return fits(tasks[Math.floor(i / N)]!, list[c ?? 0] ?? null);
   });
   return { candidates, choices, examples, completions };
 }

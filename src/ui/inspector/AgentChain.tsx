@@ -33,6 +33,9 @@ export function AgentChain({ plan, program }: AgentChainProps) {
           {retrieval.choice === null && (
             <p className="hint">Its answer named no candidate: the Planner read BM25’s top-1.</p>
           )}
+          {!retrieval.shown && (
+            <p className="hint">Too long for the Planner’s context: this plan read no example.</p>
+          )}
           <pre className="plan">{retrieval.plan}</pre>
         </li>
       )}
