@@ -10,6 +10,7 @@ import { DeviceSampler } from '../src/gpu/engine/deviceSampler';
 import { disableKernelEngine } from '../src/gpu/engine/kernelSampling';
 import { MATMUL_VERSIONS, matmul, SHADERS } from '../src/gpu/engine/ops';
 import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
+import { tuneMatmul } from '../src/gpu/engine/tune';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { AdamW } from '../src/model/adamw';
 import { makeConfig, type PresetName } from '../src/model/config';
@@ -116,7 +117,7 @@ async function kernelsRow(
 ): Promise<WebgpuRow> {
   const w = workload(preset);
   const dm = new DeviceModel(rt, w.config, w.values);
-  dm.matmulVersion = software ? 'v1_regblock' : 'v2_tiled';
+  dm.matmulVersion = await tuneMatmul(rt);
   const sampler = new DeviceSampler(dm, { software });
   sampler.tokensPerRead = 16;
   await sampler.sample(w.prompts.slice(0, 2), sampling(2)); // compile
@@ -149,7 +150,7 @@ async function kernelsRow(
     submissions_per_train_step: t.submissions,
     sample_tok_s: (ROWS * NEW) / s.seconds,
     train_tok_s: R / t.seconds,
-    note: `decode step ${sampler.last.dispatchesPerToken} dispatches; train step ${dm.dispatchesPerStep(B, T, opts)} dispatches`,
+    note: `decode step ${sampler.last.dispatchesPerToken} dispatches (${sampler.rowThreads} invocations per row); train step ${dm.dispatchesPerStep(B, T, opts)} dispatches, matmul ${dm.matmulVersion} (tuned)`,
   };
 }
 

@@ -10,8 +10,9 @@ import type { SampleOptions, SampleResult } from '../../rollout/types';
 import { getKernelDevice, type KernelDevice } from '../kernels/device';
 import { DeviceModel } from './deviceModel';
 import { DeviceSampler } from './deviceSampler';
-import { SHADERS } from './ops';
+import { type MatmulVersion, SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
+import { tuneMatmul } from './tune';
 
 export interface KernelEngineReport {
   enabled: boolean;
@@ -22,6 +23,8 @@ export interface KernelEngineReport {
 interface Engine {
   gpu: KernelDevice;
   rt: GpuRuntime;
+  /** The matmul version this driver runs fastest (tune.ts). */
+  matmul: MatmulVersion;
   models: WeakMap<GPT, { dm: DeviceModel; sampler: DeviceSampler }>;
   lost: string | null;
 }
@@ -57,7 +60,13 @@ export async function enableKernelEngine(
     // The browser has no shader loader yet (kernels/loadShader.ts reads shaders/ from disk).
     return setReport(false, gpu.adapter, `shaders not loaded (${String(error)})`);
   }
-  const current: Engine = { gpu, rt, models: new WeakMap(), lost: null };
+  const current: Engine = {
+    gpu,
+    rt,
+    matmul: await tuneMatmul(rt),
+    models: new WeakMap(),
+    lost: null,
+  };
   engine = current;
   void gpu.device.lost.then((info) => {
     current.lost = info.message || info.reason;
@@ -71,7 +80,11 @@ export function disableKernelEngine(): void {
 }
 
 /** The engine while it is on (its runtime), for the device trainer. */
-export function kernelEngine(): { rt: GpuRuntime; gpu: KernelDevice } | null {
+export function kernelEngine(): {
+  rt: GpuRuntime;
+  gpu: KernelDevice;
+  matmul: MatmulVersion;
+} | null {
   return engine && !engine.lost ? engine : null;
 }
 
@@ -114,7 +127,7 @@ export async function sampleOnDevice(
     let entry = e.models.get(model);
     if (!entry) {
       const dm = new DeviceModel(e.rt, c, values);
-      dm.matmulVersion = e.gpu.software ? 'v1_regblock' : 'v2_tiled';
+      dm.matmulVersion = e.matmul;
       entry = { dm, sampler: new DeviceSampler(dm, { software: e.gpu.software }) };
       e.models.set(model, entry);
     } else entry.dm.writeParams(values);

@@ -40,8 +40,7 @@ export async function updateOnDevice(
     let entry = trainers.get(model);
     if (!entry || entry.engine !== e) {
       const trainer = await DeviceRoleTrainer.create(e.rt, model, options, await host.reference());
-      // Register-blocked on CPU drivers (barriers are dear there), shared-memory tiles on GPUs.
-      trainer.setMatmulVersion(e.gpu.software ? 'v1_regblock' : 'v2_tiled');
+      trainer.setMatmulVersion(e.matmul); // the driver's fastest (tune.ts)
       const state = await host.exportState();
       await trainer.importState({
         iterations: state.step,
