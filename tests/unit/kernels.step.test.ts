@@ -149,3 +149,36 @@ describe('device training step vs the tfjs cpu step', () => {
     });
   }
 });
+
+describe('device memory over a run', () => {
+  it('batches of changing shapes keep the buffer count flat (older shapes are freed)', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = makeConfig('tiny', 41, 'shared', { nCtx: 24, nLayer: 1 });
+    const dm = new DeviceModel(rt, config, initialValues(config, 3), ADAM);
+    const counts: number[] = [];
+    for (const [B, T] of [
+      [2, 5],
+      [3, 6],
+      [2, 7],
+      [4, 9],
+      [3, 6],
+    ] as [number, number][]) {
+      const R = B * T;
+      await dm.trainStep(
+        {
+          B,
+          T,
+          ids: new Uint32Array(R).fill(1),
+          oldLogp: new Float32Array(R).fill(-3),
+          refLogp: new Float32Array(R).fill(-3),
+          advantage: new Float32Array(R).fill(1),
+          weight: new Float32Array(R).fill(1 / R),
+        },
+        { ...OPTIONS, lr: 1e-3, maxGradNorm: 1, temperature: 1 },
+      );
+      counts.push(rt.bufferCount);
+    }
+    expect(counts[2]).toBe(counts[1]);
+    expect(counts[4]).toBe(counts[1]);
+  });
+});

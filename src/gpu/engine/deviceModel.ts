@@ -74,6 +74,8 @@ interface Activations {
   /** Residual streams per layer: x[l] is layer l's input, x[L] the last block's output. */
   x: GPUBuffer[];
   qkv: GPUBuffer[];
+  /** Frees what this shape holds on the device. */
+  release(): void;
 }
 
 export class DeviceModel {
@@ -272,10 +274,33 @@ export class DeviceModel {
     };
   }
 
+  /** Shapes whose buffers and programs are kept (a run's batches change shape every update). */
+  keepShapes = 2;
+
   private activations(B: number, T: number, invTemp: number): Activations {
     const key = `${B}x${T}@${invTemp}`;
     const cached = this.shapes.get(key);
-    if (cached) return cached;
+    if (cached) {
+      this.shapes.delete(key); // most recent last
+      this.shapes.set(key, cached);
+      return cached;
+    }
+    while (this.shapes.size >= Math.max(1, this.keepShapes)) {
+      const [oldest, acts] = this.shapes.entries().next().value as [string, Activations];
+      this.shapes.delete(oldest);
+      acts.release();
+    }
+    const { value, buffers } = this.rt.collect(() => this.buildActivations(B, T, invTemp));
+    const release = value.release;
+    value.release = () => {
+      release();
+      for (const buffer of buffers) this.rt.free(buffer);
+    };
+    this.shapes.set(key, value);
+    return value;
+  }
+
+  private buildActivations(B: number, T: number, invTemp: number): Activations {
     const {
       nEmbd: D,
       nHead: H,
@@ -539,6 +564,11 @@ export class DeviceModel {
     const rest = rt.program([...backward, ...update]);
     let lossProgram: Program | null = null;
     let lossKey = '';
+    // The loss program is rebuilt outside the activations' collect: free it by hand.
+    const loseLoss = () => {
+      if (lossProgram) rt.destroyProgram(lossProgram);
+      lossProgram = null;
+    };
     const acts: Activations & { parts(o: GrpoOptions): Program[] } = {
       B,
       T,
@@ -554,16 +584,17 @@ export class DeviceModel {
       x,
       qkv: save.map((s) => s.qkv),
       program: forwardProgram,
+      release: loseLoss,
       parts(o: GrpoOptions) {
         const k = `${o.epsilonLow}/${o.epsilonHigh}/${o.beta}`;
         if (!lossProgram || k !== lossKey) {
+          loseLoss();
           lossProgram = rt.program(lossSpecs(o));
           lossKey = k;
         }
         return [forwardProgram, lossProgram, rest];
       },
     };
-    this.shapes.set(key, acts);
     return acts;
   }
 

@@ -148,8 +148,10 @@ export class DeviceSampler implements Sampler {
             workgroups: gridFor(B * T * D),
             label: 'fill_cache',
           });
-        rt.submit([rt.program(specs)]);
+        const prefill = rt.program(specs);
+        rt.submit([prefill]);
         temporary.push(idsBuf, ...xs, ...save.flatMap((s) => Object.values(s) as GPUBuffer[]));
+        temporary.push(...prefill.uniforms);
       }
       const init = new Uint32Array(B * STATE);
       prompts.forEach((p, b) => {
@@ -170,6 +172,7 @@ export class DeviceSampler implements Sampler {
         state,
       });
       this.lastProgram = step;
+      temporary.push(...step.uniforms);
       let steps = 0;
       let done = false;
       let outData: Float32Array | null = null;

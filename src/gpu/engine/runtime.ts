@@ -54,7 +54,11 @@ interface Dispatch {
 
 /** Recorded dispatches, replayed into one compute pass per encode(). */
 export class Program {
-  constructor(readonly dispatches: Dispatch[]) {}
+  constructor(
+    readonly dispatches: Dispatch[],
+    /** The uniform buffers program() made for it (freed by GpuRuntime.destroyProgram). */
+    readonly uniforms: GPUBuffer[] = [],
+  ) {}
 
   get size(): number {
     return this.dispatches.length;
@@ -136,7 +140,32 @@ export class GpuRuntime {
         GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC | extraUsage,
     });
     this.owned.add(buffer);
+    this.collecting?.push(buffer);
     return buffer;
+  }
+
+  private collecting: GPUBuffer[] | null = null;
+
+  /** Runs fn and returns, with its value, every buffer made meanwhile (to free them together). */
+  collect<T>(fn: () => T): { value: T; buffers: GPUBuffer[] } {
+    const outer = this.collecting;
+    const buffers: GPUBuffer[] = [];
+    this.collecting = buffers;
+    try {
+      return { value: fn(), buffers };
+    } finally {
+      this.collecting = outer;
+      outer?.push(...buffers);
+    }
+  }
+
+  /** Buffers this runtime holds now (a run's count must stay flat). */
+  get bufferCount(): number {
+    return this.owned.size;
+  }
+
+  destroyProgram(program: Program): void {
+    for (const buffer of program.uniforms) this.free(buffer);
   }
 
   write(target: Bindable, data: Float32Array | Uint32Array | Int32Array, offsetFloats = 0) {
@@ -156,6 +185,7 @@ export class GpuRuntime {
       usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
     this.owned.add(uniform);
+    this.collecting?.push(uniform);
     return uniform;
   }
 
@@ -218,35 +248,36 @@ export class GpuRuntime {
 
   /** Builds the dispatches once (bind groups, uniform buffers); replay with run()/encode(). */
   program(specs: DispatchSpec[]): Program {
-    return new Program(
-      specs.map((spec) => {
-        const at = spec.uniformBinding ?? 7;
-        if (spec.bindings.length > at) throw new Error(`${spec.entry}: too many bindings`);
-        const kinds = `${spec.bindings.map(([k]) => k).join('')}${'_'.repeat(at - spec.bindings.length)}u`;
-        const pipeline = this.pipeline(spec.shader, spec.entry, kinds, spec.constants);
-        let uniform = spec.uniformBuffer;
-        if (!uniform) {
-          uniform = this.uniformBuffer(spec.uniforms.byteLength);
-          this.device.queue.writeBuffer(uniform, 0, spec.uniforms);
-        }
-        const entries: GPUBindGroupEntry[] = spec.bindings.map(([, b], binding) => {
-          const s = asSlice(b);
-          const offset = (s.offset ?? 0) * 4;
-          const size = s.length === undefined ? s.buffer.size - offset : Math.max(4, s.length * 4);
-          return { binding, resource: { buffer: s.buffer, offset, size } };
-        });
-        entries.push({ binding: at, resource: { buffer: uniform } });
-        const [x, y = 1, z = 1] = spec.workgroups;
-        if (x > 65535 || y > 65535 || z > 65535)
-          throw new Error(`${spec.label ?? spec.entry}: ${x}×${y}×${z} workgroups is too many`);
-        return {
-          pipeline,
-          bindGroup: this.device.createBindGroup({ layout: this.layout(kinds), entries }),
-          workgroups: [Math.max(1, x), y, z] as [number, number, number],
-          label: spec.label ?? `${spec.shader}#${spec.entry}`,
-        };
-      }),
-    );
+    const made: GPUBuffer[] = [];
+    const dispatches = specs.map((spec) => {
+      const at = spec.uniformBinding ?? 7;
+      if (spec.bindings.length > at) throw new Error(`${spec.entry}: too many bindings`);
+      const kinds = `${spec.bindings.map(([k]) => k).join('')}${'_'.repeat(at - spec.bindings.length)}u`;
+      const pipeline = this.pipeline(spec.shader, spec.entry, kinds, spec.constants);
+      let uniform = spec.uniformBuffer;
+      if (!uniform) {
+        uniform = this.uniformBuffer(spec.uniforms.byteLength);
+        made.push(uniform);
+        this.device.queue.writeBuffer(uniform, 0, spec.uniforms);
+      }
+      const entries: GPUBindGroupEntry[] = spec.bindings.map(([, b], binding) => {
+        const s = asSlice(b);
+        const offset = (s.offset ?? 0) * 4;
+        const size = s.length === undefined ? s.buffer.size - offset : Math.max(4, s.length * 4);
+        return { binding, resource: { buffer: s.buffer, offset, size } };
+      });
+      entries.push({ binding: at, resource: { buffer: uniform } });
+      const [x, y = 1, z = 1] = spec.workgroups;
+      if (x > 65535 || y > 65535 || z > 65535)
+        throw new Error(`${spec.label ?? spec.entry}: ${x}×${y}×${z} workgroups is too many`);
+      return {
+        pipeline,
+        bindGroup: this.device.createBindGroup({ layout: this.layout(kinds), entries }),
+        workgroups: [Math.max(1, x), y, z] as [number, number, number],
+        label: spec.label ?? `${spec.shader}#${spec.entry}`,
+      };
+    });
+    return new Program(dispatches, made);
   }
 
   /** Encodes programs (each `times` times) into one command buffer and submits it. */
