@@ -11,14 +11,21 @@
 //                dk_s = scale·Σ_{t≥s} P_ts(dy_t·v_s − Dt) q_t   (Dt from backward_dq)
 //   decode       one decode step over a KV cache: one invocation per (b, h), query qd[b] against
 //                cached keys and values 0..len[b]−1 (cache [B, C, D]); output yd [B, D]
-// No shared memory, no barriers; hd ≤ 64.
+// No shared memory, no barriers. The head size HD is a pipeline constant (a multiple of 4,
+// ≤ 64): loops over it have constant bounds, so compilers (LLVM in lavapipe, SwiftShader's
+// Reactor) unroll them and keep q, the accumulators and dk/dv in registers, as vec4s.
 
 struct Params {
   B: u32, T: u32, H: u32, hd: u32,
   scale: f32, C: u32, _p0: u32, _p1: u32,
 }
 
-const MAX_HD: u32 = 64u;
+override HD: u32 = 64u;
+const MAX_V4: u32 = 16u; // 64 / 4
+
+fn ld4(i: u32) -> vec4f {
+  return vec4f(qkv[i], qkv[i + 1u], qkv[i + 2u], qkv[i + 3u]);
+}
 
 @group(0) @binding(0) var<storage, read> qkv: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
@@ -38,34 +45,38 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
   let t = e % p.T;
   let h = (e / p.T) % p.H;
   let b = e / (p.T * p.H);
-  let D = p.H * p.hd;
-  let rowq = (b * p.T + t) * 3u * D + h * p.hd;
-  var q: array<f32, MAX_HD>;
-  var acc: array<f32, MAX_HD>;
-  for (var i = 0u; i < p.hd; i++) {
-    q[i] = qkv[rowq + i] * p.scale;
-    acc[i] = 0.0;
+  let D = p.H * HD;
+  let rowq = (b * p.T + t) * 3u * D + h * HD;
+  var q: array<vec4f, MAX_V4>;
+  var acc: array<vec4f, MAX_V4>;
+  for (var i = 0u; i < HD / 4u; i++) {
+    q[i] = ld4(rowq + 4u * i) * p.scale;
+    acc[i] = vec4f();
   }
   var m = -3.4e38;
   var l = 0.0;
   for (var s = 0u; s <= t; s++) {
-    let rowk = (b * p.T + s) * 3u * D + D + h * p.hd;
+    let rowk = (b * p.T + s) * 3u * D + D + h * HD;
     var score = 0.0;
-    for (var i = 0u; i < p.hd; i++) {
-      score += q[i] * qkv[rowk + i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      score += dot(q[i], ld4(rowk + 4u * i));
     }
     let m_new = max(m, score);
     let c = exp(m - m_new);
     let w = exp(score - m_new);
     l = l * c + w;
-    for (var i = 0u; i < p.hd; i++) {
-      acc[i] = acc[i] * c + w * qkv[rowk + D + i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      acc[i] = acc[i] * c + w * ld4(rowk + D + 4u * i);
     }
     m = m_new;
   }
-  let rowy = (b * p.T + t) * D + h * p.hd;
-  for (var i = 0u; i < p.hd; i++) {
-    y[rowy + i] = acc[i] / l;
+  let rowy = (b * p.T + t) * D + h * HD;
+  for (var i = 0u; i < HD / 4u; i++) {
+    let o = acc[i] / l;
+    y[rowy + 4u * i] = o.x;
+    y[rowy + 4u * i + 1u] = o.y;
+    y[rowy + 4u * i + 2u] = o.z;
+    y[rowy + 4u * i + 3u] = o.w;
   }
   lse[e] = m + log(l);
 }
@@ -77,6 +88,10 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
 @group(0) @binding(4) var<storage, read_write> dqkv: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dsum: array<f32>;
 
+fn g4(i: u32) -> vec4f {
+  return vec4f(gqkv[i], gqkv[i + 1u], gqkv[i + 2u], gqkv[i + 3u]);
+}
+
 @compute @workgroup_size(64)
 fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let e = flat(gid, nwg);
@@ -86,35 +101,40 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
   let t = e % p.T;
   let h = (e / p.T) % p.H;
   let b = e / (p.T * p.H);
-  let D = p.H * p.hd;
-  let rowq = (b * p.T + t) * 3u * D + h * p.hd;
-  let rowy = (b * p.T + t) * D + h * p.hd;
-  var q: array<f32, MAX_HD>;
-  var dy: array<f32, MAX_HD>;
-  var dq: array<f32, MAX_HD>;
+  let D = p.H * HD;
+  let rowq = (b * p.T + t) * 3u * D + h * HD;
+  let rowy = (b * p.T + t) * D + h * HD;
+  var q: array<vec4f, MAX_V4>;
+  var dy: array<vec4f, MAX_V4>;
+  var dq: array<vec4f, MAX_V4>;
   var dt = 0.0;
-  for (var i = 0u; i < p.hd; i++) {
-    q[i] = gqkv[rowq + i] * p.scale;
-    dy[i] = gdy[rowy + i];
-    dq[i] = 0.0;
-    dt += dy[i] * gy[rowy + i];
+  for (var i = 0u; i < HD / 4u; i++) {
+    let o = rowy + 4u * i;
+    q[i] = g4(rowq + 4u * i) * p.scale;
+    dy[i] = vec4f(gdy[o], gdy[o + 1u], gdy[o + 2u], gdy[o + 3u]);
+    dq[i] = vec4f();
+    dt += dot(dy[i], vec4f(gy[o], gy[o + 1u], gy[o + 2u], gy[o + 3u]));
   }
   let L = glse[e];
   for (var s = 0u; s <= t; s++) {
-    let rowk = (b * p.T + s) * 3u * D + D + h * p.hd;
+    let rowk = (b * p.T + s) * 3u * D + D + h * HD;
     var score = 0.0;
     var dp = 0.0;
-    for (var i = 0u; i < p.hd; i++) {
-      score += q[i] * gqkv[rowk + i];
-      dp += dy[i] * gqkv[rowk + D + i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      score += dot(q[i], g4(rowk + 4u * i));
+      dp += dot(dy[i], g4(rowk + D + 4u * i));
     }
     let ds = exp(score - L) * (dp - dt);
-    for (var i = 0u; i < p.hd; i++) {
-      dq[i] += ds * gqkv[rowk + i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      dq[i] += ds * g4(rowk + 4u * i);
     }
   }
-  for (var i = 0u; i < p.hd; i++) {
-    dqkv[rowq + i] = dq[i] * p.scale;
+  for (var i = 0u; i < HD / 4u; i++) {
+    let o = dq[i] * p.scale;
+    dqkv[rowq + 4u * i] = o.x;
+    dqkv[rowq + 4u * i + 1u] = o.y;
+    dqkv[rowq + 4u * i + 2u] = o.z;
+    dqkv[rowq + 4u * i + 3u] = o.w;
   }
   dsum[e] = dt;
 }
@@ -125,6 +145,10 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
 @group(0) @binding(3) var<storage, read> kdsum: array<f32>;
 @group(0) @binding(4) var<storage, read_write> kdqkv: array<f32>;
 
+fn k4(i: u32) -> vec4f {
+  return vec4f(kqkv[i], kqkv[i + 1u], kqkv[i + 2u], kqkv[i + 3u]);
+}
+
 @compute @workgroup_size(64)
 fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let e = flat(gid, nwg);
@@ -134,38 +158,49 @@ fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
   let s = e % p.T;
   let h = (e / p.T) % p.H;
   let b = e / (p.T * p.H);
-  let D = p.H * p.hd;
-  let rowk = (b * p.T + s) * 3u * D + D + h * p.hd;
-  var k: array<f32, MAX_HD>;
-  var v: array<f32, MAX_HD>;
-  var dk: array<f32, MAX_HD>;
-  var dv: array<f32, MAX_HD>;
-  for (var i = 0u; i < p.hd; i++) {
-    k[i] = kqkv[rowk + i];
-    v[i] = kqkv[rowk + D + i];
-    dk[i] = 0.0;
-    dv[i] = 0.0;
+  let D = p.H * HD;
+  let rowk = (b * p.T + s) * 3u * D + D + h * HD;
+  var k: array<vec4f, MAX_V4>;
+  var v: array<vec4f, MAX_V4>;
+  var dk: array<vec4f, MAX_V4>;
+  var dv: array<vec4f, MAX_V4>;
+  for (var i = 0u; i < HD / 4u; i++) {
+    k[i] = k4(rowk + 4u * i);
+    v[i] = k4(rowk + D + 4u * i);
+    dk[i] = vec4f();
+    dv[i] = vec4f();
   }
   let bh = b * p.H + h;
   for (var t = s; t < p.T; t++) {
-    let rowq = (b * p.T + t) * 3u * D + h * p.hd;
-    let rowy = (b * p.T + t) * D + h * p.hd;
+    let rowq = (b * p.T + t) * 3u * D + h * HD;
+    let rowy = (b * p.T + t) * D + h * HD;
     var score = 0.0;
     var dp = 0.0;
-    for (var i = 0u; i < p.hd; i++) {
-      score += kqkv[rowq + i] * k[i];
-      dp += kdy[rowy + i] * v[i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      let o = rowy + 4u * i;
+      score += dot(k4(rowq + 4u * i), k[i]);
+      dp += dot(vec4f(kdy[o], kdy[o + 1u], kdy[o + 2u], kdy[o + 3u]), v[i]);
     }
     let prob = exp(score * p.scale - klse[bh * p.T + t]);
     let ds = prob * (dp - kdsum[bh * p.T + t]);
-    for (var i = 0u; i < p.hd; i++) {
-      dv[i] += prob * kdy[rowy + i];
-      dk[i] += ds * kqkv[rowq + i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      let o = rowy + 4u * i;
+      dv[i] += prob * vec4f(kdy[o], kdy[o + 1u], kdy[o + 2u], kdy[o + 3u]);
+      dk[i] += ds * k4(rowq + 4u * i);
     }
   }
-  for (var i = 0u; i < p.hd; i++) {
-    kdqkv[rowk + i] = dk[i] * p.scale;
-    kdqkv[rowk + D + i] = dv[i];
+  for (var i = 0u; i < HD / 4u; i++) {
+    let a = dk[i] * p.scale;
+    let c = dv[i];
+    let o = rowk + 4u * i;
+    kdqkv[o] = a.x;
+    kdqkv[o + 1u] = a.y;
+    kdqkv[o + 2u] = a.z;
+    kdqkv[o + 3u] = a.w;
+    kdqkv[o + D] = c.x;
+    kdqkv[o + D + 1u] = c.y;
+    kdqkv[o + D + 2u] = c.z;
+    kdqkv[o + D + 3u] = c.w;
   }
 }
 
@@ -183,31 +218,39 @@ fn decode(@builtin(global_invocation_id) gid: vec3u) {
   }
   let h = e % p.H;
   let b = e / p.H;
-  let D = p.H * p.hd;
-  var q: array<f32, MAX_HD>;
-  var acc: array<f32, MAX_HD>;
-  for (var i = 0u; i < p.hd; i++) {
-    q[i] = qd[b * D + h * p.hd + i] * p.scale;
-    acc[i] = 0.0;
+  let D = p.H * HD;
+  var q: array<vec4f, MAX_V4>;
+  var acc: array<vec4f, MAX_V4>;
+  for (var i = 0u; i < HD / 4u; i++) {
+    let o = b * D + h * HD + 4u * i;
+    q[i] = vec4f(qd[o], qd[o + 1u], qd[o + 2u], qd[o + 3u]) * p.scale;
+    acc[i] = vec4f();
   }
   var m = -3.4e38;
   var l = 0.0;
   for (var s = 0u; s < lens[b]; s++) {
-    let row = (b * p.C + s) * D + h * p.hd;
+    let row = (b * p.C + s) * D + h * HD;
     var score = 0.0;
-    for (var i = 0u; i < p.hd; i++) {
-      score += q[i] * kcache[row + i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      let o = row + 4u * i;
+      score += dot(q[i], vec4f(kcache[o], kcache[o + 1u], kcache[o + 2u], kcache[o + 3u]));
     }
     let m_new = max(m, score);
     let c = exp(m - m_new);
     let w = exp(score - m_new);
     l = l * c + w;
-    for (var i = 0u; i < p.hd; i++) {
-      acc[i] = acc[i] * c + w * vcache[row + i];
+    for (var i = 0u; i < HD / 4u; i++) {
+      let o = row + 4u * i;
+      acc[i] = acc[i] * c + w * vec4f(vcache[o], vcache[o + 1u], vcache[o + 2u], vcache[o + 3u]);
     }
     m = m_new;
   }
-  for (var i = 0u; i < p.hd; i++) {
-    yd[b * D + h * p.hd + i] = acc[i] / max(l, 1e-30);
+  for (var i = 0u; i < HD / 4u; i++) {
+    let o = b * D + h * HD + 4u * i;
+    let r = acc[i] / max(l, 1e-30);
+    yd[o] = r.x;
+    yd[o + 1u] = r.y;
+    yd[o + 2u] = r.z;
+    yd[o + 3u] = r.w;
   }
 }

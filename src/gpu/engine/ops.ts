@@ -268,7 +268,8 @@ const attnUniforms = ({ B, T, H, hd }: AttentionShape, C = 0) =>
   ]);
 
 function checkHd(hd: number) {
-  if (hd > 64) throw new Error(`attention: head size ${hd} > 64`);
+  if (hd > 64 || hd % 4 !== 0)
+    throw new Error(`attention: head size ${hd} is not a multiple of 4 ≤ 64`);
 }
 
 export function attentionForward(
@@ -287,6 +288,7 @@ export function attentionForward(
       ['w', lse],
     ],
     uniforms: attnUniforms(s),
+    constants: { HD: s.hd },
     workgroups: grid2d(Math.ceil((s.B * s.H * s.T) / 64)),
     label: 'attention',
   };
@@ -315,6 +317,7 @@ export function attentionBackward(
         ['w', dsum],
       ],
       uniforms: attnUniforms(s),
+      constants: { HD: s.hd },
       workgroups,
       label: 'attention_bwd_dq',
     },
@@ -329,6 +332,7 @@ export function attentionBackward(
         ['w', dqkv],
       ],
       uniforms: attnUniforms(s),
+      constants: { HD: s.hd },
       workgroups,
       label: 'attention_bwd_dkdv',
     },
@@ -359,6 +363,7 @@ export function attentionDecode(
       ['w', y],
     ],
     uniforms: attnUniforms({ B, T: 1, H, hd }, C),
+    constants: { HD: hd },
     workgroups: [Math.ceil((B * H) / 64)],
     label: 'attention_decode',
   };
