@@ -50,6 +50,12 @@ export class DeviceSampler implements Sampler {
    * still drawing from its own stream (seed, row).
    */
   async sample(prompts: number[][], options: SampleOptions): Promise<SampleResult> {
+    if (options.maxNewTokens <= 0)
+      return {
+        tokens: prompts.map(() => []),
+        logProbs: prompts.map(() => []),
+        finished: prompts.map(() => false),
+      };
     const { nCtx, nEmbd: D, nLayer: L } = this.model.config;
     const longest = Math.max(0, ...prompts.map((p) => p.length));
     const C = Math.min(nCtx, longest + Math.max(1, options.maxNewTokens));
