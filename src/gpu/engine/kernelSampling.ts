@@ -121,6 +121,7 @@ export async function sampleOnDevice(
   const c = model.config;
   if (c.nEmbd > 256 || c.nEmbd / c.nHead > 64 || (options.topK > 64 && options.topK < c.vocabSize))
     return null; // shapes the fused kernels do not hold: the host sampler takes them
+  if (prompts.some((p) => p.length === 0 || p.length > c.nCtx)) return null; // the host says why
   try {
     if (e.lost) throw new Error(e.lost);
     const values = await readValues(model.params);
