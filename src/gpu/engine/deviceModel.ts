@@ -278,6 +278,8 @@ export class DeviceModel {
   keepShapes = 2;
 
   private activations(B: number, T: number, invTemp: number): Activations {
+    if (T > this.config.nCtx)
+      throw new Error(`sequence of ${T} tokens exceeds the context of ${this.config.nCtx}`);
     const key = `${B}x${T}@${invTemp}`;
     const cached = this.shapes.get(key);
     if (cached) {

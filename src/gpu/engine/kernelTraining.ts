@@ -36,6 +36,8 @@ export async function updateOnDevice(
   if (!e || sequences.length === 0) return null;
   const c = model.config;
   if (c.nEmbd > 256 || c.nEmbd / c.nHead > 64) return null;
+  // Too long for the context: tfjs's update throws the error that says so.
+  if (sequences.some((s) => s.prompt.length + s.completion.length > c.nCtx)) return null;
   try {
     let entry = trainers.get(model);
     if (!entry || entry.engine !== e) {
