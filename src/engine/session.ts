@@ -290,7 +290,11 @@ export class TrainingSession {
       step: this.stepCount,
       planner: roleStats('planner', credit.planner),
       coder: roleStats('coder', credit.coder),
-      debugger: roleStats('debugger', chain.debug?.credit ?? null),
+      // A step with no failing program gives the Debugger no group: no debugger/reward then.
+      debugger: roleStats(
+        'debugger',
+        chain.debug && chain.debug.targets.length > 0 ? chain.debug.credit : null,
+      ),
       retriever: roleStats('retriever', chain.retrieverCredit),
       timings: { stepSeconds: 0, rolloutSeconds, sandboxSeconds, updateSeconds },
     });

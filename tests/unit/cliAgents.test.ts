@@ -12,7 +12,9 @@ function train(agents: string | null, extra: string[] = []) {
   const out = join(mkdtempSync(join(tmpdir(), 'cli-agents-')), 'run');
   const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--steps', '1', '--backend', 'wasm'];
   if (agents) args.push('--agents', agents);
-  args.push('--tasks-per-step', '2', '--tiers', 'L3:1', '--seed', '3', '--out', out, ...extra);
+  // β > 0 so each trained agent has a frozen reference and reports its KL.
+  args.push('--tasks-per-step', '2', '--tiers', 'L3:1', '--seed', '3', '--beta', '0.04');
+  args.push('--out', out, ...extra);
   const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
   expect(run.status, run.stderr.slice(-2000) + run.stdout.slice(-2000)).toBe(0);
   const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
@@ -35,13 +37,17 @@ describe('npm run train -- grpo --agents', () => {
       '2',
       '--repairs',
       '2',
+      '--temperature',
+      '1.5',
     ]);
     const step = records.at(-1)!;
+    // L3 tasks at temperature 1.5: the step has failing programs for the Debugger.
+    expect(step['debugger/programs']).toBeGreaterThan(0);
     for (const name of [
       'debugger/reward',
       'debugger/reward_std',
       'debugger/frac_reward_zero_std',
-      'debugger/programs',
+      'debugger/rewards/pass_fraction/mean',
     ]) {
       expect(step[name], name).toBeTypeOf('number');
     }
