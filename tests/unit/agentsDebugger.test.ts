@@ -18,6 +18,9 @@ import {
 import { MUTATION_KINDS, mutate } from '../../src/agents/debugger/mutate';
 import { judgePrograms } from '../../src/agents/judge';
 import { debuggerExamples } from '../../src/agents/warmStartAgents';
+import { decodeRunConfig, encodeRunConfig } from '../../src/engine/runConfig';
+import { defaultRunConfig } from '../../src/engine/session';
+import { runConfigFromFlags } from '../../src/engine/settings';
 import { PRESETS } from '../../src/model';
 import { ADVANTAGE_STD_EPSILON } from '../../src/rl/advantages';
 import { resolveGrpoConfig } from '../../src/rl/config';
@@ -239,5 +242,39 @@ describe('topology settings', () => {
       resolveGrpoConfig({ agents: 'retriever,planner,coder', retrievalCandidates: 12 }),
     ).toThrow(/at most 9/);
     expect(resolveGrpoConfig().agents).toBe('planner,coder');
+  });
+
+  it('travel through links and flags (one settings row each)', () => {
+    const config = defaultRunConfig({
+      grpo: {
+        agents: 'retriever,planner,coder,debugger',
+        repairsPerProgram: 3,
+        retrievalPolicy: 'bm25',
+      },
+    });
+    const params = encodeRunConfig(config);
+    expect(params.get('agents')).toBe('retriever,planner,coder,debugger');
+    expect(params.get('d')).toBe('3');
+    expect(params.get('retrieval')).toBe('bm25');
+    expect(decodeRunConfig(params).config.grpo).toMatchObject({
+      agents: 'retriever,planner,coder,debugger',
+      repairsPerProgram: 3,
+      retrievalPolicy: 'bm25',
+    });
+    // The default link names no agent setting.
+    expect([...encodeRunConfig(defaultRunConfig()).keys()]).toEqual([]);
+    const bad = decodeRunConfig(new URLSearchParams('agents=coder,debugger'));
+    expect(bad.config.grpo.agents).toBe('planner,coder');
+    expect(bad.problems.join(' ')).toMatch(/agents=coder,debugger \(agents must be one of/);
+    const flags = new Map([
+      ['agents', 'planner,coder,debugger'],
+      ['repair-credit', 'repaired'],
+      ['candidates', '3'],
+    ]);
+    expect(runConfigFromFlags(flags, defaultRunConfig()).grpo).toMatchObject({
+      agents: 'planner,coder,debugger',
+      repairCredit: 'repaired',
+      retrievalCandidates: 3,
+    });
   });
 });
