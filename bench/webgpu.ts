@@ -82,7 +82,7 @@ export const webgpuBench: BenchSection = async (): Promise<BenchTable> => {
       const ref = result.rows.find((x) => x.variant === 'tfjs-webgpu' && x.preset === r.preset);
       const wasm = result.rows.find((x) => x.variant === 'wasm' && x.preset === r.preset);
       rows.push([
-        r.variant === 'wasm' ? `${r.adapter} (CPU)` : r.adapter.replace(/ \/ .*\//, ' / '),
+        r.variant === 'wasm' ? `${r.adapter} (CPU)` : r.adapter.replace(/ \/ .*\/ /, ' / '),
         r.variant,
         `${r.preset} (${r.n_layer} layers)`,
         fmt(r.dispatches_per_token),

@@ -102,3 +102,35 @@ describe('the device role trainer vs RoleTrainer (tfjs cpu)', () => {
     });
   }
 });
+
+describe('the device role trainer in micro-batches', () => {
+  it('three passes with accumulated gradients give the one-pass update', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = makeConfig('tiny', 37, 'coder', { nCtx: 24 });
+    const values = initialValues(config, 22);
+    const one: GPT = { config, params: makeVariables(config, values) };
+    const many: GPT = { config, params: makeVariables(config, values) };
+    const options: RoleTrainerOptions = {
+      learningRate: 1e-3,
+      temperature: 1,
+      numIterations: 1,
+      maxGradNorm: 1,
+      loss: { lossType: 'dr_grpo', epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 },
+      padId: 0,
+    };
+    const seqs = sequences(9);
+    const a = await DeviceRoleTrainer.create(rt, one, options);
+    const b = await DeviceRoleTrainer.create(rt, many, options);
+    b.maxTokensPerPass = 24; // rows × width: the six sequences take three or more passes
+    const ua = await a.update(seqs);
+    const ub = await b.update(seqs);
+    expect(ua.microBatches).toBe(1);
+    expect(ub.microBatches).toBeGreaterThanOrEqual(3);
+    expectClose([ub.metrics.loss], [ua.metrics.loss], 1e-6, 1e-4, 'loss');
+    expectClose([ub.gradNorm], [ua.gradNorm], 1e-6, 1e-4, 'grad norm');
+    expectClose([ub.metrics.kl ?? 0], [ua.metrics.kl ?? 0], 1e-7, 1e-4, 'kl');
+    const x = await readValues(one.params);
+    const y = await readValues(many.params);
+    for (const [name, ref] of x) expectClose(y.get(name)!, ref, 2e-6, 1e-4, name);
+  });
+});

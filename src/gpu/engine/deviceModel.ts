@@ -89,6 +89,9 @@ export class DeviceModel {
   /** [norm, ok, clip coefficient, loss] of the last step. */
   readonly stats: GPUBuffer;
   private readonly adamUniforms: GPUBuffer;
+  /** The step's loss summed over its micro-batches (what the guard checks). */
+  private readonly lossTotal: GPUBuffer;
+  private updateProgram: Program | null = null;
   private readonly shapes = new Map<string, Activations>();
   step = 0;
   matmulVersion: MatmulVersion = 'v1_regblock';
@@ -113,6 +116,26 @@ export class DeviceModel {
     this.partials = rt.buffer(3 * op.NORM_PARTIALS, 'norm-partials');
     this.stats = rt.buffer(4, 'step-stats');
     this.adamUniforms = rt.uniformBuffer(48);
+    this.lossTotal = rt.buffer(1, 'loss-total');
+  }
+
+  /** Norm, guard, clip and AdamW over the flat buffers: the same program for every shape. */
+  private update(): Program {
+    this.updateProgram ??= this.rt.program(
+      op
+        .adamw(this.layout.total, new ArrayBuffer(48), {
+          grads: this.grads,
+          partials: this.partials,
+          loss: this.lossTotal,
+          stats: this.stats,
+          decay: this.decay,
+          params: this.params,
+          m: this.m,
+          v: this.v,
+        })
+        .map((spec) => ({ ...spec, uniformBuffer: this.adamUniforms })),
+    );
+    return this.updateProgram;
   }
 
   /** A parameter's range of the flat buffer (params, or grads/m/v of the same layout). */
@@ -370,6 +393,8 @@ export class DeviceModel {
     const lossSpecs = (o: GrpoOptions): DispatchSpec[] => [
       op.grpoBackward(R, o, { buffer: head, offset: 0, length: R }, old, ref, adv, weight, loss),
       op.sum(R, { buffer: loss, offset: 0, length: R }, lossSum),
+      // The step's loss over its micro-batches: lossTotal += lossSum.
+      op.biasGrad(lossSum, 1, 1, this.lossTotal, true, dummy),
     ];
     const backward: DispatchSpec[] = [
       op.headLogprobBackward(targets, dlogp, head, logits, R, V, invTemp),
@@ -549,21 +574,8 @@ export class DeviceModel {
         this.off('transformer.wpe.weight'),
       ),
     );
-    const n = this.layout.total;
-    const update = op
-      .adamw(n, new ArrayBuffer(48), {
-        grads: G,
-        partials: this.partials,
-        loss: lossSum,
-        stats: this.stats,
-        decay: this.decay,
-        params: this.params,
-        m: this.m,
-        v: this.v,
-      })
-      .map((spec) => ({ ...spec, uniformBuffer: this.adamUniforms }));
     const forwardProgram = rt.program(specs);
-    const rest = rt.program([...backward, ...update]);
+    const rest = rt.program(backward);
     let lossProgram: Program | null = null;
     let lossKey = '';
     // The loss program is rebuilt outside the activations' collect: free it by hand.
@@ -600,8 +612,18 @@ export class DeviceModel {
     return acts;
   }
 
-  /** Records and submits one whole training step (one command buffer); reads back its report. */
-  async trainStep(batch: TrainBatch, o: StepOptions, readLogp = false): Promise<StepReport> {
+  /**
+   * Records and submits one whole training step (one command buffer); reads back its report.
+   * Micro-batches: `pass.first` false keeps the gradients (and loss) of the earlier passes,
+   * `pass.last` false leaves the update for a later pass (the report then has only log-probs;
+   * the weights give every token its whole-batch normalizer, so the passes sum to the step).
+   */
+  async trainStep(
+    batch: TrainBatch,
+    o: StepOptions,
+    readLogp = false,
+    pass: { first: boolean; last: boolean } = { first: true, last: true },
+  ): Promise<StepReport> {
     const { B, T } = batch;
     const R = B * T;
     for (const [name, a] of Object.entries({
@@ -621,6 +643,28 @@ export class DeviceModel {
     rt.write(acts.ref, batch.refLogp);
     rt.write(acts.adv, batch.advantage);
     rt.write(acts.weight, batch.weight);
+    const grads = this.grads;
+    const total = this.lossTotal;
+    const [fwd, lossP, rest] = acts.parts(o);
+    const clear = (enc: GPUCommandEncoder) => {
+      enc.clearBuffer(grads);
+      enc.clearBuffer(total);
+    };
+    if (!pass.last) {
+      rt.submit([...(pass.first ? [clear] : []), fwd!, lossP!, rest!]);
+      if (!readLogp)
+        return { loss: Number.NaN, gradNorm: Number.NaN, applied: false, clipped: false };
+      const [head] = await rt.read([{ buffer: acts.head, offset: 0, length: 2 * R }]);
+      const h = head as Float32Array;
+      return {
+        loss: Number.NaN,
+        gradNorm: Number.NaN,
+        applied: false,
+        clipped: false,
+        logp: h.slice(0, R),
+        entropy: h.slice(R, 2 * R),
+      };
+    }
     this.step++;
     const s = {
       lr: o.lr,
@@ -633,9 +677,7 @@ export class DeviceModel {
       maxGradNorm: o.maxGradNorm,
     };
     rt.device.queue.writeBuffer(this.adamUniforms, 0, op.adamwUniforms(this.layout.total, s));
-    const grads = this.grads;
-    const [fwd, lossP, rest] = acts.parts(o);
-    rt.submit([(enc) => enc.clearBuffer(grads), fwd!, lossP!, rest!]);
+    rt.submit([...(pass.first ? [clear] : []), fwd!, lossP!, rest!, this.update()]);
     const reads: Bindable[] = [this.stats];
     if (readLogp) reads.push({ buffer: acts.head, offset: 0, length: 2 * R });
     const [stats, head] = await rt.read(reads);
@@ -687,7 +729,7 @@ export class DeviceModel {
     const acts = this.activations(B, T, 1 / o.temperature) as Activations & {
       parts(o: GrpoOptions): Program[];
     };
-    return acts.parts(o).reduce((n, p) => n + p.size, 0);
+    return acts.parts(o).reduce((n, p) => n + p.size, 0) + this.update().size;
   }
 
   destroy(): void {

@@ -43,6 +43,12 @@ export class DeviceRoleTrainer {
   ) {
     this.device = device;
     this.reference = reference;
+    const { vocabSize: V, nInner: F, nEmbd: D } = model.config;
+    const binding = device.rt.device.limits.maxStorageBufferBindingSize;
+    this.maxTokensPerPass = Math.max(
+      64,
+      Math.min(16384, Math.floor(binding / 4 / Math.max(V, F, 3 * D))),
+    );
   }
 
   /** The device copy starts from the model's weights; the reference is frozen at them. */
@@ -69,7 +75,53 @@ export class DeviceRoleTrainer {
     if (this.reference) this.reference.matmulVersion = version;
   }
 
-  private pack(sequences: readonly PolicySequence[]): Packed {
+  /**
+   * Tokens (rows × padded width) one pass may hold: the larger of a pass's buffers (logits
+   * R×V, the MLP's R×F) must fit one binding, and a pass stays a few hundred MiB at most.
+   */
+  maxTokensPerPass: number;
+
+  private normalizers(sequences: readonly PolicySequence[]) {
+    const given = this.options.loss.normalizer ?? {};
+    const width = Math.max(2, ...sequences.map((s) => s.prompt.length + s.completion.length));
+    return {
+      tokens:
+        given.tokens ??
+        Math.max(
+          1,
+          sequences.reduce((a, s) => a + s.completion.length, 0),
+        ),
+      outputs: given.outputs ?? sequences.length,
+      maxLength: given.maxLength ?? width - 1,
+    };
+  }
+
+  /** Longest first, each pass as many rows as fit maxTokensPerPass at its own padded width. */
+  private passes(sequences: readonly PolicySequence[]): PolicySequence[][] {
+    const order = [...sequences].sort(
+      (a, b) => b.prompt.length + b.completion.length - (a.prompt.length + a.completion.length),
+    );
+    const out: PolicySequence[][] = [];
+    let current: PolicySequence[] = [];
+    let width = 0;
+    for (const s of order) {
+      const w = Math.max(2, width, s.prompt.length + s.completion.length);
+      if (current.length > 0 && (current.length + 1) * w > this.maxTokensPerPass) {
+        out.push(current);
+        current = [];
+        width = 0;
+      }
+      current.push(s);
+      width = Math.max(2, width, s.prompt.length + s.completion.length);
+    }
+    if (current.length > 0) out.push(current);
+    return out;
+  }
+
+  private pack(
+    sequences: readonly PolicySequence[],
+    n: { tokens: number; outputs: number; maxLength: number },
+  ): Packed {
     const B = sequences.length;
     const T = Math.max(2, ...sequences.map((s) => s.prompt.length + s.completion.length));
     const R = B * T;
@@ -79,22 +131,17 @@ export class DeviceRoleTrainer {
     const advantage = new Float32Array(R);
     const weight = new Float32Array(R);
     const lengths = sequences.map((s) => s.completion.length);
-    const tokens = Math.max(
-      1,
-      lengths.reduce((a, b) => a + b, 0),
-    );
-    const given = this.options.loss.normalizer ?? {};
-    const outputs = given.outputs ?? B;
     sequences.forEach((s, b) => {
       ids.set([...s.prompt, ...s.completion], b * T);
       const start = s.prompt.length - 1;
       const len = s.completion.length;
+      // The whole batch's normalizers, so the passes add up to the one-pass loss.
       const w =
         this.options.loss.lossType === 'dapo'
-          ? 1 / (given.tokens ?? tokens)
+          ? 1 / n.tokens
           : this.options.loss.lossType === 'grpo'
-            ? 1 / (Math.max(len, 1) * outputs)
-            : 1 / (outputs * (given.maxLength ?? T - 1));
+            ? 1 / (Math.max(len, 1) * n.outputs)
+            : 1 / (n.outputs * n.maxLength);
       for (let j = 0; j < len; j++) {
         const r = b * T + start + j;
         slot[r] = j;
@@ -107,32 +154,47 @@ export class DeviceRoleTrainer {
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
-    const p = this.pack(sequences);
+    const norm = this.normalizers(sequences);
+    const packs = this.passes(sequences).map((group) => this.pack(group, norm));
     const { temperature, learningRate, maxGradNorm, numIterations, loss } = this.options;
-    const refLogp = this.reference
-      ? (await this.reference.logProbs(p.B, p.T, p.ids, temperature)).logp
-      : new Float32Array(p.B * p.T);
+    const refLogps: Float32Array[] = [];
+    for (const p of packs)
+      refLogps.push(
+        this.reference
+          ? (await this.reference.logProbs(p.B, p.T, p.ids, temperature)).logp
+          : new Float32Array(p.B * p.T),
+      );
     const metrics: GrpoLossMetrics[] = [];
     const gradNorms: number[] = [];
     const skipped: SkipReason[] = [];
     for (let i = 0; i < numIterations; i++) {
-      const step = await this.device.trainStep(
-        {
-          B: p.B,
-          T: p.T,
-          ids: p.ids,
-          oldLogp: p.oldLogp,
-          refLogp,
-          advantage: p.advantage,
-          weight: p.weight,
-        },
-        { ...loss, lr: learningRate, maxGradNorm, temperature },
-        true,
-      );
-      metrics.push(this.metrics(p, step.loss, step.logp!, step.entropy!, refLogp));
-      gradNorms.push(step.gradNorm);
-      if (!step.applied)
-        skipped.push(Number.isFinite(step.loss) ? 'non_finite_gradient' : 'non_finite_loss');
+      const logps: Float32Array[] = [];
+      const entropies: Float32Array[] = [];
+      let last: { loss: number; gradNorm: number; applied: boolean } | null = null;
+      for (let k = 0; k < packs.length; k++) {
+        const p = packs[k]!;
+        const step = await this.device.trainStep(
+          {
+            B: p.B,
+            T: p.T,
+            ids: p.ids,
+            oldLogp: p.oldLogp,
+            refLogp: refLogps[k]!,
+            advantage: p.advantage,
+            weight: p.weight,
+          },
+          { ...loss, lr: learningRate, maxGradNorm, temperature },
+          true,
+          { first: k === 0, last: k === packs.length - 1 },
+        );
+        logps.push(step.logp!);
+        entropies.push(step.entropy!);
+        last = step;
+      }
+      metrics.push(this.metrics(packs, last!.loss, logps, entropies, refLogps));
+      gradNorms.push(last!.gradNorm);
+      if (!last!.applied)
+        skipped.push(Number.isFinite(last!.loss) ? 'non_finite_gradient' : 'non_finite_loss');
     }
     const values = await this.device.readParams();
     tf.tidy(() => {
@@ -155,17 +217,17 @@ export class DeviceRoleTrainer {
       },
       gradNorm: mean(gradNorms),
       skipped,
-      microBatches: 1,
+      microBatches: packs.length,
     };
   }
 
-  /** grpoLossMetrics' numbers from the step's own log-probs (read back with its report). */
+  /** grpoLossMetrics' numbers from the step's own log-probs (read back with its passes). */
   private metrics(
-    p: Packed,
+    packs: Packed[],
     loss: number,
-    logp: Float32Array,
-    entropy: Float32Array,
-    refLogp: Float32Array,
+    logps: Float32Array[],
+    entropies: Float32Array[],
+    refLogps: Float32Array[],
   ): GrpoLossMetrics {
     const { epsilonLow, epsilonHigh } = this.options.loss;
     let n = 0;
@@ -174,23 +236,28 @@ export class DeviceRoleTrainer {
     let high = 0;
     let region = 0;
     let ent = 0;
-    for (let r = 0; r < p.slot.length; r++) {
-      if ((p.slot[r] ?? -1) < 0) continue;
-      n++;
-      const lp = logp[r] ?? 0;
-      const ratio = Math.exp(lp - (p.oldLogp[r] ?? 0));
-      const a = p.advantage[r] ?? 0;
-      const isLow = ratio < 1 - epsilonLow && a < 0;
-      const isHigh = ratio > 1 + epsilonHigh && a > 0;
-      if (isLow) low++;
-      if (isHigh) high++;
-      if (isLow || isHigh) region++;
-      const d = (refLogp[r] ?? 0) - lp;
-      kl += Math.exp(d) - d - 1;
-      ent += entropy[r] ?? 0;
-    }
+    packs.forEach((p, k) => {
+      const logp = logps[k]!;
+      const entropy = entropies[k]!;
+      const refLogp = refLogps[k]!;
+      for (let r = 0; r < p.slot.length; r++) {
+        if ((p.slot[r] ?? -1) < 0) continue;
+        n++;
+        const lp = logp[r] ?? 0;
+        const ratio = Math.exp(lp - (p.oldLogp[r] ?? 0));
+        const a = p.advantage[r] ?? 0;
+        const isLow = ratio < 1 - epsilonLow && a < 0;
+        const isHigh = ratio > 1 + epsilonHigh && a > 0;
+        if (isLow) low++;
+        if (isHigh) high++;
+        if (isLow || isHigh) region++;
+        const d = (refLogp[r] ?? 0) - lp;
+        kl += Math.exp(d) - d - 1;
+        ent += entropy[r] ?? 0;
+      }
+    });
     const t = Math.max(1, n);
-    const lengths = p.lengths;
+    const lengths = packs.flatMap((p) => p.lengths);
     return {
       loss,
       kl: this.reference ? kl / t : null,
