@@ -12,6 +12,9 @@
 //   v1_regblock  a 4×4 block of C per invocation, no shared memory and no barriers (what CPU
 //                Vulkan drivers want: workgroupBarrier is ~10× dearer there)
 //   v2_tiled     32×32 tiles of C per workgroup through shared memory (what real GPUs want)
+//   v3_colblock  one column × 16 rows of C per invocation, neighbouring invocations on
+//                neighbouring columns: B is read as one contiguous vector across lanes, A as
+//                broadcasts (CPU drivers vectorise across invocations, and gathers are dear)
 //   bias_grad    db[j] (+)= Σ_i dC[i,j], one invocation per column (reads A as dC [M,N])
 
 struct Params {
@@ -109,6 +112,41 @@ fn v1_regblock(@builtin(global_invocation_id) gid: vec3u) {
     finish(i0 + r, j0 + 1u, row.y);
     finish(i0 + r, j0 + 2u, row.z);
     finish(i0 + r, j0 + 3u, row.w);
+  }
+}
+
+@compute @workgroup_size(64)
+fn v3_colblock(@builtin(global_invocation_id) gid: vec3u) {
+  let j = gid.x;
+  let i0 = gid.y * 16u;
+  if (j >= p.N || i0 >= p.M) {
+    return;
+  }
+  let last = p.M - 1u;
+  let ra0 = vec4u(min(i0, last), min(i0 + 1u, last), min(i0 + 2u, last), min(i0 + 3u, last)) * p.a_rs;
+  let ra1 = vec4u(min(i0 + 4u, last), min(i0 + 5u, last), min(i0 + 6u, last), min(i0 + 7u, last)) * p.a_rs;
+  let ra2 = vec4u(min(i0 + 8u, last), min(i0 + 9u, last), min(i0 + 10u, last), min(i0 + 11u, last)) * p.a_rs;
+  let ra3 = vec4u(min(i0 + 12u, last), min(i0 + 13u, last), min(i0 + 14u, last), min(i0 + 15u, last)) * p.a_rs;
+  let cb = j * p.b_cs;
+  var acc0 = vec4f();
+  var acc1 = vec4f();
+  var acc2 = vec4f();
+  var acc3 = vec4f();
+  for (var k = 0u; k < p.K; k++) {
+    let bv = b[k * p.b_rs + cb];
+    let ka = k * p.a_cs;
+    acc0 += vec4f(a[ra0.x + ka], a[ra0.y + ka], a[ra0.z + ka], a[ra0.w + ka]) * bv;
+    acc1 += vec4f(a[ra1.x + ka], a[ra1.y + ka], a[ra1.z + ka], a[ra1.w + ka]) * bv;
+    acc2 += vec4f(a[ra2.x + ka], a[ra2.y + ka], a[ra2.z + ka], a[ra2.w + ka]) * bv;
+    acc3 += vec4f(a[ra3.x + ka], a[ra3.y + ka], a[ra3.z + ka], a[ra3.w + ka]) * bv;
+  }
+  let rows = array<vec4f, 4>(acc0, acc1, acc2, acc3);
+  for (var r = 0u; r < 4u; r++) {
+    let v = rows[r];
+    finish(i0 + 4u * r, j, v.x);
+    finish(i0 + 4u * r + 1u, j, v.y);
+    finish(i0 + 4u * r + 2u, j, v.z);
+    finish(i0 + 4u * r + 3u, j, v.w);
   }
 }
 

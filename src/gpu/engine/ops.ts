@@ -14,7 +14,7 @@ export const SHADERS = [
   'decode.wgsl',
 ] as const;
 
-export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled'] as const;
+export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled', 'v3_colblock'] as const;
 export type MatmulVersion = (typeof MATMUL_VERSIONS)[number];
 
 export const MM_BIAS = 1;
@@ -64,7 +64,10 @@ export function matmul(x: MatmulArgs): DispatchSpec {
       ['w', x.aux ?? x.dummy.w],
     ],
     uniforms: u32s(x.M, x.N, x.K, ars, acs, brs, bcs, flags),
-    workgroups: [Math.ceil(x.N / 32), Math.ceil(x.M / 32)],
+    workgroups:
+      x.version === 'v3_colblock'
+        ? [Math.ceil(x.N / 64), Math.ceil(x.M / 16)]
+        : [Math.ceil(x.N / 32), Math.ceil(x.M / 32)],
     label: x.label ?? 'matmul',
   };
 }
