@@ -284,7 +284,7 @@ export const SETTINGS: readonly Setting[] = [
     urlKey: 'rcredit',
     cliFlag: 'repair-credit',
     label: 'Coder credit after repair',
-    help: 'original: the Coder and the Planner are paid for the program as written, so the Coder still learns to write it right the first time. repaired: a repaired program counts with the mean reward of its repairs.',
+    help: 'original: the Coder and the Planner are paid for the program as written, so the Coder still learns to write it right the first time. repaired: a repaired program counts with the best reward among it and its repairs (what the chain delivers).',
     kind: 'choice',
     choices: [
       { value: 'original', label: 'original (as written)' },

@@ -150,7 +150,7 @@ describe('the Debugger credit (hand-computed)', () => {
     expect(rewards[2]!.total).toBeCloseTo(-0.5, 12);
   });
 
-  it('repairCredit repaired: a repaired program counts with the mean of its repairs', () => {
+  it('repairCredit repaired: a repaired program counts with the best of it and its repairs', () => {
     const o = (passCount: number): ProgramOutcome => ({
       formatOk: true,
       passCount,
@@ -165,18 +165,22 @@ describe('the Debugger credit (hand-computed)', () => {
       'none',
     );
     expect(credit.coder.rewards.map((r) => r.total)).toEqual([1.25, 0, 0.5, 0]);
-    // Program 1 repaired twice: 1.25 and 0.25 → 0.75.
+    // Program 1 (0) repaired to 1.25 and 0.25 → 1.25; program 2 (0.5) to 0 and 0.25 → stays 0.5.
     const after = postRepairCredit(
       credit,
-      [{ programIndex: 1, repairs: [parts(1, 1, 0), parts(0, 1, 0)] }],
+      [
+        { programIndex: 1, repairs: [parts(1, 1, 0), parts(0, 1, 0)] },
+        { programIndex: 2, repairs: [parts(0, 0, 0), parts(0.25, 0, 0)] },
+      ],
       { tasks: 1, plansPerTask: 2, programsPerPlan: 2 },
       'none',
     );
-    expect(after.coder.rewards.map((r) => r.total)).toEqual([1.25, 0.75, 0.5, 0]);
-    expect(after.coder.advantages.advantages).toEqual([0.25, -0.25, 0.25, -0.25]);
-    // Plans: (1.25 + 0.75) / 2 = 1, (0.5 + 0) / 2 = 0.25; Â = ±0.375 (scale none).
-    expect(after.planner!.rewards.map((r) => r.total)).toEqual([1, 0.25]);
-    expect(after.planner!.advantages.advantages).toEqual([0.375, -0.375]);
+    expect(after.coder.rewards.map((r) => r.total)).toEqual([1.25, 1.25, 0.5, 0]);
+    // Plan 0's programs now tie (no signal); plan 1's: ±0.25 (scale none).
+    expect(after.coder.advantages.advantages).toEqual([0, 0, 0.25, -0.25]);
+    // Plans: (1.25 + 1.25) / 2 = 1.25, (0.5 + 0) / 2 = 0.25; Â = ±0.5.
+    expect(after.planner!.rewards.map((r) => r.total)).toEqual([1.25, 0.25]);
+    expect(after.planner!.advantages.advantages).toEqual([0.5, -0.5]);
     // The original credit is untouched (repairCredit original, the default).
     expect(credit.planner!.rewards.map((r) => r.total)).toEqual([0.625, 0.25]);
     expect(resolveGrpoConfig().repairCredit).toBe('original');

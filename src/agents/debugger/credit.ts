@@ -64,23 +64,12 @@ export function debuggerCredit(
   };
 }
 
-/** Mean of each part: a repaired program's post-repair reward is the mean of its D repairs'. */
-export function meanParts(list: readonly RewardParts[]): RewardParts {
-  const mean = (pick: (parts: RewardParts) => number) =>
-    list.reduce((sum, parts) => sum + pick(parts), 0) / Math.max(1, list.length);
-  return {
-    passFraction: mean((p) => p.passFraction),
-    efficiency: mean((p) => p.efficiency),
-    formatPenalty: mean((p) => p.formatPenalty),
-    total: mean((p) => p.total),
-  };
-}
-
 /**
  * The step's Coder and Planner credit counting the post-repair outcome (repairCredit
- * `repaired`): each repaired program's reward becomes the mean of its D repairs' rewards,
- * then the Coder's group advantages and the Planner's rewards (means over each plan's M
- * programs) and advantages are computed again.
+ * `repaired`): the chain keeps the best program the sandbox has judged, so a repaired
+ * program's reward becomes the best of its own and its D repairs' rewards; then the Coder's
+ * group advantages and the Planner's rewards (means over each plan's M programs) and
+ * advantages are computed again.
  */
 export function postRepairCredit(
   credit: StepCredit,
@@ -90,7 +79,10 @@ export function postRepairCredit(
 ): StepCredit {
   const coderRewardsAfter = [...credit.coder.rewards];
   for (const { programIndex, repairs } of repaired) {
-    coderRewardsAfter[programIndex] = meanParts(repairs);
+    for (const repair of repairs) {
+      const current = coderRewardsAfter[programIndex]!;
+      if (repair.total > current.total) coderRewardsAfter[programIndex] = repair;
+    }
   }
   const coder: RoleCredit = {
     rewards: coderRewardsAfter,

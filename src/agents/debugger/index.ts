@@ -26,7 +26,6 @@ import { failureReport } from './report';
 export {
   debuggerCredit,
   improvement,
-  meanParts,
   postRepairCredit,
   repairRewards,
 } from './credit';
