@@ -1,65 +1,105 @@
 // `npm run experiments`: the lab's miniature of the paper's comparison. Warm start vs
-// single-agent GRPO vs frozen Planner vs CoRe (both roles), the same compute budget for the
-// three GRPO arms (same steps, same number of programs per step), 3 seeds each; greedy
-// pass@1 per suite (held-out, L1–L4) and the exec cost / peak memory of passing L4 programs.
+// single-agent GRPO vs frozen Planner vs CoRe (both roles), each GRPO arm on the run defaults
+// (the page's and `npm run train`'s) with the same compute: the same steps, tasks and sampled
+// programs per step (single samples N·M programs per task where CoRe samples N plans × M
+// programs); 3 seeds each; greedy pass@1 per suite and the exec cost / peak memory of passing
+// L4 programs. `single` starts from its own warm start (statement → code, the Coder's SFT
+// budget: public/checkpoints/tiny-single), so the gap measures collaboration, not the prompt.
 // Writes runs/experiments/<arm>-s<seed>/ (resumable: a cut-off run continues with --resume),
-// runs/experiments/results.json and the table in docs/EXPERIMENTS.md.
-// Options (env): STEPS=30 SEEDS=1,2,3 JOBS=2 CHECKPOINT=public/checkpoints/tiny EVAL_TASKS=50
-// OUT=runs/experiments DOC=docs/EXPERIMENTS.md TABLE_ONLY=1 (rewrite the table from the runs on
-// disk; a dry run: OUT=/tmp/x DOC=/tmp/x.md STEPS=1 ...)
+// docs/experiments/results.json and the table in docs/EXPERIMENTS.md.
+// Options (env): STEPS=100 SEEDS=1,2,3 JOBS=1 CHECKPOINT=public/checkpoints/tiny
+// SINGLE_CHECKPOINT=public/checkpoints/tiny-single EVAL_TASKS=50 OUT=runs/experiments
+// DOC=docs/EXPERIMENTS.md RESULTS=docs/experiments/results.json ARMS=core,single,...
+// TABLE_ONLY=1 (rewrite the table from the runs on disk; a dry run: OUT=/tmp/x DOC=/tmp/x.md
+// RESULTS=/tmp/x.json STEPS=1 ...)
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
-const STEPS = Number(process.env.STEPS ?? 30);
+const STEPS = Number(process.env.STEPS ?? 100);
 const SEEDS = (process.env.SEEDS ?? '1,2,3').split(',').map(Number);
-const JOBS = Number(process.env.JOBS ?? 2);
+const JOBS = Number(process.env.JOBS ?? 1);
 const CHECKPOINT = process.env.CHECKPOINT ?? 'public/checkpoints/tiny';
+const SINGLE_CHECKPOINT = process.env.SINGLE_CHECKPOINT ?? 'public/checkpoints/tiny-single';
 const EVAL_TASKS = Number(process.env.EVAL_TASKS ?? 50);
 const ROOT = process.env.OUT ?? 'runs/experiments';
 const DOC = process.env.DOC ?? 'docs/EXPERIMENTS.md';
+const RESULTS = process.env.RESULTS ?? 'docs/experiments/results.json';
+const SUITES = ['heldout', 'L1', 'L2', 'L3', 'L4', 'L5'];
 
-// Same compute per step for every GRPO arm: 4 tasks and 32 programs (core and frozen Planner:
-// 4 tasks × 2 plans × 4 programs; single: 4 tasks × 8 programs, no plan).
-const COMMON = [
-  '--tasks-per-step',
-  '4',
-  '--lr',
-  '1e-4',
-  '--beta',
-  '0.04',
-  '--plan-tokens',
-  '64',
-  '--program-tokens',
-  '96',
-  '--eval-tasks',
-  String(EVAL_TASKS),
-  '--final-eval',
-  '--checkpoint',
-  CHECKPOINT,
-  '--backend',
-  'wasm',
+// N and M of the run defaults (src/rl/config.ts); every other setting is the CLI's default.
+// The table reports each run's programs and tokens per step from its own config and metrics,
+// so a drift here shows.
+const DEFAULTS = { plansPerTask: 4, programsPerPlan: 2 };
+const COMMON = ['--eval-tasks', String(EVAL_TASKS), '--final-eval', '--backend', 'wasm'];
+const collaborative = [
+  '--plans',
+  String(DEFAULTS.plansPerTask),
+  '--programs',
+  String(DEFAULTS.programsPerPlan),
 ];
+
+/** Each arm: what the CLI adds to the defaults, and the warm start it starts from. */
 const ARMS = {
-  single: ['--mode', 'single', '--plans', '1', '--programs', '8'],
-  'frozen-planner': ['--mode', 'frozen-planner', '--plans', '2', '--programs', '4'],
-  core: ['--mode', 'core', '--plans', '2', '--programs', '4'],
+  'warm-start': {
+    args: [...collaborative, '--mode', 'core'],
+    checkpoint: CHECKPOINT,
+    evalOnly: true,
+  },
+  'warm-start-single': {
+    args: [
+      '--mode',
+      'single',
+      '--plans',
+      '1',
+      '--programs',
+      String(DEFAULTS.plansPerTask * DEFAULTS.programsPerPlan),
+    ],
+    checkpoint: SINGLE_CHECKPOINT,
+    evalOnly: true,
+  },
+  single: {
+    args: [
+      '--mode',
+      'single',
+      '--plans',
+      '1',
+      '--programs',
+      String(DEFAULTS.plansPerTask * DEFAULTS.programsPerPlan),
+    ],
+    checkpoint: SINGLE_CHECKPOINT,
+  },
+  'frozen-planner': {
+    args: [...collaborative, '--mode', 'frozen-planner'],
+    checkpoint: CHECKPOINT,
+  },
+  core: { args: [...collaborative, '--mode', 'core'], checkpoint: CHECKPOINT },
+  // Issue 14: CoRe with a Debugger (D repairs of up to 8 failing programs per step, paid the
+  // improvement) and with a Retriever (one of BM25's K = 4 train-split examples per plan,
+  // learned); their warm starts sit in CHECKPOINT/debugger, retriever, planner-retrieval.
+  'core+debugger': {
+    args: [...collaborative, '--mode', 'core', '--agents', 'planner,coder,debugger'],
+    checkpoint: CHECKPOINT,
+    label: 'CoRe + Debugger',
+  },
+  'core+retriever': {
+    args: [...collaborative, '--mode', 'core', '--agents', 'retriever,planner,coder'],
+    checkpoint: CHECKPOINT,
+    label: 'CoRe + Retriever',
+  },
 };
+const CHOSEN = (process.env.ARMS ?? Object.keys(ARMS).join(',')).split(',');
 
 function runArgs(arm, seed) {
   const out = join(ROOT, `${arm}-s${seed}`);
+  const spec = ARMS[arm];
+  const base = [...spec.args, '--checkpoint', spec.checkpoint, ...COMMON, '--out', out];
   // The warm-start rows: zero GRPO steps, evaluated like the arms they start.
-  const evalOnly = { 'warm-start': ARMS.core, 'warm-start-coder-alone': ARMS.single }[arm];
-  if (evalOnly) {
-    return { out, args: [...evalOnly, '--steps', '0', '--seed', '1', ...COMMON, '--out', out] };
-  }
+  if (spec.evalOnly) return { out, args: [...base, '--steps', '0', '--seed', '1'] };
   const resumable =
     existsSync(join(out, 'snapshot', 'run.json')) && existsSync(join(out, 'config.json'));
   if (resumable) return { out, args: ['--resume', out] };
-  return {
-    out,
-    args: [...ARMS[arm], '--steps', String(STEPS), '--seed', String(seed), ...COMMON, '--out', out],
-  };
+  return { out, args: [...base, '--steps', String(STEPS), '--seed', String(seed)] };
 }
 
 function train(arm, seed) {
@@ -96,10 +136,13 @@ async function pool(jobs, width) {
   await Promise.all(workers);
 }
 
+const seedsOf = (arm) => (ARMS[arm].evalOnly ? [1] : SEEDS);
+// Seed-major, so a cut-off session still has every arm at seed 1.
 const jobs = [
-  () => train('warm-start', 1),
-  () => train('warm-start-coder-alone', 1),
-  ...SEEDS.flatMap((seed) => Object.keys(ARMS).map((arm) => () => train(arm, seed))),
+  ...CHOSEN.filter((arm) => ARMS[arm].evalOnly).map((arm) => () => train(arm, 1)),
+  ...SEEDS.flatMap((seed) =>
+    CHOSEN.filter((arm) => !ARMS[arm].evalOnly).map((arm) => () => train(arm, seed)),
+  ),
 ];
 // TABLE_ONLY=1 rewrites the table from the runs on disk without starting any.
 if (process.env.TABLE_ONLY !== '1') {
@@ -109,66 +152,171 @@ if (process.env.TABLE_ONLY !== '1') {
 }
 writeTable();
 
+function readJsonl(path) {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line));
+}
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const stderr = (xs) =>
+  xs.length > 1
+    ? Math.sqrt(xs.reduce((s, x) => s + (x - mean(xs)) ** 2, 0) / (xs.length - 1) / xs.length)
+    : 0;
+
+/** One finished run as results.json writes it, or null. */
+function runResult(arm, seed) {
+  const dir = join(ROOT, `${arm}-s${seed}`);
+  if (!existsSync(join(dir, 'eval.json'))) return null;
+  const metrics = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8')).metrics;
+  const config = existsSync(join(dir, 'config.json'))
+    ? JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))
+    : {};
+  const steps = readJsonl(join(dir, 'metrics.jsonl')).filter((r) => r.step > 0);
+  const third = Math.max(1, Math.floor(steps.length / 3));
+  const lastThird = steps.slice(-third);
+  const avg = (key) => {
+    const values = lastThird.map((r) => r[key]).filter((v) => typeof v === 'number');
+    return values.length > 0 ? mean(values) : null;
+  };
+  const grpo = config.grpo ?? config.config?.grpo ?? {};
+  const planCount = grpo.mode === 'single' ? 0 : (grpo.plansPerTask ?? 0);
+  const tokensPerStep = steps.length
+    ? mean(
+        steps.map(
+          (r) =>
+            (grpo.tasksPerStep ?? 0) *
+              (planCount * (r['planner/completions/mean_length'] ?? 0) +
+                Math.max(1, planCount) *
+                  (grpo.programsPerPlan ?? 0) *
+                  (r['coder/completions/mean_length'] ?? 0)) +
+            // The new agents' samples count too: D repairs of each repaired program, and
+            // one Retriever answer per plan.
+            (r['debugger/programs'] ?? 0) *
+              (grpo.repairsPerProgram ?? 0) *
+              (r['debugger/completions/mean_length'] ?? 0) +
+            (String(grpo.agents ?? '').includes('retriever')
+              ? (grpo.tasksPerStep ?? 0) * planCount * (r['retriever/completions/mean_length'] ?? 0)
+              : 0),
+        ),
+      )
+    : null;
+  const pass = Object.fromEntries(
+    SUITES.map((suite) => [suite, metrics[`eval/pass@1/${suite}`] ?? null]),
+  );
+  return {
+    arm,
+    seed,
+    steps: steps.length,
+    warm_start: ARMS[arm]?.checkpoint ?? null,
+    'pass@1': pass,
+    l4_exec_cost: metrics['eval/exec_cost/L4'] ?? null,
+    l4_peak_memory: metrics['eval/peak_memory/L4'] ?? null,
+    programs_per_step:
+      (grpo.tasksPerStep ?? 0) * Math.max(1, planCount) * (grpo.programsPerPlan ?? 0),
+    sampled_tokens_per_step: tokensPerStep,
+    coder_kl: avg('coder/kl'),
+    coder_entropy: avg('coder/entropy'),
+    planner_kl: avg('planner/kl'),
+    planner_entropy: avg('planner/entropy'),
+    pass_fraction_first_third: steps.length
+      ? mean(steps.slice(0, third).map((r) => r['coder/rewards/pass_fraction/mean'] ?? 0))
+      : null,
+    pass_fraction_last_third: avg('coder/rewards/pass_fraction/mean'),
+  };
+}
+
 function writeTable() {
   const rows = [
-    ['warm start (Planner → Coder)', 'warm-start', [1]],
-    ['warm start, Coder alone (no plan)', 'warm-start-coder-alone', [1]],
-    ['single-agent GRPO (Coder, no plan)', 'single', SEEDS],
-    ['frozen Planner, GRPO on the Coder', 'frozen-planner', SEEDS],
-    ['CoRe (both roles, collaborative credit)', 'core', SEEDS],
+    ['warm start (Planner → Coder)', 'warm-start'],
+    ['warm start, Coder alone (statement → code)', 'warm-start-single'],
+    ['single-agent GRPO (Coder alone)', 'single'],
+    ['frozen Planner, GRPO on the Coder', 'frozen-planner'],
+    ['CoRe (both roles, collaborative credit)', 'core'],
+    ...Object.keys(ARMS)
+      .filter(
+        (arm) =>
+          !['warm-start', 'warm-start-single', 'single', 'frozen-planner', 'core'].includes(arm),
+      )
+      .map((arm) => [ARMS[arm].label ?? arm, arm]),
   ];
-  const columns = ['heldout', 'L1', 'L2', 'L3', 'L4'];
-  const results = {};
+  const runs = [];
+  const byArm = {};
+  for (const [, arm] of rows) {
+    byArm[arm] = seedsOf(arm)
+      .map((seed) => runResult(arm, seed))
+      .filter((r) => r !== null);
+    runs.push(...byArm[arm]);
+  }
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify({ runs }, null, 2)}\n`);
+
+  const fmt = (values, digits = 3) => {
+    const xs = values.filter((v) => typeof v === 'number');
+    if (xs.length === 0) return '–';
+    return xs.length > 1
+      ? `${mean(xs).toFixed(digits)} ± ${stderr(xs).toFixed(digits)}`
+      : mean(xs).toFixed(digits);
+  };
+  const l34 = (r) => ((r['pass@1'].L3 ?? 0) + (r['pass@1'].L4 ?? 0)) / 2;
   const lines = [
-    `| arm | runs | ${columns.map((c) => `pass@1 ${c}`).join(' | ')} | L4 exec cost (work) | L4 peak memory (KB) | coder/reward, first → last 5 steps |`,
-    `|---|---|${columns.map(() => '---').join('|')}|---|---|---|`,
+    `| arm | runs | ${SUITES.map((c) => `pass@1 ${c}`).join(' | ')} | pass@1 L3+L4 | L4 exec cost | L4 peak memory (KB) | programs / tokens per step | Coder KL / entropy (last third) | Planner KL / entropy |`,
+    `|---|---|${SUITES.map(() => '---').join('|')}|---|---|---|---|---|---|`,
   ];
-  for (const [label, arm, seeds] of rows) {
-    const evals = seeds
-      .map((seed) => join(ROOT, `${arm}-s${seed}`, 'eval.json'))
-      .filter((path) => existsSync(path))
-      .map((path) => JSON.parse(readFileSync(path, 'utf8')));
-    results[arm] = evals;
-    if (evals.length === 0) {
+  for (const [label, arm] of rows) {
+    const rs = byArm[arm];
+    if (!CHOSEN.includes(arm) && rs.length === 0) continue;
+    if (rs.length === 0) {
       lines.push(
-        `| ${label} | 0/${seeds.length} (not run yet) |${columns.map(() => ' – |').join('')} – | – | – |`,
+        `| ${label} | 0/${seedsOf(arm).length} (not run yet) |${SUITES.map(() => ' – |').join('')} – | – | – | – | – | – |`,
       );
       continue;
     }
-    const cell = (pick, scale = 1, digits = 3) => {
-      const values = evals
-        .map(pick)
-        .filter((v) => v !== null && v !== undefined)
-        .map((v) => v * scale);
-      if (values.length === 0) return '–';
-      const mean = values.reduce((a, b) => a + b, 0) / values.length;
-      const std =
-        values.length > 1
-          ? Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1))
-          : 0;
-      const note = values.length < evals.length ? ` (${values.length} runs)` : '';
-      return values.length > 1
-        ? `${mean.toFixed(digits)} ± ${std.toFixed(digits)}${note}`
-        : `${mean.toFixed(digits)}${note}`;
-    };
+    const col = (pick, digits) => fmt(rs.map(pick), digits);
     lines.push(
-      `| ${label} | ${evals.length}/${seeds.length} | ${columns
-        .map((c) => cell((e) => e.metrics[`eval/pass@1/${c}`]))
-        .join(
-          ' | ',
-        )} | ${cell((e) => e.metrics['eval/exec_cost/L4'], 1, 1)} | ${cell((e) => e.metrics['eval/peak_memory/L4'], 1 / 1024, 1)} | ${rewardTrend(arm, seeds)} |`,
+      `| ${label} | ${rs.length}/${seedsOf(arm).length} | ${SUITES.map((c) => col((r) => r['pass@1'][c])).join(' | ')} | ${col(l34)} | ${col((r) => r.l4_exec_cost, 1)} | ${col((r) => (r.l4_peak_memory ?? Number.NaN) / 1024, 1)} | ${ARMS[arm].evalOnly ? '–' : `${col((r) => r.programs_per_step, 0)} / ${col((r) => r.sampled_tokens_per_step, 0)}`} | ${col((r) => r.coder_kl, 4)} / ${col((r) => r.coder_entropy, 3)} | ${col((r) => r.planner_kl, 4)} / ${col((r) => r.planner_entropy, 3)} |`,
     );
   }
-  writeFileSync(join(ROOT, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const complete = rows.every(([, arm, seeds]) => results[arm].length === seeds.length);
+  // The paper's claim as a difference of arms: mean over seeds ± the standard error of the difference.
+  const diff = (a, b, pick) => {
+    const xa = (byArm[a] ?? []).map(pick).filter((v) => typeof v === 'number');
+    const xb = (byArm[b] ?? []).map(pick).filter((v) => typeof v === 'number');
+    if (xa.length < 2 || xb.length < 2) return '–';
+    const d = mean(xa) - mean(xb);
+    const se = Math.sqrt(stderr(xa) ** 2 + stderr(xb) ** 2);
+    const z = se > 0 ? d / se : d > 0 ? Infinity : d < 0 ? -Infinity : 0;
+    return `${d >= 0 ? '+' : ''}${d.toFixed(3)} ± ${se.toFixed(3)} (${Number.isFinite(z) ? z.toFixed(1) : z > 0 ? '+∞' : '−∞'} SE)`;
+  };
+  const comparisons = [
+    ['core − single', 'core', 'single'],
+    ['core − frozen-planner', 'core', 'frozen-planner'],
+    ...Object.keys(ARMS)
+      .filter((arm) => arm.startsWith('core+'))
+      .map((arm) => [`${arm} − core`, arm, 'core']),
+  ];
+  const diffLines = [
+    '| difference | pass@1 heldout | pass@1 L3+L4 | pass@1 L5 | L4 exec cost |',
+    '|---|---|---|---|---|',
+    ...comparisons.map(
+      ([label, a, b]) =>
+        `| ${label} | ${diff(a, b, (r) => r['pass@1'].heldout)} | ${diff(a, b, l34)} | ${diff(a, b, (r) => r['pass@1'].L5)} | ${diff(a, b, (r) => r.l4_exec_cost)} |`,
+    ),
+  ];
+  const complete = rows.every(
+    ([, arm]) => !CHOSEN.includes(arm) || byArm[arm].length === seedsOf(arm).length,
+  );
   const table = [
     '<!-- experiments:begin (written by `npm run experiments`) -->',
     complete
       ? ''
       : '**PARTIAL: some runs have not finished; rerun `npm run experiments` to complete (finished runs are kept, cut-off runs resume).**\n',
-    `Settings: ${STEPS} GRPO steps per run, seeds ${SEEDS.join(', ')}, warm start \`${CHECKPOINT}\`, greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite, backend wasm. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
+    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single), greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
     '',
     ...lines,
+    '',
+    ...diffLines,
     '<!-- experiments:end -->',
   ].join('\n');
   const doc = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
@@ -177,24 +325,4 @@ function writeTable() {
     : `${doc}\n${table}\n`;
   writeFileSync(DOC, updated);
   console.log(table);
-}
-
-/** Mean training reward of the Coder over the first and the last 5 steps (finished runs). */
-function rewardTrend(arm, seeds) {
-  const curves = seeds
-    .map((seed) => join(ROOT, `${arm}-s${seed}`))
-    .filter((dir) => existsSync(join(dir, 'eval.json'))) // finished runs only
-    .map((dir) => join(dir, 'metrics.jsonl'))
-    .map((path) =>
-      readFileSync(path, 'utf8')
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => JSON.parse(line)['coder/reward']),
-    )
-    .filter((curve) => curve.length >= 10);
-  if (curves.length === 0) return '–';
-  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const first = mean(curves.flatMap((c) => c.slice(0, 5)));
-  const last = mean(curves.flatMap((c) => c.slice(-5)));
-  return `${first.toFixed(3)} → ${last.toFixed(3)}`;
 }
