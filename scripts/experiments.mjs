@@ -31,7 +31,17 @@ const SUITES = ['heldout', 'L1', 'L2', 'L3', 'L4', 'L5'];
 // The table reports each run's programs and tokens per step from its own config and metrics,
 // so a drift here shows.
 const DEFAULTS = { plansPerTask: 4, programsPerPlan: 2 };
-const COMMON = ['--eval-tasks', String(EVAL_TASKS), '--final-eval', '--backend', 'wasm'];
+// β = 0.001 instead of the default 0, in every arm alike, only so the k3 KL to the warm start is
+// measured (how far the policies moved); at KL ≈ 1e-3 the penalty is ~1e-6 of the loss.
+const COMMON = [
+  '--eval-tasks',
+  String(EVAL_TASKS),
+  '--final-eval',
+  '--backend',
+  'wasm',
+  '--beta',
+  '0.001',
+];
 const collaborative = [
   '--plans',
   String(DEFAULTS.plansPerTask),

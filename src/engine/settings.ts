@@ -148,7 +148,7 @@ export const SETTINGS: readonly Setting[] = [
     urlKey: 'beta',
     cliFlag: 'beta',
     label: 'β (KL)',
-    help: 'β: weight of the KL penalty to the frozen warm start in the loss, measured per token with the k3 estimator r − log r − 1 (r = π_ref / π). 0 drops the penalty and lets the policy drift freely.',
+    help: 'β: weight of the KL penalty to the frozen warm start in the loss, measured per token with the k3 estimator r − log r − 1 (r = π_ref / π). 0 (the default, as in TRL) drops the penalty and the reference model (faster steps, no KL chart); raise it to hold the policy near the warm start.',
     kind: 'number',
     step: 0.01,
     min: 0,

@@ -1,5 +1,5 @@
 // A new user's first minute: the page opened with no query string (every setting at its
-// default: 4 tasks × 4 plans × 4 programs), Train pressed. Steps must land, with no error in
+// default: 8 tasks × 4 plans × 2 programs of L5), Train pressed. Steps must land, with no error in
 // the banner. Each default step takes 30–90 s on a 2-core CPU with wasm.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -217,8 +217,8 @@ describe('the GRPO explainer', () => {
         advantage: Number(r.getAttribute('data-advantage')),
       })),
     );
-    // The selected plan's M = 4 programs, or (when they all scored the same) the N = 4 plans.
-    expect(members.length).toBe(4);
+    // The selected plan's M = 2 programs, or (when they all scored the same) the N = 4 plans.
+    expect([2, 4]).toContain(members.length);
     const role = (await section.getAttribute('data-role')) as 'planner' | 'coder';
     const totalTokens = members.reduce((sum, m) => sum + m.tokens, 0);
     for (const card of cards) {

@@ -116,7 +116,7 @@ export const CHART_SPECS: ChartSpec[] = [
     name: 'kl',
     title: 'KL to reference (k3)',
     caption:
-      'How far each policy has moved from the frozen warm start, per token: the k3 estimator r − log r − 1 with r = π_ref / π (never negative, unbiased). β weighs it in the loss.',
+      'How far each policy has moved from the frozen warm start, per token: the k3 estimator r − log r − 1 with r = π_ref / π (never negative, unbiased). β weighs it in the loss. At β = 0 (the default) no reference model runs and this chart stays empty: set β > 0 to see it.',
     lines: roleLines('kl'),
     logOk: true,
   },
