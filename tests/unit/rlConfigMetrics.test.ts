@@ -19,15 +19,17 @@ import {
 import { coderRewards } from '../../src/rl/rewards';
 
 describe('GRPO config', () => {
-  it('has valid defaults matching DESIGN.md and TRL', () => {
+  it('has valid defaults: TRL’s (β 0, dapo) and the measured ones (EXPERIMENTS.md)', () => {
     expect(validateGrpoConfig({ ...DEFAULT_GRPO_CONFIG })).toEqual([]);
     const config = resolveGrpoConfig();
     expect(config).toMatchObject({
+      tasksPerStep: 8,
       plansPerTask: 4,
-      programsPerPlan: 4,
+      programsPerPlan: 2,
+      learningRate: 1.5e-4,
       epsilonLow: 0.2,
       epsilonHigh: 0.2,
-      beta: 0.04,
+      beta: 0,
       temperature: 1,
       lossType: 'dapo',
       numIterations: 1,
@@ -71,7 +73,7 @@ describe('GRPO config', () => {
   });
 
   it('gives each role its loss options, dr_grpo length from the role’s max tokens', () => {
-    const config = resolveGrpoConfig({ lossType: 'dr_grpo', epsilonHigh: 0.28 });
+    const config = resolveGrpoConfig({ lossType: 'dr_grpo', epsilonHigh: 0.28, beta: 0.04 });
     expect(grpoLossOptions(config, 'planner')).toEqual({
       lossType: 'dr_grpo',
       epsilonLow: 0.2,

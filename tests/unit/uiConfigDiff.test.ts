@@ -7,7 +7,7 @@ describe('config diff for the runs table', () => {
     const flat = flattenConfig(DEFAULT_RUN_CONFIG);
     expect(flat['grpo.epsilonLow']).toBe(0.2);
     expect(flat['grpo.rewardWeights.efficiency']).toBe(0.25);
-    expect(flat['tierMix.L4']).toBe(1);
+    expect(flat['tierMix.L5']).toBe(1);
     expect(flat.preset).toBe('tiny');
   });
 
@@ -28,9 +28,9 @@ describe('config diff for the runs table', () => {
     expect(configDiff([DEFAULT_RUN_CONFIG, structuredClone(DEFAULT_RUN_CONFIG)]).fields).toEqual(
       [],
     );
-    const withoutL4 = structuredClone(DEFAULT_RUN_CONFIG);
-    delete withoutL4.tierMix.L4;
-    expect(configDiff([DEFAULT_RUN_CONFIG, withoutL4]).fields).toEqual(['tierMix.L4']);
+    const withoutL5 = structuredClone(DEFAULT_RUN_CONFIG);
+    delete withoutL5.tierMix.L5;
+    expect(configDiff([DEFAULT_RUN_CONFIG, withoutL5]).fields).toEqual(['tierMix.L5']);
   });
 
   it('labels fields briefly', () => {
