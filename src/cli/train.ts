@@ -102,8 +102,9 @@ if (resumeDir) {
     existsSync(join(checkpoint, 'planner-retrieval', 'model.safetensors'))
       ? 'planner-retrieval'
       : 'planner';
-  const planner = await loadRole(checkpoint, plannerDir, config, 11);
   const coder = await loadRole(checkpoint, 'coder', config, 12);
+  // A missing Planner (single mode's warm start has none) starts fresh on the Coder's tokenizer.
+  const planner = await loadRole(checkpoint, plannerDir, config, 11, coder.tokenizer);
   // The Debugger's and the Retriever's warm starts sit beside the others (npm run
   // warmstart-agents); without one the session starts that agent from the Coder / Planner.
   const extra: { debugger?: LoadedCheckpoint; retriever?: LoadedCheckpoint } = {};
@@ -228,13 +229,17 @@ async function loadRole(
   role: 'planner' | 'coder' | 'planner-retrieval',
   config: RunConfig,
   seed: number,
+  freshTokenizer: CharTokenizer = new CharTokenizer(),
 ): Promise<LoadedCheckpoint> {
   if (existsSync(join(dir, role, 'model.safetensors'))) return loadCheckpointDir(join(dir, role));
   log({
     event: 'warning',
-    message: `no ${role} checkpoint in ${dir}: freshly initialized weights`,
+    message:
+      role !== 'coder' && config.grpo.mode === 'single'
+        ? `no ${role} checkpoint in ${dir}: none needed, nothing plans in single mode`
+        : `no ${role} checkpoint in ${dir}: freshly initialized weights`,
   });
-  const tokenizer = new CharTokenizer();
+  const tokenizer = freshTokenizer;
   const model = createModel(
     makeConfig(config.preset, tokenizer.vocabSize, role === 'coder' ? 'coder' : 'planner'),
     seed + config.grpo.seed,
