@@ -109,7 +109,11 @@ export function demoGroup(step: number, config: RunConfig): SampleGroup {
 }
 
 export function seedDemoLab(steps: number): void {
-  const base = DEFAULT_RUN_CONFIG;
+  // Two runs that differ in β only (the default is 0), so the runs table has one column.
+  const base: RunConfig = {
+    ...DEFAULT_RUN_CONFIG,
+    grpo: { ...DEFAULT_RUN_CONFIG.grpo, beta: 0.04 },
+  };
   const noKl: RunConfig = { ...base, grpo: { ...base.grpo, beta: 0 } };
   const runs: RunRecord[] = [
     {

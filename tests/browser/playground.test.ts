@@ -96,12 +96,15 @@ describe('sandbox playground', () => {
       'function sumEvenSquares(xs) { const a = []; for (;;) a.push(new Array(1e5).fill(1)); }',
     );
     await page.getByRole('button', { name: 'Run' }).click();
+    // The first test's verdict names how it stopped (the summary lists a kind only when every
+    // test stopped the same way, which a loaded machine's timings do not promise).
     await expect
-      .poll(() => page.getByTestId('summary').textContent(), { timeout: 30_000 })
-      .toMatch(/0 \/ 4 tests passed · (watchdog_killed|timeout|out_of_memory)/);
+      .poll(() => page.getByTestId('verdict').first().textContent(), { timeout: 30_000 })
+      .toMatch(/watchdog_killed|timeout|out_of_memory/);
+    expect(await page.getByTestId('summary').textContent()).toContain('0 / 4 tests passed');
     const hog = await memory();
     expect(hog).not.toBe('0 B');
-    if ((await page.getByTestId('summary').textContent())?.includes('watchdog_killed')) {
+    if ((await page.getByTestId('verdict').first().textContent())?.includes('watchdog_killed')) {
       expect(hog).toMatch(/^not measured/);
     } else {
       expect(toBytes(hog)).toBeGreaterThan(0);

@@ -62,7 +62,9 @@ describe('run settings', () => {
 
     await page.locator('input[name=m]').fill('');
     expect(await problemOf(page, 'm')).toBe('M programs per plan needs a number. Not applied.');
-    expect(await urlParam(page, 'm')).toBe('2');
+    // The link's m=2 is the default M, so the URL leaves it out; the empty value stays out too.
+    expect(await urlParam(page, 'm')).toBeNull();
+    expect(await page.evaluate(() => location.search)).not.toMatch(/[?&]m=/);
 
     expect(await unexpectedBannerMessages(page)).toEqual([]);
     expect(errors).toEqual([]);
@@ -98,7 +100,7 @@ describe('run settings', () => {
       ]);
     expect(await page.locator('input[name=n]').inputValue()).toBe('2');
     expect(await page.locator('input[name=beta]').inputValue()).toBe('0.1');
-    expect(await page.locator('input[name=lr]').inputValue()).toBe('0.00005');
+    expect(await page.locator('input[name=lr]').inputValue()).toBe('0.00015');
     await expect.poll(() => urlParam(page, 'lr')).toBeNull();
     expect(await urlParam(page, 'beta')).toBe('0.1');
     expect(await urlParam(page, 'tasks')).toBe('1');

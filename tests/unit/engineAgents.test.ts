@@ -40,6 +40,8 @@ function config(): RunConfig {
       maxPlanTokens: 40,
       maxProgramTokens: 48,
       learningRate: 3e-4,
+      // β > 0 (the default is 0) so every agent's KL to its reference is measured and snapshotted.
+      beta: 0.04,
       seed: 5,
     },
   });

@@ -36,8 +36,8 @@ export function Intro() {
         <li>
           Both models start from the shipped warm-start checkpoints: about 45–55 minutes of
           supervised training on reference plans and programs of tiers L1–L4, which they now solve.
-          Training runs on L5: the same steps composed in shapes the warm start never saw, about
-          two in five solved at step 0. That is what GRPO has to learn.
+          Training runs on L5: the same steps composed in shapes the warm start never saw, about two
+          in five solved at step 0. That is what GRPO has to learn.
         </li>
         <li>
           The first minute: a few seconds of loading (checkpoints and sandbox); on the first Train
@@ -45,8 +45,8 @@ export function Intro() {
           <em>Is it learning?</em>), then a step every few seconds on a CPU, faster on a GPU, and a
           few seconds more on the steps that evaluate. Single steps are noisy; watch the curves over
           tens of steps: in about five minutes the pass fraction climbs from about 0.44 to 0.53 and
-          the evaluation's L5 from 1 in 8 to 4 in 8. Groups marked σ&gt;0 in the inspector are the ones GRPO
-          learns from: click a sample to see its plan, program, reward and advantage Â.
+          the evaluation's L5 from 1 in 8 to 4 in 8. Groups marked σ&gt;0 in the inspector are the
+          ones GRPO learns from: click a sample to see its plan, program, reward and advantage Â.
         </li>
       </ul>
       <button type="button" onClick={dismiss}>
