@@ -49,6 +49,16 @@ const collaborative = [
   String(DEFAULTS.programsPerPlan),
 ];
 
+// The Coder alone samples N·M programs per task where the pair samples N plans × M programs.
+const alone = [
+  '--mode',
+  'single',
+  '--plans',
+  '1',
+  '--programs',
+  String(DEFAULTS.plansPerTask * DEFAULTS.programsPerPlan),
+];
+
 /** Each arm: what the CLI adds to the defaults, and the warm start it starts from. */
 const ARMS = {
   'warm-start': {
@@ -57,26 +67,12 @@ const ARMS = {
     evalOnly: true,
   },
   'warm-start-single': {
-    args: [
-      '--mode',
-      'single',
-      '--plans',
-      '1',
-      '--programs',
-      String(DEFAULTS.plansPerTask * DEFAULTS.programsPerPlan),
-    ],
+    args: alone,
     checkpoint: SINGLE_CHECKPOINT,
     evalOnly: true,
   },
   single: {
-    args: [
-      '--mode',
-      'single',
-      '--plans',
-      '1',
-      '--programs',
-      String(DEFAULTS.plansPerTask * DEFAULTS.programsPerPlan),
-    ],
+    args: alone,
     checkpoint: SINGLE_CHECKPOINT,
   },
   'frozen-planner': {

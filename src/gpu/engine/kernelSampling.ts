@@ -111,6 +111,11 @@ function setReport(enabled: boolean, adapter: string, reason: string): KernelEng
 }
 
 /** Samples on the device, or returns null when the engine is off or the device failed. */
+/** Whether the fused kernels hold this model's shape (width ≤ 256, head size ≤ 64). */
+export function deviceHoldsModel(config: GPT['config']): boolean {
+  return config.nEmbd <= 256 && config.nEmbd / config.nHead <= 64;
+}
+
 export async function sampleOnDevice(
   model: GPT,
   prompts: number[][],
@@ -119,8 +124,7 @@ export async function sampleOnDevice(
   const e = engine;
   if (!e) return null;
   const c = model.config;
-  if (c.nEmbd > 256 || c.nEmbd / c.nHead > 64 || (options.topK > 64 && options.topK < c.vocabSize))
-    return null; // shapes the fused kernels do not hold: the host sampler takes them
+  if (!deviceHoldsModel(c) || (options.topK > 64 && options.topK < c.vocabSize)) return null; // shapes the fused kernels do not hold: the host sampler takes them
   if (prompts.some((p) => p.length === 0 || p.length > c.nCtx)) return null; // the host says why
   try {
     if (e.lost) throw new Error(e.lost);

@@ -7,7 +7,7 @@ import type { AdamWState } from '../../model/adamw';
 import type { GPT } from '../../model/gpt';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/trainer';
 import { DeviceRoleTrainer } from './deviceTrainer';
-import { kernelEngine, markEngineFailed } from './kernelSampling';
+import { deviceHoldsModel, kernelEngine, markEngineFailed } from './kernelSampling';
 
 const trainers = new WeakMap<GPT, { trainer: DeviceRoleTrainer; engine: object }>();
 let deviceUpdates = 0;
@@ -35,7 +35,7 @@ export async function updateOnDevice(
   const e = kernelEngine();
   if (!e || sequences.length === 0) return null;
   const c = model.config;
-  if (c.nEmbd > 256 || c.nEmbd / c.nHead > 64) return null;
+  if (!deviceHoldsModel(c)) return null;
   // Too long for the context: tfjs's update throws the error that says so.
   if (sequences.some((s) => s.prompt.length + s.completion.length > c.nCtx)) return null;
   try {
