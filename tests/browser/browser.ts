@@ -11,13 +11,20 @@ export const stepCount = async (page: Page) =>
 export const status = async (page: Page) =>
   (await page.getByTestId('engine-status').textContent()) ?? '';
 
-/** Until the engine says idle (a finished step is saved by then). */
+/** Until the engine says idle (a finished step is saved by then) and the screen shows it. */
 export async function waitIdle(page: Page, timeout = 120_000) {
   await expect.poll(() => status(page), { timeout, interval: 250 }).toMatch(/^idle/);
+  await caughtUp(page);
 }
 
 /** Debian's Chromium, headless, with WebGPU enabled (SwiftShader on GPU-less machines). */
 export const launchBrowser = launchChromium;
+
+/** Waits until the inspector and the explainer show the live selection: both render it
+ *  deferred, so right after a click they may still show the previous one. */
+export async function caughtUp(page: Page) {
+  await expect.poll(() => page.locator('[data-stale="true"]').count(), { timeout: 10_000 }).toBe(0);
+}
 
 /** Opens the lab and collects page errors, so a test can assert there were none. */
 export async function openLab(

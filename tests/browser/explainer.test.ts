@@ -5,7 +5,14 @@
 // pinned), and one group under grpo, dapo and dr_grpo side by side.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, stepCount, unexpectedBannerMessages, waitIdle } from './browser';
+import {
+  caughtUp,
+  launchBrowser,
+  openLab,
+  stepCount,
+  unexpectedBannerMessages,
+  waitIdle,
+} from './browser';
 
 // Three tasks a step, 2 plans × 2 programs: several groups, a few seconds a step on wasm.
 const THREE_TASKS = '?tasks=3&n=2&m=2&eval=0&seed=3';
@@ -85,6 +92,7 @@ describe('the GRPO explainer', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 4; i++) {
       await next.click();
+      await caughtUp(page);
       const step = await page.getByLabel('Inspected step').inputValue();
       const tab = await page
         .locator('.task-tabs button')
@@ -127,6 +135,7 @@ describe('the GRPO explainer', () => {
     const { page, errors } = await openLab(browser, THREE_TASKS);
     await waitIdle(page);
     await stepOnce(page);
+    await caughtUp(page);
     // One Presentation switch on the page.
     expect(await page.getByRole('checkbox', { name: /presentation/i }).count()).toBe(1);
     await page.getByRole('checkbox', { name: 'Presentation' }).check();
@@ -146,6 +155,8 @@ describe('the GRPO explainer', () => {
       : page.getByRole('button', { name: 'Next group', exact: true });
     await toNext.click();
     expect(await groupText()).not.toBe(startGroup);
+    // The explainer renders the selection deferred (typesetting is background work).
+    await caughtUp(page);
     expect(await task()).not.toBe(firstTask);
     // Plans: 2 per task.
     expect(await planText()).toMatch(/^plan [12] of 2$/);
@@ -197,6 +208,7 @@ describe('the GRPO explainer', () => {
     // On a group with signal when one is kept (else every Â, and every bar, is 0).
     const nextSignal = page.getByRole('button', { name: 'Next group with signal' });
     if (await nextSignal.isEnabled()) await nextSignal.click();
+    await caughtUp(page);
     const section = page.getByTestId('explainer-aggregations');
     const cards = ['grpo', 'dapo', 'dr_grpo'].map((t) => page.getByTestId(`aggregation-${t}`));
     const boxes = await Promise.all(cards.map((c) => c.boundingBox()));

@@ -2,11 +2,12 @@
 // and std → advantages for each role, then the per-token clipped objective and KL term, all
 // typeset with KaTeX and filled in with the group's numbers. Presentation mode enlarges
 // everything for a classroom.
-import { useDeferredValue, useMemo } from 'react';
+import { useMemo } from 'react';
 import type { SampleGroup } from '../../engine/api';
 import { signalSelection } from '../inspector/signal';
 import { activeRun, type LabState, useLabStore } from '../state/labStore';
 import { setPresentation } from '../state/runActions';
+import { useDeferredGroups } from '../state/useDeferredGroups';
 import { AggregationSection } from './AggregationSection';
 import { explainGroup } from './explain';
 import { PresentationNav } from './PresentationNav';
@@ -66,10 +67,8 @@ function aggregatedGroup(
 }
 
 export function Explainer() {
-  // Deferred: typesetting runs as interruptible background work, so a new step never
-  // blocks the main thread for long.
-  const groups = useDeferredValue(useLabStore((state) => state.groups));
-  const selection = useDeferredValue(useLabStore((state) => state.selection));
+  // Deferred: typesetting runs as interruptible background work.
+  const { groups, selection, stale } = useDeferredGroups();
   const presentation = useLabStore((state) => state.presentation);
   const run = useLabStore(activeRun);
   const fallbackConfig = useLabStore((state) => state.config);
@@ -86,6 +85,7 @@ export function Explainer() {
     <article
       className={presentation ? 'explainer presentation' : 'explainer'}
       data-testid="explainer"
+      data-stale={stale}
     >
       <header className="explainer-header">
         <h2>GRPO, step by step</h2>

@@ -1,6 +1,6 @@
-import { useDeferredValue } from 'react';
 import type { SampleGroup } from '../../engine/api';
 import { type Selection, useLabStore } from '../state/labStore';
+import { useDeferredGroups } from '../state/useDeferredGroups';
 import { GroupGrid } from './GroupGrid';
 import { SampleDetail } from './SampleDetail';
 import { groupHasSignal, nextSignalSelection, signalPlanIndex } from './signal';
@@ -20,8 +20,7 @@ export function select(update: Partial<Selection>) {
 /** A step's task groups: N plans × M programs as a grid coloured by reward. */
 export function GroupInspector() {
   // Deferred: a new step re-renders the grid as interruptible background work.
-  const groups = useDeferredValue(useLabStore((s) => s.groups));
-  const selection = useDeferredValue(useLabStore((s) => s.selection));
+  const { groups, selection, stale } = useDeferredGroups();
   if (groups.length === 0) {
     return (
       <section className="inspector empty" aria-label="Group inspector">
@@ -34,7 +33,7 @@ export function GroupInspector() {
   const groupIndex = Math.min(selection?.groupIndex ?? 0, stepEntry.groups.length - 1);
   const group: SampleGroup | undefined = stepEntry.groups[groupIndex];
   return (
-    <section className="inspector" aria-label="Group inspector">
+    <section className="inspector" aria-label="Group inspector" data-stale={stale}>
       <header className="inspector-header">
         <h2>Group inspector</h2>
         <label>
