@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { evaluateSuites, type TierReport } from '../agents/evaluate';
 import { DEFAULT_RUN_CONFIG } from '../engine/runConfig';
-import { type BackendName, initBackend } from '../gpu/backend';
+import { type BackendChoice, initBackend } from '../gpu/backend';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import { createSandbox } from '../sandbox/nodeSandbox';
@@ -22,7 +22,7 @@ if (!checkpoint) {
   console.error('eval: --checkpoint DIR is required (DIR holds planner/ and coder/)');
   process.exit(2);
 }
-const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
+const backend = await initBackend((f.get('backend') ?? 'auto') as BackendChoice);
 const planner = await loadCheckpointDir(join(checkpoint, 'planner'), false);
 const coder = await loadCheckpointDir(join(checkpoint, 'coder'), false);
 const agents = {

@@ -3,9 +3,9 @@
 // `npm run --silent model -- info --checkpoint DIR` → config, parameter count, lab fields.
 // `npm run --silent model -- sample --checkpoint DIR --text "..." [--temperature T --seed S --max N]`
 //   → JSON {ids, text, logProbs} of a continuation.
-// Options: --backend auto|webgpu|wasm|cpu (default cpu: exact and quick for one sequence).
+// Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu (default cpu: exact and quick for one sequence).
 import * as tf from '@tensorflow/tfjs-core';
-import { type BackendName, initBackend } from '../gpu/backend';
+import { type BackendChoice, initBackend } from '../gpu/backend';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { KvCacheSampler } from '../rollout';
@@ -20,7 +20,7 @@ if (!command || !['logits', 'info', 'sample'].includes(command) || !dir) {
   process.exit(2);
 }
 try {
-  await initBackend((f.get('backend') ?? 'cpu') as BackendName | 'auto');
+  await initBackend((f.get('backend') ?? 'cpu') as BackendChoice);
   const { model, tokenizer, lab } = await loadCheckpointDir(dir, false);
   const ids = tokenizer.encode(f.get('text') ?? '');
   if (command === 'info') {

@@ -4,7 +4,7 @@
 // groups), DIR/checkpoints/{planner,coder}/ and DIR/snapshot/ (everything --resume needs).
 // `--resume DIR` continues a cut-off run exactly where its last snapshot left it.
 // Options: --checkpoint DIR (with planner/ and coder/; default public/checkpoints/<preset>
-// when present, else freshly initialized models) --backend auto|wasm|cpu|webgpu
+// when present, else freshly initialized models) --backend auto|kernels|tfjs-webgpu|wasm|cpu
 // --tasks-per-step --plans --programs --beta --lr --iterations --loss grpo|dapo|dr_grpo
 // --temperature --eval-tasks N --families a,b --tiers L1:1,L2:1 --final-eval (writes DIR/eval.json)
 // --memory-budget MIB (one micro-batch's budget; default: the backend's; also with --resume).
@@ -27,8 +27,14 @@ import { classifyFailure, watchEngineLog } from '../engine/failure';
 import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
 import { runConfigFromFlags as settingsFromFlags } from '../engine/settings';
 import { getCheckpoint } from '../engine/snapshotFiles';
-import type { RunConfig, RunSnapshot, StepReport } from '../engine/types';
-import { type BackendName, initBackend } from '../gpu/backend';
+import {
+  BACKEND_CHOICES,
+  type BackendChoice,
+  type RunConfig,
+  type RunSnapshot,
+  type StepReport,
+} from '../engine/types';
+import { initBackend, onBackendChange } from '../gpu/backend';
 import {
   BYTES_PER_MIB,
   createModel,
@@ -57,10 +63,17 @@ watchEngineLog(recentLogLines, () => {});
 const number = (name: string): number | undefined =>
   f.has(name) ? Number(f.get(name)) : undefined;
 
-const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
+const resumeDir = f.get('resume');
+const backend = await initBackend(await backendOfRun());
+// The kernels turn themselves off on a lost or failed device; the run goes on on tfjs.
+onBackendChange((report, why) =>
+  log({
+    event: 'warning',
+    message: `the lab's WebGPU kernels stopped (${why}); continuing on tfjs ${report.backend}`,
+  }),
+);
 const sandbox = await createSandbox();
 const suites = await readSuites();
-const resumeDir = f.get('resume');
 const out = resumeDir ?? f.get('out');
 if (!out) {
   console.error('train: give --out DIR (or --resume DIR)');
@@ -217,6 +230,21 @@ function failAndExplain(error: unknown): never {
     resume: resume.join(' '),
   });
   process.exit(1);
+}
+
+/** --backend, else the resumed run's own, else auto. */
+async function backendOfRun(): Promise<BackendChoice> {
+  const given = f.get('backend');
+  if (given !== undefined) {
+    if ((BACKEND_CHOICES as readonly string[]).includes(given)) return given as BackendChoice;
+    console.error(`train: --backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${given}`);
+    process.exit(2);
+  }
+  if (!resumeDir) return 'auto';
+  const saved = JSON.parse(await readFile(join(resumeDir, 'config.json'), 'utf8')) as {
+    config?: RunConfig;
+  };
+  return saved.config?.backend ?? 'auto';
 }
 
 /** The run the flags describe (every setting's flag is in engine/settings.ts), validated. */

@@ -2,12 +2,12 @@
 // Supervised warm start of the Planner (statement → plan) and the Coder (statement + plan
 // → code) on the task world's train split, one after the other in this process, then
 // writes DIR/planner/ and DIR/coder/ checkpoints. Progress: one JSON line per log step.
-// Options: --backend auto|webgpu|wasm|cpu  --batch 16  --planner-share 0.35 (of the time)
+// Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu  --batch 16  --planner-share 0.35 (of the time)
 //          --steps N (per role, instead of --minutes)  --shared (one model, role tokens)
 //          --coder-alone (only a Coder, statement → code with no plan: `single` mode's warm start)
 //          --merges N (BPE merges fitted on the train split, default 512; 0: characters)
 import { join } from 'node:path';
-import { type BackendName, initBackend } from '../gpu/backend';
+import { type BackendChoice, initBackend } from '../gpu/backend';
 import { saveCheckpointDir } from '../model/checkpointNode';
 import { DEFAULT_MERGES, warmStartModels } from '../sft/warmStart';
 import { parseFlags } from './flags';
@@ -33,7 +33,7 @@ if (preset !== 'tiny' && preset !== 'small' && preset !== 'base') {
   process.exit(2);
 }
 
-const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
+const backend = await initBackend((f.get('backend') ?? 'auto') as BackendChoice);
 console.log(
   JSON.stringify({
     event: 'start',

@@ -3,14 +3,14 @@
 // src/agents/warmStartAgents.ts), written beside them: DIR/debugger/, DIR/retriever/ and
 // DIR/planner-retrieval/ (the Planner continued on example-first prompts, which
 // `npm run train -- grpo --agents retriever,…` uses as the Planner when it is there).
-// Options: --out DIR (default: the checkpoint folder) --backend auto|wasm|cpu|webgpu
+// Options: --out DIR (default: the checkpoint folder) --backend auto|kernels|tfjs-webgpu|wasm|cpu
 //          --batch 16 --candidates 4 --lr 1e-3 --agents debugger,retriever,planner-retrieval
 //          (which to make; each has its own seed, so one made alone is the same as made with
 //          the others). Progress: one JSON line per 20 steps.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_WARM_STARTS, type AgentWarmStart, warmStartAgents } from '../agents/warmStartAgents';
-import { type BackendName, initBackend } from '../gpu/backend';
+import { type BackendChoice, initBackend } from '../gpu/backend';
 import { loadCheckpointDir, saveCheckpointDir } from '../model/checkpointNode';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { parseFlags } from './flags';
@@ -44,7 +44,7 @@ for (const role of ['planner', 'coder']) {
   }
 }
 
-const backend = await initBackend((f.get('backend') ?? 'auto') as BackendName | 'auto');
+const backend = await initBackend((f.get('backend') ?? 'auto') as BackendChoice);
 const started = performance.now();
 console.log(JSON.stringify({ event: 'start', checkpoint, out, steps, seed, backend }));
 const sandbox = await createSandbox();

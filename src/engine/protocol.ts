@@ -45,7 +45,9 @@ export type EngineCommand =
    * before any update. `throw`: a plain error; `abort`: the wasm heap is wrecked, as a real
    * out-of-memory leaves it, so this and every later wasm call in the Worker fails.
    */
-  | { type: 'failNextStep'; how: 'throw' | 'abort' };
+  | { type: 'failNextStep'; how: 'throw' | 'abort' }
+  /** Test only (`?test=1`): destroys the lab's kernels' GPU device mid-run. */
+  | { type: 'loseDevice' };
 
 export type EngineStatus = 'loading' | 'idle' | 'training' | 'stepping' | 'warmstart' | 'failed';
 

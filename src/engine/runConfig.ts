@@ -13,10 +13,11 @@ import {
   settingValue,
   withSetting,
 } from './settings';
-import type { RunConfig } from './types';
+import { BACKEND_CHOICES, type RunConfig } from './types';
 
 export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   preset: 'tiny',
+  backend: 'auto',
   grpo: { ...DEFAULT_GRPO_CONFIG, seed: 1 },
   // L5 only: the warm start solves L1–L4 (pass@1 ≈ 1 on their validation suites), so GRPO
   // has nothing to show there; L5's new shapes start at ~0.4 sampled pass fraction and rise
@@ -85,6 +86,12 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
     problems.push({
       field: 'taskPoolSize',
       message: `taskPoolSize must be a whole number of tasks >= 1, got ${pool}`,
+    });
+  }
+  if (config.backend !== undefined && !BACKEND_CHOICES.includes(config.backend)) {
+    problems.push({
+      field: 'backend',
+      message: `backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${String(config.backend)}`,
     });
   }
   const budget = config.memoryBudgetMiB;

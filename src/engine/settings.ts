@@ -60,6 +60,21 @@ export const SETTINGS: readonly Setting[] = [
     ],
   },
   {
+    path: 'backend',
+    urlKey: 'backend',
+    cliFlag: 'backend',
+    label: 'Backend',
+    help: 'Where the models compute. auto: the lab’s own WebGPU kernels where a real GPU adapter exists, else tfjs wasm on the CPU. kernels: the lab’s kernels on any adapter, a software one too (correct, slow on a CPU). tfjs-webgpu: tfjs op by op, the reference the kernels are checked against. The status bar says which ran; a lost GPU moves the run to wasm.',
+    kind: 'choice',
+    choices: [
+      { value: 'auto', label: 'auto (kernels on a GPU, else wasm)' },
+      { value: 'kernels', label: 'the lab’s WebGPU kernels' },
+      { value: 'tfjs-webgpu', label: 'tfjs webgpu (op by op)' },
+      { value: 'wasm', label: 'tfjs wasm (CPU)' },
+      { value: 'cpu', label: 'tfjs cpu (plain JavaScript)' },
+    ],
+  },
+  {
     path: 'grpo.mode',
     urlKey: 'mode',
     cliFlag: 'mode',

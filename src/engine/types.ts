@@ -7,9 +7,26 @@ import type { GrpoConfig, Role } from '../rl/config';
 import type { RewardParts } from '../rl/rewards';
 import type { Tier } from '../tasks';
 
+/**
+ * Where a run computes. auto: the lab's WebGPU kernels where a real GPU adapter exists, else
+ * tfjs wasm (the CPU fallback). kernels: the lab's kernels on any adapter, software ones too
+ * (correct, slow on a CPU). tfjs-webgpu: tfjs op by op (the reference the kernels are checked
+ * against). wasm, cpu: tfjs on the CPU.
+ */
+export type BackendChoice = 'auto' | 'kernels' | 'tfjs-webgpu' | 'wasm' | 'cpu';
+export const BACKEND_CHOICES: readonly BackendChoice[] = [
+  'auto',
+  'kernels',
+  'tfjs-webgpu',
+  'wasm',
+  'cpu',
+];
+
 /** Everything that determines a run; same config (with its seed) on one backend → same curves. */
 export interface RunConfig {
   preset: PresetName;
+  /** Where it computes (absent in runs saved before the choice existed: auto). */
+  backend?: BackendChoice;
   grpo: GrpoConfig;
   /** Relative weight of each tier in the training task stream. */
   tierMix: Partial<Record<Tier, number>>;

@@ -1,7 +1,13 @@
 // The page's engine Worker: owns the backend, the models, the sandbox pool and the run, and
 // speaks the protocol in ./protocol.ts. The main thread only renders what comes out.
 import * as tf from '@tensorflow/tfjs-core';
-import { type BackendReport, initBackend } from '../gpu/backend';
+import {
+  type BackendChoice,
+  type BackendReport,
+  initBackend,
+  onBackendChange,
+} from '../gpu/backend';
+import { destroyKernelDevice } from '../gpu/engine/kernelSampling';
 import { fetchCheckpoint } from '../model';
 import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
@@ -32,6 +38,7 @@ const scope = self as unknown as {
 const base = new URL(import.meta.env.BASE_URL, scope.location.origin).href;
 
 let backend: Promise<BackendReport> | null = null;
+let backendChoice: BackendChoice | null = null;
 let sandbox: Promise<Sandbox> | null = null;
 let suites: Promise<Partial<Record<SuiteName, Task[]>>> | null = null;
 let session: TrainingSession | null = null;
@@ -159,14 +166,41 @@ function fail(error: unknown, recoverable: boolean) {
   post({ type: 'error', message, recoverable });
 }
 
-function ensureBackend(): Promise<BackendReport> {
-  backend ??= initBackend('auto', { wasmPaths: wasmFilePaths() }).then((report) => {
-    post({ type: 'backend', report });
-    if (report.backend === 'webgpu') watchDevice();
-    return report;
-  });
+/** The run's backend: started once, and again only when a run asks for another. */
+function ensureBackend(choice: BackendChoice = 'auto'): Promise<BackendReport> {
+  if (backend && choice === backendChoice) return backend;
+  backendChoice = choice;
+  backend = startBackend(choice);
   return backend;
 }
+
+async function startBackend(choice: BackendChoice): Promise<BackendReport> {
+  const options = { wasmPaths: wasmFilePaths() };
+  let report: BackendReport;
+  try {
+    report = await initBackend(choice, options);
+  } catch (error) {
+    // A choice this browser cannot run (the kernels without WebGPU): say so, run on auto.
+    const why = error instanceof Error ? error.message : String(error);
+    fail(new Error(`The backend ${choice} cannot start (${why}); running on auto instead.`), true);
+    report = await initBackend('auto', options);
+  }
+  post({ type: 'backend', report });
+  if (report.backend === 'webgpu') watchDevice();
+  return report;
+}
+
+// The lab's kernels turn themselves off when their device is lost or fails mid-run; the tfjs
+// backend redoes that call from the last finished step, so the run goes on without a restore.
+onBackendChange((report, why) => {
+  fail(
+    new Error(
+      `The lab's WebGPU kernels stopped (${why}); continuing on tfjs ${report.backend} from the last finished step.`,
+    ),
+    true,
+  );
+  post({ type: 'backend', report });
+});
 
 /** A lost GPU device ends the webgpu backend: say so, move to wasm, resume the last step. */
 function watchDevice() {
@@ -221,7 +255,7 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   session?.dispose();
   session = null;
   runId = command.runId;
-  await ensureBackend();
+  await ensureBackend(command.config.backend);
   const deps = { sandbox: sessionSandbox(await ensureSandbox()), suites: await ensureSuites() };
   lastSnapshot = command.snapshot ?? null;
   if (command.snapshot) {
@@ -285,7 +319,7 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
   runId = command.runId;
   workerActivity = 'the warm start';
   setStatus('warmstart');
-  await ensureBackend();
+  await ensureBackend(command.config.backend);
   const deps = { sandbox: sessionSandbox(await ensureSandbox()), suites: await ensureSuites() };
   const budgetSec = command.minutes * 60;
   const started = performance.now();
@@ -475,6 +509,9 @@ async function handle(command: EngineCommand) {
     case 'failNextStep':
       armedFailure = command.how;
       return;
+    case 'loseDevice':
+      if (!destroyKernelDevice()) fail(new Error('Test: the lab’s kernels are not running.'), true);
+      return;
   }
 }
 
@@ -498,7 +535,8 @@ scope.onmessage = (event) => {
     command.type === 'pause' ||
     command.type === 'train' ||
     command.type === 'judge' ||
-    command.type === 'failNextStep'
+    command.type === 'failNextStep' ||
+    command.type === 'loseDevice'
   ) {
     handle(command).catch((error) => failCommand(command, error));
     return;

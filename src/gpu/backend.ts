@@ -3,16 +3,25 @@
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { enableKernelEngine } from './engine/kernelSampling';
+import type { BackendChoice } from '../engine/types';
+import {
+  disableKernelEngine,
+  enableKernelEngine,
+  onKernelEngineOff,
+} from './engine/kernelSampling';
 import { importNodeOnly, installNodeWebgpu, isNodeHost } from './host';
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
+export type { BackendChoice } from '../engine/types';
 
 export interface BackendReport {
+  /** The tfjs backend: it holds the models' weights, evaluates, and computes what the kernels do not. */
   backend: BackendName;
   /** The adapter's description (vendor, architecture, device), or the CPU path used. */
   adapter: string;
   reason: string;
+  /** Whether the lab's own WebGPU kernels sample and update (then `adapter` is theirs). */
+  kernels?: boolean;
 }
 
 /** 'auto' tries webgpu, then wasm, then cpu. A named backend is used or an error thrown. */
@@ -24,26 +33,57 @@ export interface BackendOptions {
   wasmPaths?: string | Record<string, string>;
 }
 
+/**
+ * Starts the backend a run asked for (types.ts' BackendChoice; 'webgpu' is the older name of
+ * 'tfjs-webgpu'). auto and kernels put the lab's kernels in front of a tfjs backend (webgpu on
+ * a real adapter, wasm otherwise); kernels takes software adapters too and throws where the
+ * kernels cannot start. The report says what runs, on which adapter, and why.
+ */
 export async function initBackend(
-  prefer: BackendName | 'auto' = 'auto',
+  prefer: BackendChoice | 'webgpu' = 'auto',
   options: BackendOptions = {},
 ): Promise<BackendReport> {
-  const report = await initTfjsBackend(prefer, options);
-  if (prefer !== 'auto' && prefer !== 'webgpu') return report;
-  // The lab's own WebGPU engine samples where a real adapter exists (software adapters only
-  // through enableKernelEngine's allowSoftware: benches, tests); tfjs keeps the update. The
-  // backend line says which ran.
+  disableKernelEngine(); // each start chooses afresh
+  const choice = prefer === 'webgpu' ? 'tfjs-webgpu' : prefer;
+  const tfjsName = choice === 'tfjs-webgpu' ? 'webgpu' : choice === 'kernels' ? 'auto' : choice;
+  tfjsReport = await initTfjsBackend(tfjsName, options);
+  if (choice !== 'auto' && choice !== 'kernels') return tfjsReport;
+  return withKernels(tfjsReport, choice === 'kernels');
+}
+
+/** The tfjs backend last started, for the report after the kernels turn off. */
+let tfjsReport: BackendReport | null = null;
+
+async function withKernels(report: BackendReport, required: boolean): Promise<BackendReport> {
+  let why: string;
   try {
-    const kernels = await enableKernelEngine();
+    const kernels = await enableKernelEngine({ allowSoftware: required });
     if (kernels.enabled)
       return {
         ...report,
-        reason: `${report.reason}; sampling and updates on the lab's WebGPU kernels (${kernels.adapter})`,
+        adapter: kernels.adapter,
+        kernels: true,
+        reason: `sampling and updates on the lab's WebGPU kernels; tfjs ${report.backend} holds the weights and evaluates (${report.reason})`,
       };
-  } catch {
-    // no device engine: tfjs samples too
+    why = kernels.reason;
+  } catch (error) {
+    why = String(error);
   }
+  if (required) throw new Error(`the lab's WebGPU kernels cannot start: ${why}`);
   return report;
+}
+
+/**
+ * Called with the new report when the kernels turn themselves off mid-run (a lost or failed
+ * device): the tfjs backend carries on from the last finished step. Returns an unsubscribe.
+ */
+export function onBackendChange(
+  listener: (report: BackendReport, why: string) => void,
+): () => void {
+  return onKernelEngineOff((off, why) => {
+    const base = tfjsReport ?? { backend: 'cpu' as const, adapter: '', reason: '' };
+    listener({ ...base, kernels: false, reason: `the lab's kernels stopped: ${off.reason}` }, why);
+  });
 }
 
 async function initTfjsBackend(

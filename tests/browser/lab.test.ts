@@ -38,7 +38,7 @@ describe('the lab page', () => {
   it('trains, pauses, steps exactly once, and the charts hold the steps', async () => {
     const { page, errors } = await openLab(browser, SMALL);
     await waitIdle(page);
-    expect(await page.getByTestId('backend').textContent()).toMatch(/^(wasm|webgpu)/);
+    expect(await page.getByTestId('backend').textContent()).toMatch(/^(wasm|webgpu|kernels)/);
 
     // Long tasks on the main thread while the engine trains in its Worker.
     await page.evaluate(() => {

@@ -1,6 +1,7 @@
 // The engine survives failure: a step that breaks midway (a plain error, or a wasm heap
 // wrecked as an out-of-memory leaves it) replaces the engine Worker, restores the run from
-// its last saved step and carries on, in the same page, saying what happened.
+// its last saved step and carries on, in the same page, saying what happened; a GPU device
+// lost under the lab's kernels hands the run to wasm from its last finished step.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openLab, stepCount, unexpectedBannerMessages, waitIdle } from './browser';
@@ -32,6 +33,16 @@ function failNextStep(page: Page, how: 'throw' | 'abort') {
     hooks.failNextStep(how);
   }, how);
 }
+
+function loseDevice(page: Page) {
+  return page.evaluate(() => {
+    const hooks = (window as unknown as { __labTest?: { loseDevice(): void } }).__labTest;
+    if (!hooks) throw new Error('window.__labTest is missing: open the page with ?test=1');
+    hooks.loseDevice();
+  });
+}
+
+const backendLine = (page: Page) => page.getByTestId('backend').textContent().then(String);
 
 /** The banner message that matches `pattern`, once it shows. */
 async function bannerMessage(page: Page, pattern: RegExp, timeout = 120_000): Promise<string> {
@@ -119,6 +130,37 @@ describe('the engine survives failure', () => {
     await page.getByRole('button', { name: 'Step' }).click();
     await waitForStep(page, 3);
     await waitIdle(page);
+    expect(await documentMark(page)).toBe('before the failure');
+    expect(await unexpectedBannerMessages(page, [expected])).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('a GPU device lost under the lab’s kernels: the run goes on on wasm from its last finished step', async () => {
+    // backend=kernels: the lab's kernels even on the SwiftShader adapter headless Chromium has
+    // (auto leaves a software adapter to wasm), so the loss happens where a real GPU's would.
+    const { page, errors } = await openLab(browser, `${SMALL_TEST}&backend=kernels`);
+    await waitIdle(page);
+    await expect.poll(() => backendLine(page), { timeout: 60_000 }).toMatch(/^kernels · /);
+    await markDocument(page);
+    await page.getByRole('button', { name: 'Train' }).click();
+    await waitForStep(page, 1);
+    const landedBefore = await stepCount(page);
+    await loseDevice(page);
+
+    const expected =
+      /^The lab's WebGPU kernels stopped \(the GPU device (was lost|failed) \(.*\)\); continuing on tfjs wasm from the last finished step\.$/;
+    // Said once: an in-flight call failing and the device's lost promise are one event.
+    await bannerMessage(page, expected);
+    // The status bar names what computes now.
+    await expect.poll(() => backendLine(page)).toMatch(/^wasm · /);
+    // Training goes on by itself, on wasm, counting on from the steps that landed.
+    await waitForStep(page, landedBefore + 2);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await waitIdle(page);
+    const landed = await stepCount(page);
+    // Every step once on the chart: none lost, none doubled.
+    expect(await chartPoints(page, 'coder-reward')).toBe(landed);
     expect(await documentMark(page)).toBe('before the failure');
     expect(await unexpectedBannerMessages(page, [expected])).toEqual([]);
     expect(errors).toEqual([]);

@@ -2,11 +2,13 @@
 // (software adapters only on request), the same samples as the host path for the same seed,
 // and a device destroyed in the middle of a call: that call and the rest of the run continue on
 // the tfjs backend with the same streams. The same for RoleTrainer's update.
-import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
+import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../src/gpu/backend';
+import { type BackendReport, initBackend, onBackendChange } from '../../src/gpu/backend';
 import {
+  destroyKernelDevice,
   deviceSampleCalls,
+  deviceWeightUploads,
   disableKernelEngine,
   enableKernelEngine,
   kernelEngineReport,
@@ -68,10 +70,42 @@ describe('the WebGPU engine behind KvCacheSampler', () => {
     expect(survived.tokens).toEqual(host.tokens);
     const report = kernelEngineReport();
     expect(report.enabled).toBe(false);
-    expect(report.reason).toMatch(/device failed/);
+    expect(report.reason).toMatch(/device (failed|was lost)/);
     const next = await new KvCacheSampler(model).sample(prompts, options);
     expect(next.tokens).toEqual(host.tokens);
     expect(deviceSampleCalls()).toBe(calls); // neither call was answered by the lost device
+  });
+});
+
+describe('the backend a run chooses', () => {
+  it('auto keeps the kernels off a software adapter, kernels takes it, and a lost device says so once', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    const auto = await initBackend('auto');
+    expect(auto.kernels ?? false).toBe(!opened.gpu.software);
+    const kernels = await initBackend('kernels');
+    expect(kernels.kernels).toBe(true);
+    expect(kernels.reason).toMatch(/lab's WebGPU kernels/);
+    // On a software adapter the tfjs side is the CPU fallback, not tfjs's slow webgpu.
+    if (opened.gpu.software) expect(kernels.backend).toBe('wasm');
+    const changes: { report: BackendReport; why: string }[] = [];
+    const stop = onBackendChange((report, why) => changes.push({ report, why }));
+    expect(destroyKernelDevice()).toBe(true);
+    await expect.poll(() => changes.length).toBe(1);
+    stop();
+    expect(changes[0]?.why).toMatch(/device was lost/);
+    expect(changes[0]?.report).toMatchObject({ backend: kernels.backend, kernels: false });
+    expect(kernelEngineReport().enabled).toBe(false);
+    // The run goes on where the tfjs backend is: the same samples as a host-only run.
+    const host = await new KvCacheSampler(model).sample(prompts, options);
+    expect(host.tokens.length).toBe(prompts.length);
+    // The next start opens a fresh device (a lost one is not handed out again).
+    expect((await initBackend('kernels')).kernels).toBe(true);
+    const reference = await initBackend('tfjs-webgpu');
+    expect(reference).toMatchObject({ backend: 'webgpu' });
+    expect(reference.kernels ?? false).toBe(false);
+    expect(kernelEngineReport().enabled).toBe(false);
+    await initBackend('cpu');
   });
 });
 
@@ -144,6 +178,48 @@ describe('the WebGPU engine behind RoleTrainer', () => {
     expect(Math.abs(got2.metrics.loss - want2.metrics.loss)).toBeLessThan(1e-4);
     await expectSameWeights(host, engined);
     hostTrainer.dispose();
+    trainer.dispose();
+  });
+
+  it('the sampler and the trainer share one device copy: no upload after a device update, one after tfjs moves', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    const values = await readValues(model.params); // the peaked model: samples robust to float noise
+    const shared: GPT = { config: model.config, params: makeVariables(model.config, values) };
+    const trainer = new RoleTrainer(shared, {
+      ...trainOptions,
+      loss: { ...trainOptions.loss, beta: 0 },
+    });
+    expect((await enableKernelEngine({ device: opened.gpu, allowSoftware: true })).enabled).toBe(
+      true,
+    );
+    const uploads = deviceWeightUploads();
+    await new KvCacheSampler(shared).sample(prompts, options);
+    expect(deviceWeightUploads()).toBe(uploads + 1); // first use
+    await new KvCacheSampler(shared).sample(prompts, options);
+    expect(deviceWeightUploads()).toBe(uploads + 1); // unchanged weights stay on the device
+    const updates = deviceUpdateCalls();
+    await trainer.update(seqs(1));
+    expect(deviceUpdateCalls()).toBe(updates + 1);
+    const afterUpdate = await new KvCacheSampler(shared).sample(prompts, options);
+    expect(deviceWeightUploads()).toBe(uploads + 1); // the update left the copy current
+    const valuesAfterUpdate = await readValues(shared.params);
+    // tfjs's weights move without the device: the next call uploads them.
+    const [, first] = [...shared.params][0]!;
+    first.assign(tf.mul(first, 1)); // same values, new tensor data (a clone would share it)
+    await new KvCacheSampler(shared).sample(prompts, options);
+    expect(deviceWeightUploads()).toBe(uploads + 2);
+    await trainer.update(seqs(2)); // re-reads Adam's state from the host, then runs on the device
+    expect(deviceUpdateCalls()).toBe(updates + 2);
+    // What the device sampled after its update is what tfjs samples from the written-back weights.
+    disableKernelEngine();
+    const onHost: GPT = {
+      config: model.config,
+      params: makeVariables(model.config, valuesAfterUpdate),
+    };
+    expect((await new KvCacheSampler(onHost).sample(prompts, options)).tokens).toEqual(
+      afterUpdate.tokens,
+    );
     trainer.dispose();
   });
 });

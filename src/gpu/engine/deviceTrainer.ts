@@ -51,23 +51,28 @@ export class DeviceRoleTrainer {
     );
   }
 
-  /** The device copy starts from the model's weights; the reference is frozen at them. */
+  /**
+   * The device copy starts from the model's weights (or is `device`, a copy already holding
+   * them: the engine's, shared with its sampler); the reference is frozen at them.
+   */
   static async create(
     rt: GpuRuntime,
     model: GPT,
     options: RoleTrainerOptions,
     /** The frozen reference's weights; default: the model's. */
     referenceValues?: Map<string, Float32Array> | null,
+    device?: DeviceModel,
   ): Promise<DeviceRoleTrainer> {
-    const values = await readValues(model.params);
+    const needValues = !device || (options.loss.beta > 0 && !referenceValues);
+    const values = needValues ? await readValues(model.params) : null;
     // No weight decay and β₂ 0.999, as RoleTrainer (TRL's GRPO defaults).
     const adam = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
-    const device = new DeviceModel(rt, model.config, values, adam);
+    const own = device ?? new DeviceModel(rt, model.config, values!, adam);
     const reference =
       options.loss.beta > 0
-        ? new DeviceModel(rt, model.config, referenceValues ?? values, adam)
+        ? new DeviceModel(rt, model.config, referenceValues ?? values!, adam)
         : null;
-    return new DeviceRoleTrainer(model, options, device, reference);
+    return new DeviceRoleTrainer(model, options, own, reference);
   }
 
   setMatmulVersion(version: MatmulVersion): void {
@@ -287,7 +292,8 @@ export class DeviceRoleTrainer {
     };
   }
 
-  async importState(state: RoleTrainerState): Promise<void> {
+  /** Adam's state (and the reference); the weights too unless the caller keeps them in sync. */
+  async importState(state: RoleTrainerState, sharedParams = false): Promise<void> {
     const entries = this.device.layout.entries;
     if (state.moments.length === 2 * entries.length) {
       const m = new Map<string, Float32Array>();
@@ -298,7 +304,7 @@ export class DeviceRoleTrainer {
       });
       this.device.writeMoments(m, v, state.iterations);
     } else this.device.step = state.iterations;
-    this.device.writeParams(await readValues(this.model.params));
+    if (!sharedParams) this.device.writeParams(await readValues(this.model.params));
     if (this.reference && state.reference) this.reference.writeParams(state.reference);
   }
 }

@@ -1,7 +1,7 @@
 // The lab's own WebGPU engine behind the existing sampler: once enabled (where a real adapter
 // exists, or on request), rollout/kvSampler.ts hands every sample() to the device
-// (deviceSampler.ts) — weights synced from the tfjs model on each call, so the trainer may run
-// on any tfjs backend. A lost device (or any device error) turns the engine off for the rest of
+// (deviceSampler.ts), on the engine's one copy of the model's weights (DeviceCopy: shared with
+// the device trainer, uploaded only when tfjs changed them). A lost device (or any device error) turns the engine off for the rest of
 // the run and the call returns null: the caller samples on its own backend (wasm on a CPU),
 // from the same step, with the same seeded streams.
 import type { GPT } from '../../model/gpt';
@@ -20,13 +20,73 @@ export interface KernelEngineReport {
   reason: string;
 }
 
-interface Engine {
+/**
+ * The engine's one copy of a model's weights, shared by its sampler and its trainer. The tfjs
+ * model stays the run's source of truth; the copy is current while every parameter still holds
+ * the tensor data it was uploaded from (a tfjs Variable takes a new dataId on each assign), so
+ * weights cross to the device only when tfjs changed them. The device's own update leaves the
+ * copy current (markCopyCurrent after it writes the weights back into tfjs).
+ */
+export interface DeviceCopy {
+  dm: DeviceModel;
+  sampler: DeviceSampler;
+  /** Each parameter's dataId when the copy last equalled tfjs. */
+  key: readonly unknown[];
+  /** Times the weights were uploaded from tfjs: a trainer re-reads Adam's state when it moves. */
+  uploads: number;
+}
+
+export interface Engine {
   gpu: KernelDevice;
   rt: GpuRuntime;
   /** The matmul version this driver runs fastest (tune.ts). */
   matmul: MatmulVersion;
-  models: WeakMap<GPT, { dm: DeviceModel; sampler: DeviceSampler }>;
+  models: WeakMap<GPT, DeviceCopy>;
   lost: string | null;
+}
+
+/** Adam as RoleTrainer runs it (TRL's GRPO defaults: β₂ 0.999, no weight decay). */
+const ROLE_ADAM = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
+/** Weight uploads from tfjs to the device (for tests: a device update needs none after it). */
+let weightUploads = 0;
+
+export function deviceWeightUploads(): number {
+  return weightUploads;
+}
+
+const weightsKey = (model: GPT): unknown[] =>
+  [...model.params.values()].map((v) => (v as unknown as { dataId: unknown }).dataId);
+
+/** The engine's copy of `model`, its weights uploaded first where tfjs changed them since. */
+export async function deviceCopy(e: Engine, model: GPT): Promise<DeviceCopy> {
+  const copy = e.models.get(model);
+  const key = weightsKey(model);
+  if (copy && key.length === copy.key.length && key.every((id, i) => id === copy.key[i]))
+    return copy;
+  const values = await readValues(model.params);
+  weightUploads++;
+  if (copy) {
+    copy.dm.writeParams(values);
+    copy.key = key;
+    copy.uploads++;
+    return copy;
+  }
+  const dm = new DeviceModel(e.rt, model.config, values, ROLE_ADAM);
+  dm.matmulVersion = e.matmul;
+  const created = {
+    dm,
+    sampler: new DeviceSampler(dm, { software: e.gpu.software }),
+    key,
+    uploads: 1,
+  };
+  e.models.set(model, created);
+  return created;
+}
+
+/** The device copy is what tfjs now holds (its weights were just written back from it). */
+export function markCopyCurrent(e: Engine, model: GPT): void {
+  const copy = e.models.get(model);
+  if (copy) copy.key = weightsKey(model);
 }
 
 let engine: Engine | null = null;
@@ -57,7 +117,7 @@ export async function enableKernelEngine(
   try {
     await rt.load([...SHADERS]);
   } catch (error) {
-    // The browser has no shader loader yet (kernels/loadShader.ts reads shaders/ from disk).
+    // Outside Vite the sources are read from disk (kernels/loadShader.ts); that can fail.
     return setReport(false, gpu.adapter, `shaders not loaded (${String(error)})`);
   }
   const current: Engine = {
@@ -70,8 +130,35 @@ export async function enableKernelEngine(
   engine = current;
   void gpu.device.lost.then((info) => {
     current.lost = info.message || info.reason;
+    // Said at once, not at the next device call: the backend line should not lag.
+    turnOff(current, `the GPU device was lost (${current.lost})`);
   });
   return setReport(true, gpu.adapter, "sampling and updates on the lab's WebGPU kernels");
+}
+
+/** The report after, and why in a few words (`the GPU device was lost (destroyed)`). */
+type OffListener = (report: KernelEngineReport, why: string) => void;
+const offListeners = new Set<OffListener>();
+
+/** Called when the engine turns itself off mid-run (device lost or failed); returns an unsubscribe. */
+export function onKernelEngineOff(listener: OffListener): () => void {
+  offListeners.add(listener);
+  return () => offListeners.delete(listener);
+}
+
+/** The engine `e` failed: off for the rest of the run, the tfjs backend takes its work. */
+function turnOff(e: Engine, why: string): void {
+  if (engine !== e) return;
+  engine = null;
+  const off = setReport(false, e.gpu.adapter, `${why}; the run continues on the tfjs backend`);
+  for (const listener of offListeners) listener(off, why);
+}
+
+/** Test only: destroys the engine's device mid-run, as a lost GPU or a driver reset would. */
+export function destroyKernelDevice(): boolean {
+  if (!engine) return false;
+  engine.gpu.device.destroy();
+  return true;
 }
 
 export function disableKernelEngine(): void {
@@ -79,26 +166,16 @@ export function disableKernelEngine(): void {
   setReport(false, report.adapter, 'turned off');
 }
 
-/** The engine while it is on (its runtime), for the device trainer. */
-export function kernelEngine(): {
-  rt: GpuRuntime;
-  gpu: KernelDevice;
-  matmul: MatmulVersion;
-} | null {
+/** The engine while it is on, for the device trainer. */
+export function kernelEngine(): Engine | null {
   return engine && !engine.lost ? engine : null;
 }
 
 /** A device call failed: the engine is off for the rest of the run. */
 export function markEngineFailed(e: object, error: unknown): void {
-  if (engine !== e) return;
-  const failed = engine;
-  engine = null;
+  if (engine !== e || !engine) return;
   const why = error instanceof Error ? error.message : String(error);
-  setReport(
-    false,
-    failed.gpu.adapter,
-    `the GPU device failed (${why}); the run continues on the tfjs backend`,
-  );
+  turnOff(engine, `the GPU device failed (${why})`);
 }
 
 export function kernelEngineReport(): KernelEngineReport {
@@ -128,28 +205,13 @@ export async function sampleOnDevice(
   if (prompts.some((p) => p.length === 0 || p.length > c.nCtx)) return null; // the host says why
   try {
     if (e.lost) throw new Error(e.lost);
-    const values = await readValues(model.params);
-    let entry = e.models.get(model);
-    if (!entry) {
-      const dm = new DeviceModel(e.rt, c, values);
-      dm.matmulVersion = e.matmul;
-      entry = { dm, sampler: new DeviceSampler(dm, { software: e.gpu.software }) };
-      e.models.set(model, entry);
-    } else entry.dm.writeParams(values);
-    const result = await entry.sampler.sample(prompts, options);
+    const { sampler } = await deviceCopy(e, model);
+    const result = await sampler.sample(prompts, options);
     if (e.lost) throw new Error(e.lost);
     deviceCalls++;
     return result;
   } catch (error) {
-    if (engine === e) {
-      engine = null;
-      const why = error instanceof Error ? error.message : String(error);
-      setReport(
-        false,
-        e.gpu.adapter,
-        `the GPU device failed (${why}); sampling continues on the tfjs backend`,
-      );
-    }
+    markEngineFailed(e, error);
     return null;
   }
 }

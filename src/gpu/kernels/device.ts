@@ -15,7 +15,17 @@ export type KernelDeviceResult = { ok: true; gpu: KernelDevice } | { ok: false; 
 let pending: Promise<KernelDeviceResult> | null = null;
 
 export function getKernelDevice(): Promise<KernelDeviceResult> {
-  pending ??= openKernelDevice();
+  if (!pending) {
+    const opening = openKernelDevice();
+    pending = opening;
+    // A lost device is not handed out again: the next caller opens a fresh one.
+    void opening.then((result) => {
+      if (result.ok)
+        void result.gpu.device.lost.then(() => {
+          if (pending === opening) pending = null;
+        });
+    });
+  }
   return pending;
 }
 

@@ -108,11 +108,13 @@ export function requestSnapshot(runId: string): Promise<RunSnapshot> {
 
 /**
  * Test only (`?test=1`): `window.__labTest.failNextStep('throw' | 'abort')` makes the
- * engine's next step fail midway, so page tests can watch the page recover from it.
+ * engine's next step fail midway, `loseDevice()` destroys the lab's kernels' GPU device, so
+ * page tests can watch the page recover from either.
  */
 export function exposeTestHooks() {
   if (new URLSearchParams(location.search).get('test') !== '1') return;
   (window as unknown as { __labTest: unknown }).__labTest = {
     failNextStep: (how: 'throw' | 'abort') => send({ type: 'failNextStep', how }),
+    loseDevice: () => send({ type: 'loseDevice' }),
   };
 }

@@ -250,6 +250,7 @@ export function ControlsPanel() {
     <aside className="controls" aria-label="Run settings">
       <h2>Run settings</h2>
       {select('preset')}
+      {select('backend')}
       {select('mode')}
       {select('agents')}
       {agents.includes('debugger') && (

@@ -76,8 +76,10 @@ export function RunToolbar() {
         )}
       </div>
       <div className="backend" data-testid="backend" title={backend?.reason}>
-        {backend ? `${backend.backend} · ${backend.adapter}` : 'starting backend…'}
-        {backend && backend.backend !== 'webgpu' && (
+        {backend
+          ? `${backend.kernels ? 'kernels' : backend.backend} · ${backend.adapter}`
+          : 'starting backend…'}
+        {backend && (backend.kernels || backend.backend !== 'webgpu') && (
           <span className="hint"> ({backend.reason})</span>
         )}
         {memoryBudgetMiB !== null && (
