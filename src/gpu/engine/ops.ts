@@ -68,7 +68,9 @@ export function matmul(x: MatmulArgs): DispatchSpec {
       x.version === 'v3_colblock'
         ? [Math.ceil(x.N / 64), Math.ceil(x.M / 16)]
         : [Math.ceil(x.N / 32), Math.ceil(x.M / 32)],
-    label: x.label ?? 'matmul',
+    // The shape in the label, for profiles: A is M×K, B is K×N, ᵀ where read transposed.
+    label:
+      x.label ?? `matmul ${x.M}×${x.K}${acs === 1 ? '' : 'ᵀ'}·${x.K}×${x.N}${bcs === 1 ? '' : 'ᵀ'}`,
   };
 }
 
