@@ -13,7 +13,8 @@
 //   sample      one workgroup per row: LN_f, tied logits, then (invocation 0) temperature,
 //               top-k (candidates in descending logit order, ties by index, as rollout/pick.ts),
 //               a seeded draw, the token's log-prob; writes the token and updates the row.
-//   fill_cache  prefill: copies k, v of a full-sequence forward (qkv [B·T, 3D]) into the cache.
+//   fill_cache  prefill: copies k, v of a full-sequence forward (qkv [U·T, 3D], one row per
+//               distinct prompt) into each row's cache.
 
 struct Params {
   B: u32, D: u32, H: u32, hd: u32,
@@ -379,6 +380,8 @@ struct FillParams {
 @group(0) @binding(0) var<storage, read> f_qkv: array<f32>;
 @group(0) @binding(1) var<storage, read_write> f_k: array<f32>;
 @group(0) @binding(2) var<storage, read_write> f_v: array<f32>;
+// Row b's prompt is forward row f_src[b]: rows that share a prompt were prefilled once.
+@group(0) @binding(3) var<storage, read> f_src: array<u32>;
 @group(0) @binding(7) var<uniform> fp: FillParams;
 
 @compute @workgroup_size(64)
@@ -392,6 +395,7 @@ fn fill_cache(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups
   let t = r % fp.T;
   let b = r / fp.T;
   let dst = ((fp.layer * fp.B + b) * fp.C + t) * fp.D + j;
-  f_k[dst] = f_qkv[r * 3u * fp.D + fp.D + j];
-  f_v[dst] = f_qkv[r * 3u * fp.D + 2u * fp.D + j];
+  let src = (f_src[b] * fp.T + t) * 3u * fp.D;
+  f_k[dst] = f_qkv[src + fp.D + j];
+  f_v[dst] = f_qkv[src + 2u * fp.D + j];
 }

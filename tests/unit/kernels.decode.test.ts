@@ -37,6 +37,7 @@ describe('device decode vs the host KV-cache sampler', () => {
     ['T = 1, 16 invocations per row', 1, 0, 16],
     ['T = 0.7, top-k 5', 0.7, 5, 16],
     ['T = 1, rows in chunks of 4', 1, 0, 16],
+    ['T = 1, rows sharing prompts (each prefilled once)', 1, 0, 16],
   ] as [string, number, number, number][]) {
     it(`${label}: the same tokens and log-probs for every row`, async (ctx) => {
       const rt = needRuntime(h, ctx);
@@ -48,9 +49,12 @@ describe('device decode vs the host KV-cache sampler', () => {
         values.get('transformer.wte.weight')![v[0]] = v[1] * 40;
       const model: GPT = { config, params: makeVariables(config, values) };
       const prng = new Rng(11);
-      const prompts = [3, 1, 7, 7, 12, 2].map((n) =>
+      let prompts = [3, 1, 7, 7, 12, 2].map((n) =>
         Array.from({ length: n }, () => 1 + prng.below(22)),
       );
+      // As GRPO's groups: rows 0, 2, 4 share one prompt, 1 and 5 another; row 3 alone.
+      const sharing = label.includes('sharing');
+      if (sharing) prompts = [0, 1, 0, 3, 0, 1].map((i) => [...prompts[i]!]);
       // A stop token that row 1 meets at its 5th token at the latest: rows finish at different steps.
       const free = { maxNewTokens: 20, temperature, topK, seed: 99, stopId: 0xffff };
       const stopId = (await new KvCacheSampler(model).sample(prompts, free)).tokens[1]![4]!;
@@ -65,7 +69,7 @@ describe('device decode vs the host KV-cache sampler', () => {
       const gpu = await sampler.sample(prompts, options);
       expect(gpu.tokens).toEqual(host.tokens);
       expect(gpu.tokens.flat().length).toBeGreaterThan(20); // rows do generate
-      if (temperature > 0) expect(new Set(gpu.tokens.flat()).size).toBeGreaterThan(3);
+      if (temperature > 0 && !sharing) expect(new Set(gpu.tokens.flat()).size).toBeGreaterThan(3);
       expect(gpu.finished).toEqual(host.finished);
       gpu.logProbs.forEach((row, b) => {
         row.forEach((lp, i) => {
@@ -74,6 +78,8 @@ describe('device decode vs the host KV-cache sampler', () => {
           );
         });
       });
+      // Shared prompts are prefilled once; the log-probs above show each row read its own.
+      expect(sampler.last.prefillRows).toBe(sharing ? 3 : 6);
       // L layers + 1 sampler per token; one submission per 6 tokens (and the prefill).
       expect(sampler.last.dispatchesPerToken).toBe(config.nLayer + 1);
       const chunks = label.includes('chunks') ? 2 : 1;

@@ -22,6 +22,29 @@ export interface DecodeCounts {
   submissions: number;
   /** Decode steps run (the longest row's generated tokens). */
   steps: number;
+  /** Rows the prefill's forward ran: one per distinct prompt (0 for one-token prompts). */
+  prefillRows?: number;
+}
+
+/** Each distinct prompt once, and for each row the index of its own among them. */
+export function distinctPrompts(prompts: readonly number[][]): {
+  unique: number[][];
+  source: Uint32Array;
+} {
+  const index = new Map<string, number>();
+  const unique: number[][] = [];
+  const source = new Uint32Array(prompts.length);
+  prompts.forEach((p, b) => {
+    const key = p.join(',');
+    let u = index.get(key);
+    if (u === undefined) {
+      u = unique.length;
+      unique.push(p);
+      index.set(key, u);
+    }
+    source[b] = u;
+  });
+  return { unique, source };
 }
 
 export class DeviceSampler implements Sampler {
@@ -67,7 +90,7 @@ export class DeviceSampler implements Sampler {
     const rows = Math.max(1, Math.floor(limit / perRow));
     if (prompts.length <= rows) return this.sampleChunk(prompts, options, 0);
     const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
-    const counts = { dispatchesPerToken: 0, submissions: 0, steps: 0 };
+    const counts = { dispatchesPerToken: 0, submissions: 0, steps: 0, prefillRows: 0 };
     for (let start = 0; start < prompts.length; start += rows) {
       const part = await this.sampleChunk(prompts.slice(start, start + rows), options, start);
       result.tokens.push(...part.tokens);
@@ -76,6 +99,7 @@ export class DeviceSampler implements Sampler {
       counts.dispatchesPerToken = this.last.dispatchesPerToken;
       counts.submissions += this.last.submissions;
       counts.steps += this.last.steps;
+      counts.prefillRows += this.last.prefillRows ?? 0;
     }
     this.last = counts;
     return result;
@@ -119,19 +143,28 @@ export class DeviceSampler implements Sampler {
     const state = rt.buffer(B * STATE, 'row-state');
     const temporary: GPUBuffer[] = [kcache, vcache, x, scores, logits, out, state];
     try {
-      // Prefill: the full-sequence forward over the padded prompts (positions past a row's
-      // prompt hold garbage that decoding overwrites before it is ever read).
+      // Prefill: the full-sequence forward over the padded prompts, each distinct prompt once
+      // (GRPO's groups share theirs: M programs per plan, N plans per task), copied into every
+      // row's cache that has it. Positions past a row's prompt hold garbage that decoding
+      // overwrites before it is ever read.
       const T = longest;
+      let prefillRows = 0;
       if (T > 1) {
-        const ids = new Uint32Array(B * T);
-        prompts.forEach((p, b) => {
-          ids.set(p, b * T);
+        const { unique, source } = distinctPrompts(prompts);
+        const U = unique.length;
+        prefillRows = U;
+        const ids = new Uint32Array(U * T);
+        unique.forEach((p, u) => {
+          ids.set(p, u * T);
         });
-        const idsBuf = rt.buffer(B * T);
+        const idsBuf = rt.buffer(U * T);
         rt.write(idsBuf, ids);
-        const xs = Array.from({ length: L + 1 }, () => rt.buffer(B * T * D));
-        const save = Array.from({ length: L }, () => m.layerBuffers(B * T));
-        const specs: DispatchSpec[] = m.forwardSpecs(B, T, idsBuf, xs, save);
+        const sourceBuf = rt.buffer(B, 'prefill-source');
+        rt.write(sourceBuf, source);
+        const xs = Array.from({ length: L + 1 }, () => rt.buffer(U * T * D));
+        const save = Array.from({ length: L }, () => m.layerBuffers(U * T));
+        const specs: DispatchSpec[] = m.forwardSpecs(U, T, idsBuf, xs, save);
+        temporary.push(sourceBuf);
         for (let l = 0; l < L; l++)
           specs.push({
             shader: 'decode.wgsl',
@@ -140,6 +173,7 @@ export class DeviceSampler implements Sampler {
               ['r', save[l]!.qkv],
               ['w', kcache],
               ['w', vcache],
+              ['r', sourceBuf],
             ],
             uniforms: uniforms([
               ['u', B],
@@ -209,6 +243,7 @@ export class DeviceSampler implements Sampler {
         dispatchesPerToken: step.size,
         submissions: rt.counters.submissions - submissionsBefore,
         steps,
+        prefillRows,
       };
       return result;
     } finally {
