@@ -10,6 +10,7 @@
 //               weighted sum, c_proj + residual, LN2, c_fc + GELU, c_proj + residual.
 //               flags & 1: layer 0 embeds the token first (wte[token] + wpe[pos]).
 //               Threads split columns; 8 barriers per layer (CPU drivers pay for each).
+//   layer_rows  the same block for RB rows per workgroup: each weight read serves RB rows.
 //   sample      one workgroup per row: LN_f, tied logits, then (invocation 0) temperature,
 //               top-k (candidates in descending logit order, ties by index, as rollout/pick.ts),
 //               a seeded draw, the token's log-prob; writes the token and updates the row.
@@ -172,6 +173,237 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
       s += sh[k] * params[p.fc2_w + k * D + j];
     }
     x[b * D + j] = sx[j] + s;
+  }
+}
+
+// ---- several rows per workgroup -------------------------------------------------------------
+// layer_rows: the same fused block for RB rows per workgroup. Each weight read feeds RB rows'
+// sums, where `layer` reads every weight once per row: on CPU drivers, which run invocations
+// as SIMD lanes and gather each weight, that is most of a decode step's cost. The workgroup
+// arrays are sized by overrides (MD = the width, MF = the MLP's), so RB × (5·MD + MF) floats
+// fit the device's workgroup storage. A workgroup returns only when all its rows have finished.
+
+override RB: u32 = 4u;
+override MD: u32 = 64u;
+override MF: u32 = 256u;
+const RB_MAX: u32 = 8u;
+
+var<workgroup> rx: array<f32, RB * MD>;
+var<workgroup> rn: array<f32, RB * MD>;
+var<workgroup> rq: array<f32, RB * 3u * MD>;
+var<workgroup> rh: array<f32, RB * MF>;
+var<workgroup> r_live: array<u32, RB>;
+var<workgroup> r_stat: array<f32, 2u * RB>;
+var<workgroup> r_any: u32;
+
+// LayerNorm of the RB rows of rx into rn: invocation r < RB finds row r's statistics first.
+fn norm_rows(lid: u32, g: u32, bo: u32) {
+  let D = p.D;
+  if (lid < RB) {
+    var mean = 0.0;
+    for (var j = 0u; j < D; j++) {
+      mean += rx[lid * D + j];
+    }
+    mean /= f32(D);
+    var v = 0.0;
+    for (var j = 0u; j < D; j++) {
+      let d = rx[lid * D + j] - mean;
+      v += d * d;
+    }
+    r_stat[2u * lid] = mean;
+    r_stat[2u * lid + 1u] = inverseSqrt(v / f32(D) + p.eps);
+  }
+  workgroupBarrier();
+  for (var e = lid; e < RB * D; e += WG) {
+    let r = e / D;
+    let j = e % D;
+    rn[e] = (rx[e] - r_stat[2u * r]) * r_stat[2u * r + 1u] * params[g + j] + params[bo + j];
+  }
+}
+
+@compute @workgroup_size(WG)
+fn layer_rows(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let b0 = wid.x * RB;
+  if (lid == 0u) {
+    var any = 0u;
+    for (var r = 0u; r < RB; r++) {
+      let b = b0 + r;
+      var live = 0u;
+      if (b < p.B) {
+        if (state[b * S + 1u] == 0u) {
+          live = 1u;
+        }
+      }
+      r_live[r] = live;
+      any |= live;
+    }
+    r_any = any;
+  }
+  if (workgroupUniformLoad(&r_any) == 0u) {
+    return;
+  }
+  let D = p.D;
+  let D3 = 3u * D;
+  for (var e = lid; e < RB * D; e += WG) {
+    let r = e / D;
+    let j = e % D;
+    if (r_live[r] == 0u) {
+      continue;
+    }
+    let b = b0 + r;
+    if ((p.flags & 1u) != 0u) {
+      rx[e] = params[p.wte + state[b * S + 2u] * D + j] + params[p.wpe + state[b * S] * D + j];
+    } else {
+      rx[e] = x[b * D + j];
+    }
+  }
+  workgroupBarrier();
+  norm_rows(lid, p.ln1_g, p.ln1_b);
+  workgroupBarrier();
+  for (var c = lid; c < D3; c += WG) {
+    var acc: array<f32, RB_MAX>;
+    let bias = params[p.attn_b + c];
+    for (var r = 0u; r < RB; r++) {
+      acc[r] = bias;
+    }
+    for (var k = 0u; k < D; k++) {
+      let w = params[p.attn_w + k * D3 + c];
+      for (var r = 0u; r < RB; r++) {
+        acc[r] += rn[r * D + k] * w;
+      }
+    }
+    for (var r = 0u; r < RB; r++) {
+      rq[r * D3 + c] = acc[r];
+      if (r_live[r] == 0u || c < D) {
+        continue;
+      }
+      let b = b0 + r;
+      let at = (p.layer * p.B + b) * p.C * D + state[b * S] * D;
+      if (c >= 2u * D) {
+        vcache[at + c - 2u * D] = acc[r];
+      } else {
+        kcache[at + c - D] = acc[r];
+      }
+    }
+  }
+  storageBarrier();
+  workgroupBarrier();
+  for (var r = 0u; r < RB; r++) {
+    if (r_live[r] == 0u) {
+      continue;
+    }
+    let b = b0 + r;
+    let n = state[b * S] + 1u;
+    let cache = (p.layer * p.B + b) * p.C * D;
+    let srow = b * p.H * p.C;
+    for (var e = lid; e < p.H * n; e += WG) {
+      let h = e / n;
+      let s = e % n;
+      var dot = 0.0;
+      for (var i = 0u; i < p.hd; i++) {
+        dot += rq[r * D3 + h * p.hd + i] * kcache[cache + s * D + h * p.hd + i];
+      }
+      scores[srow + h * p.C + s] = dot * p.scale;
+    }
+  }
+  storageBarrier();
+  workgroupBarrier();
+  for (var e = lid; e < RB * p.H; e += WG) {
+    let r = e / p.H;
+    let h = e % p.H;
+    if (r_live[r] == 0u) {
+      continue;
+    }
+    let b = b0 + r;
+    let n = state[b * S] + 1u;
+    let base = b * p.H * p.C + h * p.C;
+    var m = -3.4e38;
+    for (var s = 0u; s < n; s++) {
+      m = max(m, scores[base + s]);
+    }
+    var l = 0.0;
+    for (var s = 0u; s < n; s++) {
+      let w = exp(scores[base + s] - m);
+      scores[base + s] = w;
+      l += w;
+    }
+    let inv = 1.0 / l;
+    for (var s = 0u; s < n; s++) {
+      scores[base + s] *= inv;
+    }
+  }
+  storageBarrier();
+  workgroupBarrier();
+  for (var e = lid; e < RB * D; e += WG) {
+    let r = e / D;
+    let j = e % D;
+    if (r_live[r] == 0u) {
+      continue;
+    }
+    let b = b0 + r;
+    let n = state[b * S] + 1u;
+    let cache = (p.layer * p.B + b) * p.C * D;
+    let base = b * p.H * p.C + (j / p.hd) * p.C;
+    var acc = 0.0;
+    for (var s = 0u; s < n; s++) {
+      acc += scores[base + s] * vcache[cache + s * D + j];
+    }
+    rq[r * D3 + j] = acc; // q is no longer needed: the attention output takes its place
+  }
+  workgroupBarrier();
+  for (var j = lid; j < D; j += WG) {
+    var acc: array<f32, RB_MAX>;
+    let bias = params[p.proj_b + j];
+    for (var r = 0u; r < RB; r++) {
+      acc[r] = bias;
+    }
+    for (var k = 0u; k < D; k++) {
+      let w = params[p.proj_w + k * D + j];
+      for (var r = 0u; r < RB; r++) {
+        acc[r] += rq[r * D3 + k] * w;
+      }
+    }
+    for (var r = 0u; r < RB; r++) {
+      rx[r * D + j] += acc[r];
+    }
+  }
+  workgroupBarrier();
+  norm_rows(lid, p.ln2_g, p.ln2_b);
+  workgroupBarrier();
+  for (var c = lid; c < p.F; c += WG) {
+    var acc: array<f32, RB_MAX>;
+    let bias = params[p.fc_b + c];
+    for (var r = 0u; r < RB; r++) {
+      acc[r] = bias;
+    }
+    for (var k = 0u; k < D; k++) {
+      let w = params[p.fc_w + k * p.F + c];
+      for (var r = 0u; r < RB; r++) {
+        acc[r] += rn[r * D + k] * w;
+      }
+    }
+    for (var r = 0u; r < RB; r++) {
+      rh[r * p.F + c] = gelu(acc[r]);
+    }
+  }
+  workgroupBarrier();
+  for (var j = lid; j < D; j += WG) {
+    var acc: array<f32, RB_MAX>;
+    let bias = params[p.fc2_b + j];
+    for (var r = 0u; r < RB; r++) {
+      acc[r] = bias;
+    }
+    for (var k = 0u; k < p.F; k++) {
+      let w = params[p.fc2_w + k * D + j];
+      for (var r = 0u; r < RB; r++) {
+        acc[r] += rh[r * p.F + k] * w;
+      }
+    }
+    for (var r = 0u; r < RB; r++) {
+      if (r_live[r] != 0u) {
+        x[(b0 + r) * D + j] = rx[r * D + j] + acc[r];
+      }
+    }
   }
 }
 

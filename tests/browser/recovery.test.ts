@@ -44,6 +44,21 @@ function loseDevice(page: Page) {
 
 const backendLine = (page: Page) => page.getByTestId('backend').textContent().then(String);
 
+/**
+ * Training goes on by itself to `step`; paused there, every step is on the chart once (none
+ * lost, none doubled), the page never reloaded, and nothing but `expected` was said.
+ */
+async function trainsOnUnharmed(page: Page, step: number, expected: RegExp, errors: string[]) {
+  await waitForStep(page, step);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await waitIdle(page);
+  expect(await chartPoints(page, 'coder-reward')).toBe(await stepCount(page));
+  expect(await documentMark(page)).toBe('before the failure');
+  expect(await unexpectedBannerMessages(page, [expected])).toEqual([]);
+  expect(errors).toEqual([]);
+  await page.close();
+}
+
 /** The banner message that matches `pattern`, once it shows. */
 async function bannerMessage(page: Page, pattern: RegExp, timeout = 120_000): Promise<string> {
   let found = '';
@@ -89,15 +104,7 @@ describe('the engine survives failure', () => {
     expect(savedStep).toBeGreaterThanOrEqual(landedBefore);
 
     // Training resumes by itself and continues the count from the saved step.
-    await waitForStep(page, savedStep + 2);
-    await page.getByRole('button', { name: 'Pause' }).click();
-    await waitIdle(page);
-    const landed = await stepCount(page);
-    expect(await chartPoints(page, 'coder-reward')).toBe(landed);
-    expect(await documentMark(page)).toBe('before the failure');
-    expect(await unexpectedBannerMessages(page, [expected])).toEqual([]);
-    expect(errors).toEqual([]);
-    await page.close();
+    await trainsOnUnharmed(page, savedStep + 2, expected, errors);
   });
 
   it('a wasm abort mid-step: the engine restarts with smaller micro-batches and the step is retried', async () => {
@@ -155,15 +162,6 @@ describe('the engine survives failure', () => {
     // The status bar names what computes now.
     await expect.poll(() => backendLine(page)).toMatch(/^wasm · /);
     // Training goes on by itself, on wasm, counting on from the steps that landed.
-    await waitForStep(page, landedBefore + 2);
-    await page.getByRole('button', { name: 'Pause' }).click();
-    await waitIdle(page);
-    const landed = await stepCount(page);
-    // Every step once on the chart: none lost, none doubled.
-    expect(await chartPoints(page, 'coder-reward')).toBe(landed);
-    expect(await documentMark(page)).toBe('before the failure');
-    expect(await unexpectedBannerMessages(page, [expected])).toEqual([]);
-    expect(errors).toEqual([]);
-    await page.close();
+    await trainsOnUnharmed(page, landedBefore + 2, expected, errors);
   });
 });

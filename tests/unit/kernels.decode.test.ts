@@ -31,14 +31,17 @@ describe('device decode vs the host KV-cache sampler', () => {
     }
   });
 
-  for (const [label, temperature, topK, rowThreads] of [
-    ['greedy', 0, 0, 64],
-    ['T = 1', 1, 0, 64],
-    ['T = 1, 16 invocations per row', 1, 0, 16],
-    ['T = 0.7, top-k 5', 0.7, 5, 16],
-    ['T = 1, rows in chunks of 4', 1, 0, 16],
-    ['T = 1, rows sharing prompts (each prefilled once)', 1, 0, 16],
-  ] as [string, number, number, number][]) {
+  for (const [label, temperature, topK, rowThreads, rowsPerGroup] of [
+    ['greedy', 0, 0, 64, 1],
+    ['T = 1', 1, 0, 64, 1],
+    ['T = 1, 16 invocations per row', 1, 0, 16, 1],
+    ['T = 0.7, top-k 5', 0.7, 5, 16, 1],
+    ['T = 1, rows in chunks of 4', 1, 0, 16, 1],
+    ['T = 1, rows sharing prompts (each prefilled once)', 1, 0, 16, 1],
+    ['greedy, 4 rows per workgroup', 0, 0, 16, 4],
+    ['T = 0.7, top-k 5, 4 rows per workgroup (6 rows: one group half empty)', 0.7, 5, 16, 4],
+    ['T = 1, 3 rows per workgroup, 64 invocations', 1, 0, 64, 3],
+  ] as [string, number, number, number, number][]) {
     it(`${label}: the same tokens and log-probs for every row`, async (ctx) => {
       const rt = needRuntime(h, ctx);
       // The tiny preset's width and depth, a small vocabulary, a short context.
@@ -61,7 +64,11 @@ describe('device decode vs the host KV-cache sampler', () => {
       const options = { ...free, stopId };
       const host = await new KvCacheSampler(model).sample(prompts, options);
       expect(host.finished[1]).toBe(true);
-      const sampler = new DeviceSampler(new DeviceModel(rt, config, values), { rowThreads });
+      const sampler = new DeviceSampler(new DeviceModel(rt, config, values), {
+        rowThreads,
+        rowsPerGroup,
+      });
+      expect(sampler.rowsPerGroup).toBe(rowsPerGroup);
       sampler.tokensPerRead = 6;
       // Four rows' caches per chunk: the six rows run as two chunks, each row on its own stream.
       if (label.includes('chunks'))

@@ -61,11 +61,23 @@ export class DeviceSampler implements Sampler {
   /** The last call's decode-step program (for profiling; its buffers are freed). */
   lastProgram: Program | null = null;
 
+  /**
+   * Rows per workgroup in the fused layer (decode.wgsl's `layer_rows` when above 1): each
+   * weight read then serves that many rows. CPU drivers gather every weight a lane reads, so
+   * they run as many rows as the workgroup storage holds (at most 4); real GPUs one per row.
+   */
+  rowsPerGroup: number;
+
   constructor(
     readonly model: DeviceModel,
-    options: { software?: boolean; rowThreads?: number } = {},
+    options: { software?: boolean; rowThreads?: number; rowsPerGroup?: number } = {},
   ) {
     this.rowThreads = options.rowThreads ?? (options.software ? 16 : 64);
+    const { nEmbd: D, nInner: F } = model.config;
+    const storage = model.rt.device.limits.maxComputeWorkgroupStorageSize;
+    // layer_rows keeps 5·D + F floats per row, plus a few words.
+    const fits = Math.max(1, Math.floor((storage - 64) / (4 * (5 * D + F))));
+    this.rowsPerGroup = Math.min(options.rowsPerGroup ?? (options.software ? 4 : 1), fits, 8);
   }
 
   /**
@@ -275,7 +287,6 @@ export class DeviceSampler implements Sampler {
       const o = (name: string) => m.off(`transformer.h.${l}.${name}`);
       specs.push({
         shader: 'decode.wgsl',
-        entry: 'layer',
         bindings: [
           ['r', m.params],
           ['r', b.state],
@@ -310,8 +321,13 @@ export class DeviceSampler implements Sampler {
           ['u', o('mlp.c_proj.weight')],
           ['u', o('mlp.c_proj.bias')],
         ]),
-        workgroups: [B],
-        constants: { WG: this.rowThreads },
+        ...(this.rowsPerGroup > 1
+          ? {
+              entry: 'layer_rows',
+              workgroups: [Math.ceil(B / this.rowsPerGroup)] as [number],
+              constants: { WG: this.rowThreads, RB: this.rowsPerGroup, MD: D, MF: F },
+            }
+          : { entry: 'layer', workgroups: [B] as [number], constants: { WG: this.rowThreads } }),
         label: `decode_layer_${l}`,
       });
     }
