@@ -5,12 +5,11 @@
 //   pos    position of `token`, the token this step feeds in (its k, v are written there)
 //   rng    mulberry32's state (src/tasks/random.ts), the host's rowPrng(seed, row) stream
 // Entry points:
-//   layer       one workgroup per row, the whole pre-LN block fused (what fits at d ≤ 256): LN1,
+//   layer       RB rows per workgroup, the whole pre-LN block fused (what fits at d ≤ 256): LN1,
 //               q|k|v (k, v into the cache at pos), scores over the cache, softmax per head,
 //               weighted sum, c_proj + residual, LN2, c_fc + GELU, c_proj + residual.
 //               flags & 1: layer 0 embeds the token first (wte[token] + wpe[pos]).
-//               Threads split columns; 8 barriers per layer (CPU drivers pay for each).
-//   layer_rows  the same block for RB rows per workgroup: each weight read serves RB rows.
+//               Threads split columns; 12 barriers per layer (CPU drivers pay for each).
 //   sample      one workgroup per row: LN_f, tied logits, then (invocation 0) temperature,
 //               top-k (candidates in descending logit order, ties by index, as rollout/pick.ts),
 //               a seeded draw, the token's log-prob; writes the token and updates the row.
@@ -42,8 +41,6 @@ const MAX_D: u32 = 256u;
 
 var<workgroup> sx: array<f32, MAX_D>;
 var<workgroup> sa: array<f32, MAX_D>;
-var<workgroup> sq: array<f32, 768>;
-var<workgroup> sh: array<f32, 1024>;
 var<workgroup> s_done: u32;
 
 const GELU_C: f32 = 0.7978845608028654;
@@ -53,135 +50,12 @@ fn gelu(v: f32) -> f32 {
   return 0.5 * v * (1.0 + tanh(u));
 }
 
-// LayerNorm of sx into sa (every invocation computes the row's statistics itself: D reads,
-// cheaper than a reduction's barriers).
-fn norm_into_sa(lid: u32, g: u32, bo: u32) {
-  var mean = 0.0;
-  for (var j = 0u; j < p.D; j++) {
-    mean += sx[j];
-  }
-  mean /= f32(p.D);
-  var v = 0.0;
-  for (var j = 0u; j < p.D; j++) {
-    let d = sx[j] - mean;
-    v += d * d;
-  }
-  let rstd = inverseSqrt(v / f32(p.D) + p.eps);
-  for (var j = lid; j < p.D; j += WG) {
-    sa[j] = (sx[j] - mean) * rstd * params[g + j] + params[bo + j];
-  }
-}
-
-@compute @workgroup_size(WG)
-fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let b = wid.x;
-  if (lid == 0u) {
-    s_done = state[b * S + 1u];
-  }
-  if (workgroupUniformLoad(&s_done) != 0u) {
-    return;
-  }
-  let pos = state[b * S];
-  let D = p.D;
-  for (var j = lid; j < D; j += WG) {
-    if ((p.flags & 1u) != 0u) {
-      sx[j] = params[p.wte + state[b * S + 2u] * D + j] + params[p.wpe + pos * D + j];
-    } else {
-      sx[j] = x[b * D + j];
-    }
-  }
-  workgroupBarrier();
-  norm_into_sa(lid, p.ln1_g, p.ln1_b);
-  workgroupBarrier();
-  let cache = (p.layer * p.B + b) * p.C * D;
-  for (var c = lid; c < 3u * D; c += WG) {
-    var s = params[p.attn_b + c];
-    for (var k = 0u; k < D; k++) {
-      s += sa[k] * params[p.attn_w + k * 3u * D + c];
-    }
-    sq[c] = s;
-    if (c >= 2u * D) {
-      vcache[cache + pos * D + c - 2u * D] = s;
-    } else if (c >= D) {
-      kcache[cache + pos * D + c - D] = s;
-    }
-  }
-  storageBarrier();
-  workgroupBarrier();
-  let n = pos + 1u;
-  let srow = b * p.H * p.C;
-  for (var e = lid; e < p.H * n; e += WG) {
-    let h = e / n;
-    let s = e % n;
-    var dot = 0.0;
-    for (var i = 0u; i < p.hd; i++) {
-      dot += sq[h * p.hd + i] * kcache[cache + s * D + h * p.hd + i];
-    }
-    scores[srow + h * p.C + s] = dot * p.scale;
-  }
-  storageBarrier();
-  workgroupBarrier();
-  if (lid < p.H) {
-    let base = srow + lid * p.C;
-    var m = -3.4e38;
-    for (var s = 0u; s < n; s++) {
-      m = max(m, scores[base + s]);
-    }
-    var l = 0.0;
-    for (var s = 0u; s < n; s++) {
-      let w = exp(scores[base + s] - m);
-      scores[base + s] = w;
-      l += w;
-    }
-    let inv = 1.0 / l;
-    for (var s = 0u; s < n; s++) {
-      scores[base + s] *= inv;
-    }
-  }
-  storageBarrier();
-  workgroupBarrier();
-  for (var j = lid; j < D; j += WG) {
-    let base = srow + (j / p.hd) * p.C;
-    var acc = 0.0;
-    for (var s = 0u; s < n; s++) {
-      acc += scores[base + s] * vcache[cache + s * D + j];
-    }
-    sq[j] = acc; // q is no longer needed: the attention output takes its place
-  }
-  workgroupBarrier();
-  for (var j = lid; j < D; j += WG) {
-    var s = params[p.proj_b + j];
-    for (var k = 0u; k < D; k++) {
-      s += sq[k] * params[p.proj_w + k * D + j];
-    }
-    sx[j] += s;
-  }
-  workgroupBarrier();
-  norm_into_sa(lid, p.ln2_g, p.ln2_b);
-  workgroupBarrier();
-  for (var c = lid; c < p.F; c += WG) {
-    var s = params[p.fc_b + c];
-    for (var k = 0u; k < D; k++) {
-      s += sa[k] * params[p.fc_w + k * p.F + c];
-    }
-    sh[c] = gelu(s);
-  }
-  workgroupBarrier();
-  for (var j = lid; j < D; j += WG) {
-    var s = params[p.fc2_b + j];
-    for (var k = 0u; k < p.F; k++) {
-      s += sh[k] * params[p.fc2_w + k * D + j];
-    }
-    x[b * D + j] = sx[j] + s;
-  }
-}
-
-// ---- several rows per workgroup -------------------------------------------------------------
-// layer_rows: the same fused block for RB rows per workgroup. Each weight read feeds RB rows'
-// sums, where `layer` reads every weight once per row: on CPU drivers, which run invocations
-// as SIMD lanes and gather each weight, that is most of a decode step's cost. The workgroup
-// arrays are sized by overrides (MD = the width, MF = the MLP's), so RB × (5·MD + MF) floats
-// fit the device's workgroup storage. A workgroup returns only when all its rows have finished.
+// ---- one decode step of a layer, RB rows per workgroup -----------------------------------------
+// Each weight read serves the RB rows' sums: on CPU drivers, which run invocations as SIMD lanes
+// and gather every weight a lane reads, that is most of a decode step's cost (real GPUs run
+// RB = 1). The workgroup arrays are sized by overrides (MD = the width, MF = the MLP's), so
+// RB × (5·MD + MF) floats fit the device's workgroup storage. A workgroup returns only when
+// all its rows have finished.
 
 override RB: u32 = 4u;
 override MD: u32 = 64u;
@@ -222,7 +96,7 @@ fn norm_rows(lid: u32, g: u32, bo: u32) {
 }
 
 @compute @workgroup_size(WG)
-fn layer_rows(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let b0 = wid.x * RB;
   if (lid == 0u) {
     var any = 0u;

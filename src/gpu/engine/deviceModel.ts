@@ -78,6 +78,11 @@ interface Activations {
   release(): void;
 }
 
+/** Whether the fused kernels hold this model's shape (width ≤ 256, head size ≤ 64). */
+export function deviceHoldsModel(config: ModelConfig): boolean {
+  return config.nEmbd <= 256 && config.nEmbd / config.nHead <= 64;
+}
+
 export class DeviceModel {
   readonly layout: ParamLayout;
   readonly params: GPUBuffer;
@@ -102,8 +107,8 @@ export class DeviceModel {
     values: Map<string, Float32Array>,
     readonly adam: AdamWConfig = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.01 },
   ) {
-    if (config.nEmbd / config.nHead > 64) throw new Error('head size above 64');
-    if (config.nEmbd > 256) throw new Error('the fused decode step holds at most d = 256');
+    if (!deviceHoldsModel(config))
+      throw new Error('the fused kernels hold width ≤ 256 and head size ≤ 64');
     this.layout = paramLayout(config);
     const n = this.layout.total;
     this.params = rt.buffer(n, 'params');

@@ -62,7 +62,7 @@ export class DeviceSampler implements Sampler {
   lastProgram: Program | null = null;
 
   /**
-   * Rows per workgroup in the fused layer (decode.wgsl's `layer_rows` when above 1): each
+   * Rows per workgroup in the fused layer (decode.wgsl's `layer`, override RB): each
    * weight read then serves that many rows. CPU drivers gather every weight a lane reads, so
    * they run as many rows as the workgroup storage holds (at most 4); real GPUs one per row.
    */
@@ -75,7 +75,7 @@ export class DeviceSampler implements Sampler {
     this.rowThreads = options.rowThreads ?? (options.software ? 16 : 64);
     const { nEmbd: D, nInner: F } = model.config;
     const storage = model.rt.device.limits.maxComputeWorkgroupStorageSize;
-    // layer_rows keeps 5·D + F floats per row, plus a few words.
+    // The fused layer keeps 5·D + F floats per row in workgroup storage, plus a few words.
     const fits = Math.max(1, Math.floor((storage - 64) / (4 * (5 * D + F))));
     this.rowsPerGroup = Math.min(options.rowsPerGroup ?? (options.software ? 4 : 1), fits, 8);
   }
@@ -321,13 +321,9 @@ export class DeviceSampler implements Sampler {
           ['u', o('mlp.c_proj.weight')],
           ['u', o('mlp.c_proj.bias')],
         ]),
-        ...(this.rowsPerGroup > 1
-          ? {
-              entry: 'layer_rows',
-              workgroups: [Math.ceil(B / this.rowsPerGroup)] as [number],
-              constants: { WG: this.rowThreads, RB: this.rowsPerGroup, MD: D, MF: F },
-            }
-          : { entry: 'layer', workgroups: [B] as [number], constants: { WG: this.rowThreads } }),
+        entry: 'layer',
+        workgroups: [Math.ceil(B / this.rowsPerGroup)],
+        constants: { WG: this.rowThreads, RB: this.rowsPerGroup, MD: D, MF: F },
         label: `decode_layer_${l}`,
       });
     }

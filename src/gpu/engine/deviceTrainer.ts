@@ -292,8 +292,8 @@ export class DeviceRoleTrainer {
     };
   }
 
-  /** Adam's state (and the reference); the weights too unless the caller keeps them in sync. */
-  async importState(state: RoleTrainerState, sharedParams = false): Promise<void> {
+  /** Adam's state and the reference; the weights are the device copy's (kernelSampling.ts). */
+  async importState(state: RoleTrainerState): Promise<void> {
     const entries = this.device.layout.entries;
     if (state.moments.length === 2 * entries.length) {
       const m = new Map<string, Float32Array>();
@@ -304,7 +304,6 @@ export class DeviceRoleTrainer {
       });
       this.device.writeMoments(m, v, state.iterations);
     } else this.device.step = state.iterations;
-    if (!sharedParams) this.device.writeParams(await readValues(this.model.params));
     if (this.reference && state.reference) this.reference.writeParams(state.reference);
   }
 }

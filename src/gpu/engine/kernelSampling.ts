@@ -8,7 +8,7 @@ import type { GPT } from '../../model/gpt';
 import { readValues } from '../../model/params';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
 import { getKernelDevice, type KernelDevice } from '../kernels/device';
-import { DeviceModel } from './deviceModel';
+import { DeviceModel, deviceHoldsModel } from './deviceModel';
 import { DeviceSampler } from './deviceSampler';
 import { type MatmulVersion, SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
@@ -188,11 +188,6 @@ function setReport(enabled: boolean, adapter: string, reason: string): KernelEng
 }
 
 /** Samples on the device, or returns null when the engine is off or the device failed. */
-/** Whether the fused kernels hold this model's shape (width ≤ 256, head size ≤ 64). */
-export function deviceHoldsModel(config: GPT['config']): boolean {
-  return config.nEmbd <= 256 && config.nEmbd / config.nHead <= 64;
-}
-
 export async function sampleOnDevice(
   model: GPT,
   prompts: number[][],

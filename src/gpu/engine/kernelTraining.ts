@@ -7,14 +7,9 @@
 import type { AdamWState } from '../../model/adamw';
 import type { GPT } from '../../model/gpt';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/trainer';
+import { deviceHoldsModel } from './deviceModel';
 import { DeviceRoleTrainer } from './deviceTrainer';
-import {
-  deviceCopy,
-  deviceHoldsModel,
-  kernelEngine,
-  markCopyCurrent,
-  markEngineFailed,
-} from './kernelSampling';
+import { deviceCopy, kernelEngine, markCopyCurrent, markEngineFailed } from './kernelSampling';
 
 /** Per model: its device trainer, on which engine, and the copy's upload count it last synced Adam at. */
 const trainers = new WeakMap<
@@ -67,10 +62,11 @@ export async function updateOnDevice(
       // tfjs's weights moved without the device (first use, an update on tfjs): Adam's state
       // may have too, so it comes from the host optimizer.
       const state = await host.exportState();
-      await entry.trainer.importState(
-        { iterations: state.step, moments: state.moments, reference: null },
-        true,
-      );
+      await entry.trainer.importState({
+        iterations: state.step,
+        moments: state.moments,
+        reference: null,
+      });
       entry.uploads = copy.uploads;
     }
     const update = await entry.trainer.update(sequences);

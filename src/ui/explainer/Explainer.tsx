@@ -121,31 +121,21 @@ export function Explainer() {
                 : 'Dr. GRPO: centre only'}
             ).
           </p>
-          <RoleGroupSection
-            group={explanation.coder}
-            weights={explanation.rewardWeights}
-            scale={explanation.scale}
-          />
-          {explanation.planner && (
-            <RoleGroupSection
-              group={explanation.planner}
-              weights={explanation.rewardWeights}
-              scale={explanation.scale}
-            />
-          )}
-          {explanation.debugger && (
-            <RoleGroupSection
-              group={explanation.debugger}
-              weights={explanation.rewardWeights}
-              scale={explanation.scale}
-            />
-          )}
-          {explanation.retriever && (
-            <RoleGroupSection
-              group={explanation.retriever}
-              weights={explanation.rewardWeights}
-              scale={explanation.scale}
-            />
+          {[
+            explanation.coder,
+            explanation.planner,
+            explanation.debugger,
+            explanation.retriever,
+          ].map(
+            (group) =>
+              group && (
+                <RoleGroupSection
+                  key={group.role}
+                  group={group}
+                  weights={explanation.rewardWeights}
+                  scale={explanation.scale}
+                />
+              ),
           )}
           <TokenObjectiveSection token={explanation.tokens.coder} />
           <AggregationSection {...aggregatedGroup(onScreen, explanation)} grpo={grpo} />

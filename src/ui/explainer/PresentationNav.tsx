@@ -1,6 +1,7 @@
 // Presentation mode hides the inspector, so the explainer carries its own way around: the
 // previous/next kept step, group and plan, the next group with signal, and whether a new
 // step takes the screen ("Follow new steps") or the class stays on this one (pinned).
+import type { ReactNode } from 'react';
 import { NextSignalButton } from '../inspector/GroupInspector';
 import { groupHasSignal, signalPlanIndex, signalSelection } from '../inspector/signal';
 import { type Selection, useLabStore } from '../state/labStore';
@@ -47,74 +48,38 @@ export function PresentationNav() {
 
   return (
     <nav className="presentation-nav" aria-label="Presentation controls">
-      <div className="nav-group">
-        <button
-          type="button"
-          aria-label="Previous step"
-          disabled={stepIndex === 0}
-          onClick={() => toStep(stepIndex - 1)}
-        >
-          ◀
-        </button>
-        <span data-testid="presentation-step">
-          step {entry.step}
-          <span className="explainer-note">
-            {' '}
-            ({stepIndex + 1} of {groups.length} kept)
-          </span>
+      <Stepper
+        what="step"
+        index={stepIndex}
+        count={groups.length}
+        go={toStep}
+        testId="presentation-step"
+      >
+        step {entry.step}
+        <span className="explainer-note">
+          {' '}
+          ({stepIndex + 1} of {groups.length} kept)
         </span>
-        <button
-          type="button"
-          aria-label="Next step"
-          disabled={stepIndex >= groups.length - 1}
-          onClick={() => toStep(stepIndex + 1)}
-        >
-          ▶
-        </button>
-      </div>
-      <div className="nav-group">
-        <button
-          type="button"
-          aria-label="Previous group"
-          disabled={groupIndex <= 0}
-          onClick={() => toGroup(groupIndex - 1)}
-        >
-          ◀
-        </button>
-        <span data-testid="presentation-group">
-          group {groupIndex + 1} of {entry.groups.length}
-          {group && groupHasSignal(group) ? ' · σ>0' : ' · σ=0'}
-        </span>
-        <button
-          type="button"
-          aria-label="Next group"
-          disabled={groupIndex >= entry.groups.length - 1}
-          onClick={() => toGroup(groupIndex + 1)}
-        >
-          ▶
-        </button>
-      </div>
-      <div className="nav-group">
-        <button
-          type="button"
-          aria-label="Previous plan"
-          disabled={planIndex <= 0}
-          onClick={() => toPlan(planIndex - 1)}
-        >
-          ◀
-        </button>
-        <span data-testid="presentation-plan">
-          plan {planIndex + 1} of {planCount}
-        </span>
-        <button
-          type="button"
-          aria-label="Next plan"
-          disabled={planIndex >= planCount - 1}
-          onClick={() => toPlan(planIndex + 1)}
-        >
-          ▶
-        </button>
-      </div>
+      </Stepper>
+      <Stepper
+        what="group"
+        index={groupIndex}
+        count={entry.groups.length}
+        go={toGroup}
+        testId="presentation-group"
+      >
+        group {groupIndex + 1} of {entry.groups.length}
+        {group && groupHasSignal(group) ? ' · σ>0' : ' · σ=0'}
+      </Stepper>
+      <Stepper
+        what="plan"
+        index={planIndex}
+        count={planCount}
+        go={toPlan}
+        testId="presentation-plan"
+      >
+        plan {planIndex + 1} of {planCount}
+      </Stepper>
       <NextSignalButton />
       <label className="toggle" title="Off: the class stays on this step while training goes on">
         <input
@@ -135,5 +100,44 @@ export function PresentationNav() {
         Follow new steps
       </label>
     </nav>
+  );
+}
+
+/** ◀ what it shows ▶: the previous / next of `count` things, `index` the one on screen. */
+function Stepper({
+  what,
+  index,
+  count,
+  go,
+  testId,
+  children,
+}: {
+  what: string;
+  index: number;
+  count: number;
+  go: (index: number) => void;
+  testId: string;
+  children: ReactNode;
+}) {
+  return (
+    <div className="nav-group">
+      <button
+        type="button"
+        aria-label={`Previous ${what}`}
+        disabled={index <= 0}
+        onClick={() => go(index - 1)}
+      >
+        ◀
+      </button>
+      <span data-testid={testId}>{children}</span>
+      <button
+        type="button"
+        aria-label={`Next ${what}`}
+        disabled={index >= count - 1}
+        onClick={() => go(index + 1)}
+      >
+        ▶
+      </button>
+    </div>
   );
 }
