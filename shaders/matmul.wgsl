@@ -15,6 +15,12 @@
 //   v3_colblock  one column × 16 rows of C per invocation, neighbouring invocations on
 //                neighbouring columns: B is read as one contiguous vector across lanes, A as
 //                broadcasts (CPU drivers vectorise across invocations, and gathers are dear)
+//   v4_vec4      an 8×8 block of C per invocation, A and B read four floats at a time along
+//                the direction each is contiguous in (overrides A_ALONG_K, B_ALONG_K); for
+//                lavapipe, which loads a storage buffer lane by lane (a loop with a branch per
+//                lane and load), so a vec4 load costs little more than a scalar one. ops.ts
+//                uses it only where strides and sizes (N among them: C is written four floats at a time)
+//                are multiples of 4 (else v1_regblock).
 //   bias_grad    db[j] (+)= Σ_i dC[i,j], one invocation per column (reads A as dC [M,N])
 
 struct Params {
@@ -148,6 +154,178 @@ fn v3_colblock(@builtin(global_invocation_id) gid: vec3u) {
     finish(i0 + 4u * r + 2u, j, v.z);
     finish(i0 + 4u * r + 3u, j, v.w);
   }
+}
+
+// v4_vec4's views of A and B (the same buffers as a and b; WGSL lets entry points that do not
+// share variables share bindings).
+@group(0) @binding(0) var<storage, read> a4: array<vec4f>;
+@group(0) @binding(1) var<storage, read> b4: array<vec4f>;
+@group(0) @binding(2) var<storage, read> bias4: array<vec4f>;
+@group(0) @binding(3) var<storage, read> res4: array<vec4f>;
+@group(0) @binding(4) var<storage, read_write> c4: array<vec4f>;
+@group(0) @binding(5) var<storage, read_write> aux4: array<vec4f>;
+/** true: A(i, k..k+3) is contiguous (a_cs = 1); false: A(i..i+3, k) is (a_rs = 1). */
+override A_ALONG_K: bool = true;
+/** true: B(k..k+3, j) is contiguous (b_rs = 1); false: B(k, j..j+3) is (b_cs = 1). */
+override B_ALONG_K: bool = false;
+
+/** acc + Σ_kk a[kk]·b_kk: one row of the block over four k. */
+fn row_fma(acc: vec4f, a: vec4f, b0: vec4f, b1: vec4f, b2: vec4f, b3: vec4f) -> vec4f {
+  return acc + a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+}
+
+fn gelu4(x: vec4f) -> vec4f {
+  return vec4f(gelu(x.x), gelu(x.y), gelu(x.z), gelu(x.w));
+}
+
+fn gelu_grad4(x: vec4f) -> vec4f {
+  return vec4f(gelu_grad(x.x), gelu_grad(x.y), gelu_grad(x.z), gelu_grad(x.w));
+}
+
+/** finish() for C(i, j..j+3), j a multiple of 4 and N too: every access four floats at once. */
+fn finish4(i: u32, j: u32, acc: vec4f) {
+  if (i >= p.M || j >= p.N) {
+    return;
+  }
+  let idx = (i * p.N + j) >> 2u;
+  var v = acc;
+  if ((p.flags & 1u) != 0u) {
+    v += bias4[j >> 2u];
+  }
+  if ((p.flags & 2u) != 0u) {
+    v += res4[idx];
+  }
+  if ((p.flags & 16u) != 0u) {
+    v *= gelu_grad4(aux4[idx]);
+  }
+  if ((p.flags & 4u) != 0u) {
+    v += c4[idx];
+  }
+  c4[idx] = v;
+  if ((p.flags & 8u) != 0u) {
+    aux4[idx] = gelu4(v);
+  }
+}
+
+@compute @workgroup_size(8, 8)
+fn v4_vec4(@builtin(global_invocation_id) gid: vec3u) {
+  let i0 = gid.y * 8u;
+  let j0 = gid.x * 8u;
+  if (i0 >= p.M || j0 >= p.N) {
+    return;
+  }
+  // Rows (columns) past the edge read valid ones; finish() drops their results. Along a
+  // vectorised direction the size is a multiple of 4, so clamping to size − 4 stays aligned.
+  let last_i = p.M - 1u;
+  let last_j = p.N - 1u;
+  var l0 = vec4f(); var l1 = vec4f(); var l2 = vec4f(); var l3 = vec4f();
+  var l4 = vec4f(); var l5 = vec4f(); var l6 = vec4f(); var l7 = vec4f();
+  var h0 = vec4f(); var h1 = vec4f(); var h2 = vec4f(); var h3 = vec4f();
+  var h4 = vec4f(); var h5 = vec4f(); var h6 = vec4f(); var h7 = vec4f();
+  for (var k = 0u; k < p.K; k += 4u) {
+    // A as rows r0..r7, each a vec4 over k..k+3
+    var r0: vec4f; var r1: vec4f; var r2: vec4f; var r3: vec4f;
+    var r4: vec4f; var r5: vec4f; var r6: vec4f; var r7: vec4f;
+    if (A_ALONG_K) {
+      let k4 = k >> 2u;
+      let rs = p.a_rs >> 2u;
+      r0 = a4[min(i0, last_i) * rs + k4];
+      r1 = a4[min(i0 + 1u, last_i) * rs + k4];
+      r2 = a4[min(i0 + 2u, last_i) * rs + k4];
+      r3 = a4[min(i0 + 3u, last_i) * rs + k4];
+      r4 = a4[min(i0 + 4u, last_i) * rs + k4];
+      r5 = a4[min(i0 + 5u, last_i) * rs + k4];
+      r6 = a4[min(i0 + 6u, last_i) * rs + k4];
+      r7 = a4[min(i0 + 7u, last_i) * rs + k4];
+    } else {
+      let cs = p.a_cs >> 2u;
+      let lo = min(i0, p.M - 4u) >> 2u;
+      let hi = min(i0 + 4u, p.M - 4u) >> 2u;
+      let x0 = a4[k * cs + lo];
+      let x1 = a4[(k + 1u) * cs + lo];
+      let x2 = a4[(k + 2u) * cs + lo];
+      let x3 = a4[(k + 3u) * cs + lo];
+      let y0 = a4[k * cs + hi];
+      let y1 = a4[(k + 1u) * cs + hi];
+      let y2 = a4[(k + 2u) * cs + hi];
+      let y3 = a4[(k + 3u) * cs + hi];
+      r0 = vec4f(x0.x, x1.x, x2.x, x3.x);
+      r1 = vec4f(x0.y, x1.y, x2.y, x3.y);
+      r2 = vec4f(x0.z, x1.z, x2.z, x3.z);
+      r3 = vec4f(x0.w, x1.w, x2.w, x3.w);
+      r4 = vec4f(y0.x, y1.x, y2.x, y3.x);
+      r5 = vec4f(y0.y, y1.y, y2.y, y3.y);
+      r6 = vec4f(y0.z, y1.z, y2.z, y3.z);
+      r7 = vec4f(y0.w, y1.w, y2.w, y3.w);
+    }
+    // B as rows kk = 0..3, each two vec4s over columns j0..j0+3 (l) and j0+4..j0+7 (h)
+    var b0l: vec4f; var b1l: vec4f; var b2l: vec4f; var b3l: vec4f;
+    var b0h: vec4f; var b1h: vec4f; var b2h: vec4f; var b3h: vec4f;
+    if (B_ALONG_K) {
+      let k4 = k >> 2u;
+      let cs = p.b_cs >> 2u;
+      let c0 = b4[min(j0, last_j) * cs + k4];
+      let c1 = b4[min(j0 + 1u, last_j) * cs + k4];
+      let c2 = b4[min(j0 + 2u, last_j) * cs + k4];
+      let c3 = b4[min(j0 + 3u, last_j) * cs + k4];
+      let c4 = b4[min(j0 + 4u, last_j) * cs + k4];
+      let c5 = b4[min(j0 + 5u, last_j) * cs + k4];
+      let c6 = b4[min(j0 + 6u, last_j) * cs + k4];
+      let c7 = b4[min(j0 + 7u, last_j) * cs + k4];
+      b0l = vec4f(c0.x, c1.x, c2.x, c3.x);
+      b1l = vec4f(c0.y, c1.y, c2.y, c3.y);
+      b2l = vec4f(c0.z, c1.z, c2.z, c3.z);
+      b3l = vec4f(c0.w, c1.w, c2.w, c3.w);
+      b0h = vec4f(c4.x, c5.x, c6.x, c7.x);
+      b1h = vec4f(c4.y, c5.y, c6.y, c7.y);
+      b2h = vec4f(c4.z, c5.z, c6.z, c7.z);
+      b3h = vec4f(c4.w, c5.w, c6.w, c7.w);
+    } else {
+      let rs = p.b_rs >> 2u;
+      let lo = min(j0, p.N - 4u) >> 2u;
+      let hi = min(j0 + 4u, p.N - 4u) >> 2u;
+      b0l = b4[k * rs + lo];
+      b1l = b4[(k + 1u) * rs + lo];
+      b2l = b4[(k + 2u) * rs + lo];
+      b3l = b4[(k + 3u) * rs + lo];
+      b0h = b4[k * rs + hi];
+      b1h = b4[(k + 1u) * rs + hi];
+      b2h = b4[(k + 2u) * rs + hi];
+      b3h = b4[(k + 3u) * rs + hi];
+    }
+    l0 = row_fma(l0, r0, b0l, b1l, b2l, b3l);
+    h0 = row_fma(h0, r0, b0h, b1h, b2h, b3h);
+    l1 = row_fma(l1, r1, b0l, b1l, b2l, b3l);
+    h1 = row_fma(h1, r1, b0h, b1h, b2h, b3h);
+    l2 = row_fma(l2, r2, b0l, b1l, b2l, b3l);
+    h2 = row_fma(h2, r2, b0h, b1h, b2h, b3h);
+    l3 = row_fma(l3, r3, b0l, b1l, b2l, b3l);
+    h3 = row_fma(h3, r3, b0h, b1h, b2h, b3h);
+    l4 = row_fma(l4, r4, b0l, b1l, b2l, b3l);
+    h4 = row_fma(h4, r4, b0h, b1h, b2h, b3h);
+    l5 = row_fma(l5, r5, b0l, b1l, b2l, b3l);
+    h5 = row_fma(h5, r5, b0h, b1h, b2h, b3h);
+    l6 = row_fma(l6, r6, b0l, b1l, b2l, b3l);
+    h6 = row_fma(h6, r6, b0h, b1h, b2h, b3h);
+    l7 = row_fma(l7, r7, b0l, b1l, b2l, b3l);
+    h7 = row_fma(h7, r7, b0h, b1h, b2h, b3h);
+  }
+  finish4(i0, j0, l0);
+  finish4(i0, j0 + 4u, h0);
+  finish4(i0 + 1u, j0, l1);
+  finish4(i0 + 1u, j0 + 4u, h1);
+  finish4(i0 + 2u, j0, l2);
+  finish4(i0 + 2u, j0 + 4u, h2);
+  finish4(i0 + 3u, j0, l3);
+  finish4(i0 + 3u, j0 + 4u, h3);
+  finish4(i0 + 4u, j0, l4);
+  finish4(i0 + 4u, j0 + 4u, h4);
+  finish4(i0 + 5u, j0, l5);
+  finish4(i0 + 5u, j0 + 4u, h5);
+  finish4(i0 + 6u, j0, l6);
+  finish4(i0 + 6u, j0 + 4u, h6);
+  finish4(i0 + 7u, j0, l7);
+  finish4(i0 + 7u, j0 + 4u, h7);
 }
 
 const TILE: u32 = 32u;

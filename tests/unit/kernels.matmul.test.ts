@@ -1,5 +1,5 @@
 // shaders/matmul.wgsl, every version and epilogue, against the float64 reference.
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   biasGrad,
   MATMUL_VERSIONS,
@@ -139,6 +139,98 @@ describe('matmul (C = A·B with bias, residual, GELU, accumulation, strided oper
       );
     });
   }
+
+  it('v4_vec4: every layout it reads four at a time, every epilogue; others fall back to v1', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    // Multiples of 4 off its 64×64 workgroup tile and 8×8 blocks: the clamped edges are read.
+    const [M, N, K] = [44, 36, 28];
+    const a = randoms(M * K, 41);
+    const b = randoms(K * N, 42);
+    const bias = randoms(N, 43);
+    const res = randoms(M * N, 44);
+    const pre = randoms(M * N, 45, 4);
+    const c0 = randoms(M * N, 46);
+    const aT = Float32Array.from(transposeRef(a, M, K));
+    const bT = Float32Array.from(transposeRef(b, K, N));
+    const [A, B, AT, BT, Bias, Res, Pre] = [a, b, aT, bT, bias, res, pre].map((x) => upload(rt, x));
+    const version = 'v4_vec4' as const;
+    const base = { M, N, K, dummy: rt.dummy, version };
+    // A(i,k) from a [M,K] (along k) or aᵀ [K,M] (along i); B(k,j) from b [K,N] (along j) or bᵀ.
+    const layouts = [
+      { a: A!, b: B!, aAlongK: true, bAlongK: false },
+      { a: A!, b: BT!, bStride: [1, K] as [number, number], aAlongK: true, bAlongK: true },
+      { a: AT!, aStride: [1, M] as [number, number], b: B!, aAlongK: false, bAlongK: false },
+      {
+        a: AT!,
+        aStride: [1, M] as [number, number],
+        b: BT!,
+        bStride: [1, K] as [number, number],
+        aAlongK: false,
+        bAlongK: true,
+      },
+    ];
+    const ref = matmulRef(a, b, M, N, K);
+    for (const { aAlongK, bAlongK, ...operands } of layouts) {
+      const spec = matmul({ ...base, ...operands, c: rt.buffer(M * N) });
+      expect(spec.entry).toBe('v4_vec4');
+      expect(spec.constants).toEqual({ A_ALONG_K: Number(aAlongK), B_ALONG_K: Number(bAlongK) });
+      const C = rt.buffer(M * N);
+      const CB = rt.buffer(M * N);
+      const CA = upload(rt, c0);
+      const Act = rt.buffer(M * N);
+      const G = rt.buffer(M * N);
+      await run(rt, [
+        matmul({ ...base, ...operands, c: C }),
+        matmul({ ...base, ...operands, bias: Bias!, residual: Res!, c: CB }),
+        matmul({ ...base, ...operands, c: CA!, flags: MM_ACCUMULATE }),
+        matmul({
+          ...base,
+          ...operands,
+          bias: Bias!,
+          c: rt.buffer(M * N),
+          aux: Act,
+          flags: MM_GELU,
+        }),
+        matmul({ ...base, ...operands, c: G, aux: Pre!, flags: MM_GELU_GRAD }),
+      ]);
+      const what = `A along ${aAlongK ? 'k' : 'i'}, B along ${bAlongK ? 'k' : 'j'}`;
+      expectClose(await readBack(rt, C, M * N), ref, 1e-5, 1e-4, what);
+      expectClose(
+        await readBack(rt, CB, M * N),
+        matmulRef(a, b, M, N, K, { bias, residual: res }),
+        1e-5,
+        1e-4,
+        `${what}, bias + residual`,
+      );
+      expectClose(
+        await readBack(rt, CA!, M * N),
+        matmulRef(a, b, M, N, K, { accumulate: c0 }),
+        1e-5,
+        1e-4,
+        `${what}, accumulate`,
+      );
+      expectClose(
+        await readBack(rt, Act, M * N),
+        matmulRef(a, b, M, N, K, { bias }).map(geluRef),
+        1e-5,
+        1e-4,
+        `${what}, gelu`,
+      );
+      expectClose(
+        await readBack(rt, G, M * N),
+        matmulRef(a, b, M, N, K, { geluGradOf: pre }),
+        1e-5,
+        1e-4,
+        `${what}, gelu grad`,
+      );
+    }
+    // A width, a stride or an offset not a multiple of 4: v1_regblock does it.
+    const odd = { dummy: rt.dummy, version, a: A!, b: B!, c: rt.buffer(M * N) };
+    expect(matmul({ ...odd, M, N: 35, K }).entry).toBe('v1_regblock');
+    expect(matmul({ ...odd, M, N, K: 27 }).entry).toBe('v1_regblock');
+    expect(matmul({ ...odd, M, N, K, aStride: [K + 1, 1] }).entry).toBe('v1_regblock');
+    expect(matmul({ ...odd, M, N, K, a: { buffer: A!, offset: 2 } }).entry).toBe('v1_regblock');
+  });
 
   it('bias_grad sums columns (and accumulates)', async (ctx) => {
     const rt = needRuntime(h, ctx);

@@ -46,6 +46,7 @@ describe('device training step vs the tfjs cpu step', () => {
   for (const [temperature, maxGradNorm, version] of [
     [1, 1, 'v1_regblock'],
     [0.8, 0.05, 'v2_tiled'],
+    [0.8, 1, 'v4_vec4'],
   ] as [number, number, MatmulVersion][]) {
     it(`loss, every gradient, every updated weight (temperature ${temperature}, clip ${maxGradNorm}, matmul ${version})`, async (ctx) => {
       const rt = needRuntime(h, ctx);

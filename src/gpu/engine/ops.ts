@@ -1,7 +1,7 @@
 // DispatchSpecs for every kernel in shaders/: one builder per entry point, shapes checked here
 // so a program fails when it is built, not on the device.
 import { grid2d } from '../kernels/runKernel';
-import { type Bindable, type DispatchSpec, type Dummies, u32s, uniforms } from './runtime';
+import { asSlice, type Bindable, type DispatchSpec, type Dummies, u32s, uniforms } from './runtime';
 
 export const SHADERS = [
   'matmul.wgsl',
@@ -14,7 +14,7 @@ export const SHADERS = [
   'decode.wgsl',
 ] as const;
 
-export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled', 'v3_colblock'] as const;
+export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled', 'v3_colblock', 'v4_vec4'] as const;
 export type MatmulVersion = (typeof MATMUL_VERSIONS)[number];
 
 export const MM_BIAS = 1;
@@ -44,9 +44,28 @@ export interface MatmulArgs {
   label?: string;
 }
 
+/** Each operand's direction of four contiguous floats, for v4_vec4 (null: none it can use). */
+export function vec4Layout(x: MatmulArgs): { aAlongK: boolean; bAlongK: boolean } | null {
+  const [ars, acs] = x.aStride ?? [x.K, 1];
+  const [brs, bcs] = x.bStride ?? [x.N, 1];
+  const aligned = (b: Bindable | undefined) => !b || ((asSlice(b).offset ?? 0) & 3) === 0;
+  if (![x.a, x.b, x.bias, x.residual, x.c, x.aux].every(aligned)) return null;
+  const m4 = (n: number) => n % 4 === 0;
+  if (!m4(x.N)) return null; // C, bias, residual and aux are read and written four at a time
+  const aAlongK = acs === 1 && m4(ars) && m4(x.K);
+  const aAlongI = ars === 1 && m4(acs) && m4(x.M);
+  const bAlongK = brs === 1 && m4(bcs) && m4(x.K);
+  const bAlongJ = bcs === 1 && m4(brs) && m4(x.N);
+  if (!(aAlongK || aAlongI) || !(bAlongK || bAlongJ)) return null;
+  return { aAlongK, bAlongK: !bAlongJ };
+}
+
 export function matmul(x: MatmulArgs): DispatchSpec {
   const [ars, acs] = x.aStride ?? [x.K, 1];
   const [brs, bcs] = x.bStride ?? [x.N, 1];
+  let version = x.version ?? 'v1_regblock';
+  const layout = version === 'v4_vec4' ? vec4Layout(x) : null;
+  if (version === 'v4_vec4' && !layout) version = 'v1_regblock'; // a size or stride not ×4
   let flags = x.flags ?? 0;
   if (x.bias) flags |= MM_BIAS;
   if (x.residual) flags |= MM_RESIDUAL;
@@ -54,7 +73,10 @@ export function matmul(x: MatmulArgs): DispatchSpec {
     throw new Error('matmul: GELU needs an aux buffer');
   return {
     shader: 'matmul.wgsl',
-    entry: x.version ?? 'v1_regblock',
+    entry: version,
+    ...(layout
+      ? { constants: { A_ALONG_K: Number(layout.aAlongK), B_ALONG_K: Number(layout.bAlongK) } }
+      : {}),
     bindings: [
       ['r', x.a],
       ['r', x.b],
@@ -65,9 +87,11 @@ export function matmul(x: MatmulArgs): DispatchSpec {
     ],
     uniforms: u32s(x.M, x.N, x.K, ars, acs, brs, bcs, flags),
     workgroups:
-      x.version === 'v3_colblock'
+      version === 'v3_colblock'
         ? [Math.ceil(x.N / 64), Math.ceil(x.M / 16)]
-        : [Math.ceil(x.N / 32), Math.ceil(x.M / 32)],
+        : version === 'v4_vec4'
+          ? [Math.ceil(x.N / 64), Math.ceil(x.M / 64)]
+          : [Math.ceil(x.N / 32), Math.ceil(x.M / 32)],
     // The shape in the label, for profiles: A is M×K, B is K×N, ᵀ where read transposed.
     label:
       x.label ?? `matmul ${x.M}×${x.K}${acs === 1 ? '' : 'ᵀ'}·${x.K}×${x.N}${bcs === 1 ? '' : 'ᵀ'}`,
