@@ -31,16 +31,17 @@ const S: u32 = 8u;
 override WG: u32 = 64u;
 const MAX_D: u32 = 256u;
 
-@group(0) @binding(0) var<storage, read> params: array<f32>;
+// The layer reads and writes four floats at a time (every width here is a multiple of 4 and
+// every parameter starts 256-byte aligned): lavapipe loads storage and workgroup memory lane
+// by lane, a loop with a branch per lane and access, so a vec4 costs about what a float does.
+@group(0) @binding(0) var<storage, read> params: array<vec4f>;
 @group(0) @binding(1) var<storage, read> state: array<u32>;
-@group(0) @binding(2) var<storage, read_write> x: array<f32>;
-@group(0) @binding(3) var<storage, read_write> kcache: array<f32>;
-@group(0) @binding(4) var<storage, read_write> vcache: array<f32>;
+@group(0) @binding(2) var<storage, read_write> x: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> kcache: array<vec4f>;
+@group(0) @binding(4) var<storage, read_write> vcache: array<vec4f>;
 @group(0) @binding(5) var<storage, read_write> scores: array<f32>;
 @group(0) @binding(7) var<uniform> p: Params;
 
-var<workgroup> sx: array<f32, MAX_D>;
-var<workgroup> sa: array<f32, MAX_D>;
 var<workgroup> s_done: u32;
 
 const GELU_C: f32 = 0.7978845608028654;
@@ -50,48 +51,57 @@ fn gelu(v: f32) -> f32 {
   return 0.5 * v * (1.0 + tanh(u));
 }
 
+fn gelu4(v: vec4f) -> vec4f {
+  return vec4f(gelu(v.x), gelu(v.y), gelu(v.z), gelu(v.w));
+}
+
+/** acc + Σ_kk xv[kk]·w_kk: four k of a matrix–vector product, four columns at a time. */
+fn fma4(acc: vec4f, xv: vec4f, w0: vec4f, w1: vec4f, w2: vec4f, w3: vec4f) -> vec4f {
+  return acc + xv.x * w0 + xv.y * w1 + xv.z * w2 + xv.w * w3;
+}
+
 // ---- one decode step of a layer, RB rows per workgroup -----------------------------------------
 // Each weight read serves the RB rows' sums: on CPU drivers, which run invocations as SIMD lanes
 // and gather every weight a lane reads, that is most of a decode step's cost (real GPUs run
 // RB = 1). The workgroup arrays are sized by overrides (MD = the width, MF = the MLP's), so
 // RB × (5·MD + MF) floats fit the device's workgroup storage. A workgroup returns only when
-// all its rows have finished.
+// all its rows have finished. Indices ending in 4 count vec4s.
 
 override RB: u32 = 4u;
 override MD: u32 = 64u;
 override MF: u32 = 256u;
 const RB_MAX: u32 = 8u;
 
-var<workgroup> rx: array<f32, RB * MD>;
-var<workgroup> rn: array<f32, RB * MD>;
-var<workgroup> rq: array<f32, RB * 3u * MD>;
-var<workgroup> rh: array<f32, RB * MF>;
+var<workgroup> rx: array<vec4f, RB * MD / 4u>;
+var<workgroup> rn: array<vec4f, RB * MD / 4u>;
+var<workgroup> rq: array<vec4f, RB * 3u * MD / 4u>;
+var<workgroup> rh: array<vec4f, RB * MF / 4u>;
 var<workgroup> r_live: array<u32, RB>;
 var<workgroup> r_stat: array<f32, 2u * RB>;
 var<workgroup> r_any: u32;
 
 // LayerNorm of the RB rows of rx into rn: invocation r < RB finds row r's statistics first.
-fn norm_rows(lid: u32, g: u32, bo: u32) {
-  let D = p.D;
+fn norm_rows(lid: u32, g4: u32, bo4: u32) {
+  let D4 = p.D / 4u;
   if (lid < RB) {
-    var mean = 0.0;
-    for (var j = 0u; j < D; j++) {
-      mean += rx[lid * D + j];
+    var sum = vec4f();
+    for (var j = 0u; j < D4; j++) {
+      sum += rx[lid * D4 + j];
     }
-    mean /= f32(D);
-    var v = 0.0;
-    for (var j = 0u; j < D; j++) {
-      let d = rx[lid * D + j] - mean;
-      v += d * d;
+    let mean = (sum.x + sum.y + sum.z + sum.w) / f32(p.D);
+    var sq = vec4f();
+    for (var j = 0u; j < D4; j++) {
+      let d = rx[lid * D4 + j] - mean;
+      sq += d * d;
     }
     r_stat[2u * lid] = mean;
-    r_stat[2u * lid + 1u] = inverseSqrt(v / f32(D) + p.eps);
+    r_stat[2u * lid + 1u] = inverseSqrt((sq.x + sq.y + sq.z + sq.w) / f32(p.D) + p.eps);
   }
   workgroupBarrier();
-  for (var e = lid; e < RB * D; e += WG) {
-    let r = e / D;
-    let j = e % D;
-    rn[e] = (rx[e] - r_stat[2u * r]) * r_stat[2u * r + 1u] * params[g + j] + params[bo + j];
+  for (var e = lid; e < RB * D4; e += WG) {
+    let r = e / D4;
+    let j = e % D4;
+    rn[e] = (rx[e] - r_stat[2u * r]) * r_stat[2u * r + 1u] * params[g4 + j] + params[bo4 + j];
   }
 }
 
@@ -116,47 +126,55 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
   if (workgroupUniformLoad(&r_any) == 0u) {
     return;
   }
-  let D = p.D;
-  let D3 = 3u * D;
-  for (var e = lid; e < RB * D; e += WG) {
-    let r = e / D;
-    let j = e % D;
+  let D4 = p.D / 4u;
+  let Q4 = 3u * D4; // a row of q|k|v
+  let F4 = p.F / 4u;
+  let hd4 = p.hd / 4u;
+  for (var e = lid; e < RB * D4; e += WG) {
+    let r = e / D4;
+    let j = e % D4;
     if (r_live[r] == 0u) {
       continue;
     }
     let b = b0 + r;
     if ((p.flags & 1u) != 0u) {
-      rx[e] = params[p.wte + state[b * S + 2u] * D + j] + params[p.wpe + state[b * S] * D + j];
+      rx[e] = params[p.wte / 4u + state[b * S + 2u] * D4 + j] + params[p.wpe / 4u + state[b * S] * D4 + j];
     } else {
-      rx[e] = x[b * D + j];
+      rx[e] = x[b * D4 + j];
     }
   }
   workgroupBarrier();
-  norm_rows(lid, p.ln1_g, p.ln1_b);
+  norm_rows(lid, p.ln1_g / 4u, p.ln1_b / 4u);
   workgroupBarrier();
-  for (var c = lid; c < D3; c += WG) {
-    var acc: array<f32, RB_MAX>;
-    let bias = params[p.attn_b + c];
+  // q|k|v = LN1(x)·W_attn + b: invocations split the columns, four at a time
+  let attn_w = p.attn_w / 4u;
+  for (var c = lid; c < Q4; c += WG) {
+    var acc: array<vec4f, RB_MAX>;
+    let bias = params[p.attn_b / 4u + c];
     for (var r = 0u; r < RB; r++) {
       acc[r] = bias;
     }
-    for (var k = 0u; k < D; k++) {
-      let w = params[p.attn_w + k * D3 + c];
+    for (var k = 0u; k < D4; k++) {
+      let w = attn_w + 4u * k * Q4 + c;
+      let w0 = params[w];
+      let w1 = params[w + Q4];
+      let w2 = params[w + 2u * Q4];
+      let w3 = params[w + 3u * Q4];
       for (var r = 0u; r < RB; r++) {
-        acc[r] += rn[r * D + k] * w;
+        acc[r] = fma4(acc[r], rn[r * D4 + k], w0, w1, w2, w3);
       }
     }
     for (var r = 0u; r < RB; r++) {
-      rq[r * D3 + c] = acc[r];
-      if (r_live[r] == 0u || c < D) {
+      rq[r * Q4 + c] = acc[r];
+      if (r_live[r] == 0u || c < D4) {
         continue;
       }
       let b = b0 + r;
-      let at = (p.layer * p.B + b) * p.C * D + state[b * S] * D;
-      if (c >= 2u * D) {
-        vcache[at + c - 2u * D] = acc[r];
+      let at = ((p.layer * p.B + b) * p.C + state[b * S]) * D4;
+      if (c >= 2u * D4) {
+        vcache[at + c - 2u * D4] = acc[r];
       } else {
-        kcache[at + c - D] = acc[r];
+        kcache[at + c - D4] = acc[r];
       }
     }
   }
@@ -168,16 +186,16 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
     }
     let b = b0 + r;
     let n = state[b * S] + 1u;
-    let cache = (p.layer * p.B + b) * p.C * D;
+    let cache = (p.layer * p.B + b) * p.C * D4;
     let srow = b * p.H * p.C;
     for (var e = lid; e < p.H * n; e += WG) {
       let h = e / n;
       let s = e % n;
-      var dot = 0.0;
-      for (var i = 0u; i < p.hd; i++) {
-        dot += rq[r * D3 + h * p.hd + i] * kcache[cache + s * D + h * p.hd + i];
+      var dot4 = vec4f();
+      for (var i = 0u; i < hd4; i++) {
+        dot4 += rq[r * Q4 + h * hd4 + i] * kcache[cache + s * D4 + h * hd4 + i];
       }
-      scores[srow + h * p.C + s] = dot * p.scale;
+      scores[srow + h * p.C + s] = (dot4.x + dot4.y + dot4.z + dot4.w) * p.scale;
     }
   }
   storageBarrier();
@@ -208,74 +226,89 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
   }
   storageBarrier();
   workgroupBarrier();
-  for (var e = lid; e < RB * D; e += WG) {
-    let r = e / D;
-    let j = e % D;
+  for (var e = lid; e < RB * D4; e += WG) {
+    let r = e / D4;
+    let j = e % D4;
     if (r_live[r] == 0u) {
       continue;
     }
     let b = b0 + r;
     let n = state[b * S] + 1u;
-    let cache = (p.layer * p.B + b) * p.C * D;
-    let base = b * p.H * p.C + (j / p.hd) * p.C;
-    var acc = 0.0;
+    let cache = (p.layer * p.B + b) * p.C * D4;
+    let base = b * p.H * p.C + (j / hd4) * p.C;
+    var acc = vec4f();
     for (var s = 0u; s < n; s++) {
-      acc += scores[base + s] * vcache[cache + s * D + j];
+      acc += scores[base + s] * vcache[cache + s * D4 + j];
     }
-    rq[r * D3 + j] = acc; // q is no longer needed: the attention output takes its place
+    rq[r * Q4 + j] = acc; // q is no longer needed: the attention output takes its place
   }
   workgroupBarrier();
-  for (var j = lid; j < D; j += WG) {
-    var acc: array<f32, RB_MAX>;
-    let bias = params[p.proj_b + j];
+  let proj_w = p.proj_w / 4u;
+  for (var j = lid; j < D4; j += WG) {
+    var acc: array<vec4f, RB_MAX>;
+    let bias = params[p.proj_b / 4u + j];
     for (var r = 0u; r < RB; r++) {
       acc[r] = bias;
     }
-    for (var k = 0u; k < D; k++) {
-      let w = params[p.proj_w + k * D + j];
+    for (var k = 0u; k < D4; k++) {
+      let w = proj_w + 4u * k * D4 + j;
+      let w0 = params[w];
+      let w1 = params[w + D4];
+      let w2 = params[w + 2u * D4];
+      let w3 = params[w + 3u * D4];
       for (var r = 0u; r < RB; r++) {
-        acc[r] += rq[r * D3 + k] * w;
+        acc[r] = fma4(acc[r], rq[r * Q4 + k], w0, w1, w2, w3);
       }
     }
     for (var r = 0u; r < RB; r++) {
-      rx[r * D + j] += acc[r];
+      rx[r * D4 + j] += acc[r];
     }
   }
   workgroupBarrier();
-  norm_rows(lid, p.ln2_g, p.ln2_b);
+  norm_rows(lid, p.ln2_g / 4u, p.ln2_b / 4u);
   workgroupBarrier();
-  for (var c = lid; c < p.F; c += WG) {
-    var acc: array<f32, RB_MAX>;
-    let bias = params[p.fc_b + c];
+  let fc_w = p.fc_w / 4u;
+  for (var c = lid; c < F4; c += WG) {
+    var acc: array<vec4f, RB_MAX>;
+    let bias = params[p.fc_b / 4u + c];
     for (var r = 0u; r < RB; r++) {
       acc[r] = bias;
     }
-    for (var k = 0u; k < D; k++) {
-      let w = params[p.fc_w + k * p.F + c];
+    for (var k = 0u; k < D4; k++) {
+      let w = fc_w + 4u * k * F4 + c;
+      let w0 = params[w];
+      let w1 = params[w + F4];
+      let w2 = params[w + 2u * F4];
+      let w3 = params[w + 3u * F4];
       for (var r = 0u; r < RB; r++) {
-        acc[r] += rn[r * D + k] * w;
+        acc[r] = fma4(acc[r], rn[r * D4 + k], w0, w1, w2, w3);
       }
     }
     for (var r = 0u; r < RB; r++) {
-      rh[r * p.F + c] = gelu(acc[r]);
+      rh[r * F4 + c] = gelu4(acc[r]);
     }
   }
   workgroupBarrier();
-  for (var j = lid; j < D; j += WG) {
-    var acc: array<f32, RB_MAX>;
-    let bias = params[p.fc2_b + j];
+  let fc2_w = p.fc2_w / 4u;
+  for (var j = lid; j < D4; j += WG) {
+    var acc: array<vec4f, RB_MAX>;
+    let bias = params[p.fc2_b / 4u + j];
     for (var r = 0u; r < RB; r++) {
       acc[r] = bias;
     }
-    for (var k = 0u; k < p.F; k++) {
-      let w = params[p.fc2_w + k * D + j];
+    for (var k = 0u; k < F4; k++) {
+      let w = fc2_w + 4u * k * D4 + j;
+      let w0 = params[w];
+      let w1 = params[w + D4];
+      let w2 = params[w + 2u * D4];
+      let w3 = params[w + 3u * D4];
       for (var r = 0u; r < RB; r++) {
-        acc[r] += rh[r * p.F + k] * w;
+        acc[r] = fma4(acc[r], rh[r * F4 + k], w0, w1, w2, w3);
       }
     }
     for (var r = 0u; r < RB; r++) {
       if (r_live[r] != 0u) {
-        x[(b0 + r) * D + j] = rx[r * D + j] + acc[r];
+        x[(b0 + r) * D4 + j] = rx[r * D4 + j] + acc[r];
       }
     }
   }
@@ -290,14 +323,16 @@ struct SampleParams {
   wte: u32, _p0: u32, _p1: u32, _p2: u32,
 }
 
-@group(0) @binding(0) var<storage, read> s_params: array<f32>;
-@group(0) @binding(1) var<storage, read> s_x: array<f32>;
+@group(0) @binding(0) var<storage, read> s_params: array<vec4f>;
+@group(0) @binding(1) var<storage, read> s_x: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> s_state: array<u32>;
 @group(0) @binding(3) var<storage, read_write> s_logits: array<f32>;
 @group(0) @binding(4) var<storage, read_write> s_out: array<u32>; // tokens [B, max_new] | logp bits
 @group(0) @binding(7) var<uniform> sp: SampleParams;
 
 const MAX_K: u32 = 64u;
+var<workgroup> sx: array<vec4f, MAX_D / 4u>;
+var<workgroup> sa: array<vec4f, MAX_D / 4u>;
 var<workgroup> red_a: array<f32, 64>;
 var<workgroup> red_b: array<f32, 64>;
 var<workgroup> red_i: array<u32, 64>;
@@ -325,33 +360,34 @@ fn sample(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
   if (workgroupUniformLoad(&s_done) != 0u) {
     return;
   }
-  let D = sp.D;
-  for (var j = lid; j < D; j += WG) {
-    sx[j] = s_x[b * D + j];
+  let D4 = sp.D / 4u;
+  for (var j = lid; j < D4; j += WG) {
+    sx[j] = s_x[b * D4 + j];
   }
   workgroupBarrier();
-  var mean = 0.0;
-  for (var j = 0u; j < D; j++) {
-    mean += sx[j];
+  var sum = vec4f();
+  for (var j = 0u; j < D4; j++) {
+    sum += sx[j];
   }
-  mean /= f32(D);
-  var var_ = 0.0;
-  for (var j = 0u; j < D; j++) {
+  let mean = (sum.x + sum.y + sum.z + sum.w) / f32(sp.D);
+  var sq = vec4f();
+  for (var j = 0u; j < D4; j++) {
     let d = sx[j] - mean;
-    var_ += d * d;
+    sq += d * d;
   }
-  let rstd = inverseSqrt(var_ / f32(D) + sp.eps);
-  for (var j = lid; j < D; j += WG) {
-    sa[j] = (sx[j] - mean) * rstd * s_params[sp.lnf_g + j] + s_params[sp.lnf_b + j];
+  let rstd = inverseSqrt((sq.x + sq.y + sq.z + sq.w) / f32(sp.D) + sp.eps);
+  for (var j = lid; j < D4; j += WG) {
+    sa[j] = (sx[j] - mean) * rstd * s_params[sp.lnf_g / 4u + j] + s_params[sp.lnf_b / 4u + j];
   }
   workgroupBarrier();
   let lrow = b * sp.V;
+  let wte = sp.wte / 4u;
   for (var v = lid; v < sp.V; v += WG) {
-    var s = 0.0;
-    for (var k = 0u; k < D; k++) {
-      s += sa[k] * s_params[sp.wte + v * D + k];
+    var s4 = vec4f();
+    for (var k = 0u; k < D4; k++) {
+      s4 += sa[k] * s_params[wte + v * D4 + k];
     }
-    s_logits[lrow + v] = s;
+    s_logits[lrow + v] = s4.x + s4.y + s4.z + s4.w;
   }
   storageBarrier();
   workgroupBarrier();

@@ -64,7 +64,7 @@ export class DeviceSampler implements Sampler {
   /**
    * Rows per workgroup in the fused layer (decode.wgsl's `layer`, override RB): each
    * weight read then serves that many rows. CPU drivers gather every weight a lane reads, so
-   * they run as many rows as the workgroup storage holds (at most 4); real GPUs one per row.
+   * they run as many rows as the workgroup storage holds (at most 8); real GPUs one per row.
    */
   rowsPerGroup: number;
 
@@ -77,7 +77,7 @@ export class DeviceSampler implements Sampler {
     const storage = model.rt.device.limits.maxComputeWorkgroupStorageSize;
     // The fused layer keeps 5·D + F floats per row in workgroup storage, plus a few words.
     const fits = Math.max(1, Math.floor((storage - 64) / (4 * (5 * D + F))));
-    this.rowsPerGroup = Math.min(options.rowsPerGroup ?? (options.software ? 4 : 1), fits, 8);
+    this.rowsPerGroup = Math.min(options.rowsPerGroup ?? (options.software ? 8 : 1), fits, 8);
   }
 
   /**

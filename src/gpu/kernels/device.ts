@@ -36,13 +36,15 @@ export async function openKernelDevice(): Promise<KernelDeviceResult> {
   if (!gpu) return { ok: false, why: 'no navigator.gpu and the `webgpu` package did not load' };
   const adapter = await gpu.requestAdapter();
   if (!adapter) return { ok: false, why: 'requestAdapter() returned null' };
-  // The adapter's own buffer limits, not WebGPU's defaults (128 MiB per binding): a KV cache
-  // or a batch's activations on the larger presets need more.
+  // The adapter's own limits, not WebGPU's defaults (128 MiB per binding, 16 KiB of workgroup
+  // storage): a KV cache or a batch's activations on the larger presets need more, and the
+  // fused decode layer runs more rows per workgroup where more workgroup storage is.
   const limits = adapter.limits;
   const device = await adapter.requestDevice({
     requiredLimits: {
       maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
       maxBufferSize: limits.maxBufferSize,
+      maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
     },
   });
   const info = adapter.info;
