@@ -78,9 +78,11 @@ interface Activations {
   release(): void;
 }
 
-/** Whether the fused kernels hold this model's shape (width ≤ 256, head size ≤ 64). */
+/** Whether the fused kernels hold this model's shape (width ≤ 256, head size ≤ 64, widths ×4). */
 export function deviceHoldsModel(config: ModelConfig): boolean {
-  return config.nEmbd <= 256 && config.nEmbd / config.nHead <= 64;
+  const head = config.nEmbd / config.nHead;
+  // decode.wgsl reads widths and heads four floats at a time
+  return config.nEmbd <= 256 && head <= 64 && head % 4 === 0 && config.nInner % 4 === 0;
 }
 
 export class DeviceModel {
@@ -108,7 +110,9 @@ export class DeviceModel {
     readonly adam: AdamWConfig = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.01 },
   ) {
     if (!deviceHoldsModel(config))
-      throw new Error('the fused kernels hold width ≤ 256 and head size ≤ 64');
+      throw new Error(
+        'the fused kernels hold width ≤ 256 and head size ≤ 64, both multiples of 4 (and the MLP width)',
+      );
     this.layout = paramLayout(config);
     const n = this.layout.total;
     this.params = rt.buffer(n, 'params');
