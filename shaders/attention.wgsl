@@ -23,12 +23,15 @@ struct Params {
 override HD: u32 = 64u;
 const MAX_V4: u32 = 16u; // 64 / 4
 
+// Every tensor is read and written as vec4s (widths and heads are multiples of 4, bindings
+// 256-byte aligned): lavapipe loads storage lane by lane, a vec4 for about the price of a float.
+// ld4(i) and friends take a float index i (a multiple of 4).
 fn ld4(i: u32) -> vec4f {
-  return vec4f(qkv[i], qkv[i + 1u], qkv[i + 2u], qkv[i + 3u]);
+  return qkv[i >> 2u];
 }
 
-@group(0) @binding(0) var<storage, read> qkv: array<f32>;
-@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(0) var<storage, read> qkv: array<vec4f>;
+@group(0) @binding(1) var<storage, read_write> y: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> lse: array<f32>;
 @group(0) @binding(7) var<uniform> p: Params;
 
@@ -72,24 +75,20 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
   }
   let rowy = (b * p.T + t) * D + h * HD;
   for (var i = 0u; i < HD / 4u; i++) {
-    let o = acc[i] / l;
-    y[rowy + 4u * i] = o.x;
-    y[rowy + 4u * i + 1u] = o.y;
-    y[rowy + 4u * i + 2u] = o.z;
-    y[rowy + 4u * i + 3u] = o.w;
+    y[(rowy >> 2u) + i] = acc[i] / l;
   }
   lse[e] = m + log(l);
 }
 
-@group(0) @binding(0) var<storage, read> gqkv: array<f32>;
-@group(0) @binding(1) var<storage, read> gy: array<f32>;
-@group(0) @binding(2) var<storage, read> gdy: array<f32>;
+@group(0) @binding(0) var<storage, read> gqkv: array<vec4f>;
+@group(0) @binding(1) var<storage, read> gy: array<vec4f>;
+@group(0) @binding(2) var<storage, read> gdy: array<vec4f>;
 @group(0) @binding(3) var<storage, read> glse: array<f32>;
-@group(0) @binding(4) var<storage, read_write> dqkv: array<f32>;
+@group(0) @binding(4) var<storage, read_write> dqkv: array<vec4f>;
 @group(0) @binding(5) var<storage, read_write> dsum: array<f32>;
 
 fn g4(i: u32) -> vec4f {
-  return vec4f(gqkv[i], gqkv[i + 1u], gqkv[i + 2u], gqkv[i + 3u]);
+  return gqkv[i >> 2u];
 }
 
 @compute @workgroup_size(64)
@@ -109,11 +108,11 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
   var dq: array<vec4f, MAX_V4>;
   var dt = 0.0;
   for (var i = 0u; i < HD / 4u; i++) {
-    let o = rowy + 4u * i;
+    let o = (rowy >> 2u) + i;
     q[i] = g4(rowq + 4u * i) * p.scale;
-    dy[i] = vec4f(gdy[o], gdy[o + 1u], gdy[o + 2u], gdy[o + 3u]);
+    dy[i] = gdy[o];
     dq[i] = vec4f();
-    dt += dot(dy[i], vec4f(gy[o], gy[o + 1u], gy[o + 2u], gy[o + 3u]));
+    dt += dot(dy[i], gy[o]);
   }
   let L = glse[e];
   for (var s = 0u; s <= t; s++) {
@@ -130,23 +129,19 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
     }
   }
   for (var i = 0u; i < HD / 4u; i++) {
-    let o = dq[i] * p.scale;
-    dqkv[rowq + 4u * i] = o.x;
-    dqkv[rowq + 4u * i + 1u] = o.y;
-    dqkv[rowq + 4u * i + 2u] = o.z;
-    dqkv[rowq + 4u * i + 3u] = o.w;
+    dqkv[(rowq >> 2u) + i] = dq[i] * p.scale;
   }
   dsum[e] = dt;
 }
 
-@group(0) @binding(0) var<storage, read> kqkv: array<f32>;
-@group(0) @binding(1) var<storage, read> kdy: array<f32>;
+@group(0) @binding(0) var<storage, read> kqkv: array<vec4f>;
+@group(0) @binding(1) var<storage, read> kdy: array<vec4f>;
 @group(0) @binding(2) var<storage, read> klse: array<f32>;
 @group(0) @binding(3) var<storage, read> kdsum: array<f32>;
-@group(0) @binding(4) var<storage, read_write> kdqkv: array<f32>;
+@group(0) @binding(4) var<storage, read_write> kdqkv: array<vec4f>;
 
 fn k4(i: u32) -> vec4f {
-  return vec4f(kqkv[i], kqkv[i + 1u], kqkv[i + 2u], kqkv[i + 3u]);
+  return kqkv[i >> 2u];
 }
 
 @compute @workgroup_size(64)
@@ -177,38 +172,28 @@ fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
     var score = 0.0;
     var dp = 0.0;
     for (var i = 0u; i < HD / 4u; i++) {
-      let o = rowy + 4u * i;
       score += dot(k4(rowq + 4u * i), k[i]);
-      dp += dot(vec4f(kdy[o], kdy[o + 1u], kdy[o + 2u], kdy[o + 3u]), v[i]);
+      dp += dot(kdy[(rowy >> 2u) + i], v[i]);
     }
     let prob = exp(score * p.scale - klse[bh * p.T + t]);
     let ds = prob * (dp - kdsum[bh * p.T + t]);
     for (var i = 0u; i < HD / 4u; i++) {
-      let o = rowy + 4u * i;
-      dv[i] += prob * vec4f(kdy[o], kdy[o + 1u], kdy[o + 2u], kdy[o + 3u]);
+      dv[i] += prob * kdy[(rowy >> 2u) + i];
       dk[i] += ds * k4(rowq + 4u * i);
     }
   }
   for (var i = 0u; i < HD / 4u; i++) {
-    let a = dk[i] * p.scale;
-    let c = dv[i];
-    let o = rowk + 4u * i;
-    kdqkv[o] = a.x;
-    kdqkv[o + 1u] = a.y;
-    kdqkv[o + 2u] = a.z;
-    kdqkv[o + 3u] = a.w;
-    kdqkv[o + D] = c.x;
-    kdqkv[o + D + 1u] = c.y;
-    kdqkv[o + D + 2u] = c.z;
-    kdqkv[o + D + 3u] = c.w;
+    let o = (rowk >> 2u) + i;
+    kdqkv[o] = dk[i] * p.scale;
+    kdqkv[o + D / 4u] = dv[i];
   }
 }
 
-@group(0) @binding(0) var<storage, read> qd: array<f32>;
-@group(0) @binding(1) var<storage, read> kcache: array<f32>;
-@group(0) @binding(2) var<storage, read> vcache: array<f32>;
+@group(0) @binding(0) var<storage, read> qd: array<vec4f>;
+@group(0) @binding(1) var<storage, read> kcache: array<vec4f>;
+@group(0) @binding(2) var<storage, read> vcache: array<vec4f>;
 @group(0) @binding(3) var<storage, read> lens: array<u32>;
-@group(0) @binding(4) var<storage, read_write> yd: array<f32>;
+@group(0) @binding(4) var<storage, read_write> yd: array<vec4f>;
 
 @compute @workgroup_size(64)
 fn decode(@builtin(global_invocation_id) gid: vec3u) {
@@ -222,8 +207,7 @@ fn decode(@builtin(global_invocation_id) gid: vec3u) {
   var q: array<vec4f, MAX_V4>;
   var acc: array<vec4f, MAX_V4>;
   for (var i = 0u; i < HD / 4u; i++) {
-    let o = b * D + h * HD + 4u * i;
-    q[i] = vec4f(qd[o], qd[o + 1u], qd[o + 2u], qd[o + 3u]) * p.scale;
+    q[i] = qd[(b * D + h * HD) / 4u + i] * p.scale;
     acc[i] = vec4f();
   }
   var m = -3.4e38;
@@ -232,25 +216,18 @@ fn decode(@builtin(global_invocation_id) gid: vec3u) {
     let row = (b * p.C + s) * D + h * HD;
     var score = 0.0;
     for (var i = 0u; i < HD / 4u; i++) {
-      let o = row + 4u * i;
-      score += dot(q[i], vec4f(kcache[o], kcache[o + 1u], kcache[o + 2u], kcache[o + 3u]));
+      score += dot(q[i], kcache[row / 4u + i]);
     }
     let m_new = max(m, score);
     let c = exp(m - m_new);
     let w = exp(score - m_new);
     l = l * c + w;
     for (var i = 0u; i < HD / 4u; i++) {
-      let o = row + 4u * i;
-      acc[i] = acc[i] * c + w * vec4f(vcache[o], vcache[o + 1u], vcache[o + 2u], vcache[o + 3u]);
+      acc[i] = acc[i] * c + w * vcache[row / 4u + i];
     }
     m = m_new;
   }
   for (var i = 0u; i < HD / 4u; i++) {
-    let o = b * D + h * HD + 4u * i;
-    let r = acc[i] / max(l, 1e-30);
-    yd[o] = r.x;
-    yd[o + 1u] = r.y;
-    yd[o + 2u] = r.z;
-    yd[o + 3u] = r.w;
+    yd[(b * D + h * HD) / 4u + i] = acc[i] / max(l, 1e-30);
   }
 }
