@@ -1,5 +1,6 @@
 // The tied head's log-softmax, fused: for each row r of logits [R, V] (= LN_f(x)·wteᵀ, the
-// matmul kernel's X·Eᵀ), with z = logits·inv_temp,
+// matmul kernel's X·Eᵀ; rows `stride` floats apart, the engine pads them to a multiple of 4
+// for matmul v4_vec4; the padding is never read), with z = logits·inv_temp,
 //   logp[r] = z[r, t_r] − logsumexp(z[r, :]),  entropy[r] = −Σ p log p,  lse[r] saved.
 // Entry points:
 //   forward   one invocation per row, one pass (online softmax: running max, Σe, Σe·z)
@@ -8,7 +9,7 @@
 //   sample    see decode.wgsl (the sampler lives with the decode step)
 
 struct Params {
-  R: u32, V: u32, inv_temp: f32, _p0: u32,
+  R: u32, V: u32, inv_temp: f32, stride: u32,
 }
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
@@ -22,7 +23,7 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
   if (r >= p.R) {
     return;
   }
-  let base = r * p.V;
+  let base = r * p.stride;
   var m = logits[base] * p.inv_temp;
   var s = 1.0;
   var t = 0.0;
@@ -60,15 +61,16 @@ fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) 
   }
   let r = e / p.V;
   let j = e % p.V;
+  let at = r * p.stride + j;
   let gr = g[r];
   if (gr == 0.0) {
-    dlogits[e] = 0.0;
+    dlogits[at] = 0.0;
     return;
   }
-  let prob = exp(dlogits[e] * p.inv_temp - stats[2u * p.R + r]);
+  let prob = exp(dlogits[at] * p.inv_temp - stats[2u * p.R + r]);
   var onehot = 0.0;
   if (j == btargets[r]) {
     onehot = 1.0;
   }
-  dlogits[e] = gr * p.inv_temp * (onehot - prob);
+  dlogits[at] = gr * p.inv_temp * (onehot - prob);
 }

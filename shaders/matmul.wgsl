@@ -1,7 +1,8 @@
 // Matrix multiply with a fused epilogue: C[M,N] (+)= A[M,K] · B[K,N] (+ bias[N]) (+ R[M,N]),
 // where A and B are read through strides, so one kernel serves X·W (forward), dY·Wᵀ (input
 // gradient), Xᵀ·dY (weight gradient) and X·Eᵀ (the tied head):
-//   A(i,k) = a[i·a_rs + k·a_cs],  B(k,j) = b[k·b_rs + j·b_cs]
+//   A(i,k) = a[i·a_rs + k·a_cs],  B(k,j) = b[k·b_rs + j·b_cs],  C(i,j) = c[i·c_rs + j]
+// (R and AUX share C's layout; c_rs > N pads C's rows, e.g. the logits' to a multiple of 4).
 // flags (bits):
 //   1  add bias[j]
 //   2  add the residual R[i,j] (x + proj: the residual stream's update in one pass)
@@ -16,16 +17,20 @@
 //                neighbouring columns: B is read as one contiguous vector across lanes, A as
 //                broadcasts (CPU drivers vectorise across invocations, and gathers are dear)
 //   v4_vec4      an 8×8 block of C per invocation, A and B read four floats at a time along
-//                the direction each is contiguous in (overrides A_ALONG_K, B_ALONG_K); for
-//                lavapipe, which loads a storage buffer lane by lane (a loop with a branch per
-//                lane and load), so a vec4 load costs little more than a scalar one. ops.ts
-//                uses it only where strides and sizes (N among them: C is written four floats at a time)
-//                are multiples of 4 (else v1_regblock).
+//                the direction each is contiguous in (overrides A_ALONG_K, B_ALONG_K), C and
+//                its epilogue four at a time; for lavapipe, which loads a storage buffer lane
+//                by lane (a loop with a branch per lane and load), so a vec4 load costs little
+//                more than a scalar one. Any M, N, K: rows and columns past the edge read
+//                whatever lies there and are dropped, k past K is masked to zero. ops.ts uses
+//                it where strides, offsets and c_rs are multiples of 4 (else v1_regblock).
 //   bias_grad    db[j] (+)= Σ_i dC[i,j], one invocation per column (reads A as dC [M,N])
+//   bias_grad4   the same four columns at a time, four invocations splitting the rows of
+//                each (N a multiple of 4): a quarter of the loads, four times the lanes
 
 struct Params {
   M: u32, N: u32, K: u32, a_rs: u32,
   a_cs: u32, b_rs: u32, b_cs: u32, flags: u32,
+  c_rs: u32, _p0: u32, _p1: u32, _p2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -53,7 +58,7 @@ fn finish(i: u32, j: u32, acc: f32) {
   if (i >= p.M || j >= p.N) {
     return;
   }
-  let idx = i * p.N + j;
+  let idx = i * p.c_rs + j;
   var v = acc;
   if ((p.flags & 1u) != 0u) {
     v += bias[j];
@@ -182,12 +187,15 @@ fn gelu_grad4(x: vec4f) -> vec4f {
   return vec4f(gelu_grad(x.x), gelu_grad(x.y), gelu_grad(x.z), gelu_grad(x.w));
 }
 
-/** finish() for C(i, j..j+3), j a multiple of 4 and N too: every access four floats at once. */
+/**
+ * finish() for C(i, j..j+3), j and c_rs multiples of 4: every access four floats at once.
+ * Columns N.. of the last group land in the row's padding (c_rs ≥ N rounded up to 4).
+ */
 fn finish4(i: u32, j: u32, acc: vec4f) {
   if (i >= p.M || j >= p.N) {
     return;
   }
-  let idx = (i * p.N + j) >> 2u;
+  let idx = (i * p.c_rs + j) >> 2u;
   var v = acc;
   if ((p.flags & 1u) != 0u) {
     v += bias4[j >> 2u];
@@ -214,41 +222,50 @@ fn v4_vec4(@builtin(global_invocation_id) gid: vec3u) {
   if (i0 >= p.M || j0 >= p.N) {
     return;
   }
-  // Rows (columns) past the edge read valid ones; finish() drops their results. Along a
-  // vectorised direction the size is a multiple of 4, so clamping to size − 4 stays aligned.
+  // Rows (columns) past the edge read what lies there (clamped to the size rounded up to 4
+  // where four are read at once); finish() drops their results. k past K reads the last row
+  // (column) and is masked to zero, so only A(·, k < K) and B(k < K, ·) reach the sums.
   let last_i = p.M - 1u;
   let last_j = p.N - 1u;
+  let last_k = p.K - 1u;
+  let top_i = ((p.M + 3u) & ~3u) - 4u;
+  let top_j = ((p.N + 3u) & ~3u) - 4u;
   var l0 = vec4f(); var l1 = vec4f(); var l2 = vec4f(); var l3 = vec4f();
   var l4 = vec4f(); var l5 = vec4f(); var l6 = vec4f(); var l7 = vec4f();
   var h0 = vec4f(); var h1 = vec4f(); var h2 = vec4f(); var h3 = vec4f();
   var h4 = vec4f(); var h5 = vec4f(); var h6 = vec4f(); var h7 = vec4f();
   for (var k = 0u; k < p.K; k += 4u) {
+    let live = vec4<bool>(k < p.K, k + 1u < p.K, k + 2u < p.K, k + 3u < p.K);
+    let k1 = min(k + 1u, last_k);
+    let k2 = min(k + 2u, last_k);
+    let k3 = min(k + 3u, last_k);
     // A as rows r0..r7, each a vec4 over k..k+3
     var r0: vec4f; var r1: vec4f; var r2: vec4f; var r3: vec4f;
     var r4: vec4f; var r5: vec4f; var r6: vec4f; var r7: vec4f;
     if (A_ALONG_K) {
       let k4 = k >> 2u;
       let rs = p.a_rs >> 2u;
-      r0 = a4[min(i0, last_i) * rs + k4];
-      r1 = a4[min(i0 + 1u, last_i) * rs + k4];
-      r2 = a4[min(i0 + 2u, last_i) * rs + k4];
-      r3 = a4[min(i0 + 3u, last_i) * rs + k4];
-      r4 = a4[min(i0 + 4u, last_i) * rs + k4];
-      r5 = a4[min(i0 + 5u, last_i) * rs + k4];
-      r6 = a4[min(i0 + 6u, last_i) * rs + k4];
-      r7 = a4[min(i0 + 7u, last_i) * rs + k4];
+      let z = vec4f();
+      r0 = select(z, a4[min(i0, last_i) * rs + k4], live);
+      r1 = select(z, a4[min(i0 + 1u, last_i) * rs + k4], live);
+      r2 = select(z, a4[min(i0 + 2u, last_i) * rs + k4], live);
+      r3 = select(z, a4[min(i0 + 3u, last_i) * rs + k4], live);
+      r4 = select(z, a4[min(i0 + 4u, last_i) * rs + k4], live);
+      r5 = select(z, a4[min(i0 + 5u, last_i) * rs + k4], live);
+      r6 = select(z, a4[min(i0 + 6u, last_i) * rs + k4], live);
+      r7 = select(z, a4[min(i0 + 7u, last_i) * rs + k4], live);
     } else {
       let cs = p.a_cs >> 2u;
-      let lo = min(i0, p.M - 4u) >> 2u;
-      let hi = min(i0 + 4u, p.M - 4u) >> 2u;
+      let lo = i0 >> 2u;
+      let hi = min(i0 + 4u, top_i) >> 2u;
       let x0 = a4[k * cs + lo];
-      let x1 = a4[(k + 1u) * cs + lo];
-      let x2 = a4[(k + 2u) * cs + lo];
-      let x3 = a4[(k + 3u) * cs + lo];
+      let x1 = select(vec4f(), a4[k1 * cs + lo], live.y);
+      let x2 = select(vec4f(), a4[k2 * cs + lo], live.z);
+      let x3 = select(vec4f(), a4[k3 * cs + lo], live.w);
       let y0 = a4[k * cs + hi];
-      let y1 = a4[(k + 1u) * cs + hi];
-      let y2 = a4[(k + 2u) * cs + hi];
-      let y3 = a4[(k + 3u) * cs + hi];
+      let y1 = select(vec4f(), a4[k1 * cs + hi], live.y);
+      let y2 = select(vec4f(), a4[k2 * cs + hi], live.z);
+      let y3 = select(vec4f(), a4[k3 * cs + hi], live.w);
       r0 = vec4f(x0.x, x1.x, x2.x, x3.x);
       r1 = vec4f(x0.y, x1.y, x2.y, x3.y);
       r2 = vec4f(x0.z, x1.z, x2.z, x3.z);
@@ -264,14 +281,15 @@ fn v4_vec4(@builtin(global_invocation_id) gid: vec3u) {
     if (B_ALONG_K) {
       let k4 = k >> 2u;
       let cs = p.b_cs >> 2u;
-      let c0 = b4[min(j0, last_j) * cs + k4];
-      let c1 = b4[min(j0 + 1u, last_j) * cs + k4];
-      let c2 = b4[min(j0 + 2u, last_j) * cs + k4];
-      let c3 = b4[min(j0 + 3u, last_j) * cs + k4];
-      let c4 = b4[min(j0 + 4u, last_j) * cs + k4];
-      let c5 = b4[min(j0 + 5u, last_j) * cs + k4];
-      let c6 = b4[min(j0 + 6u, last_j) * cs + k4];
-      let c7 = b4[min(j0 + 7u, last_j) * cs + k4];
+      let z = vec4f();
+      let c0 = select(z, b4[min(j0, last_j) * cs + k4], live);
+      let c1 = select(z, b4[min(j0 + 1u, last_j) * cs + k4], live);
+      let c2 = select(z, b4[min(j0 + 2u, last_j) * cs + k4], live);
+      let c3 = select(z, b4[min(j0 + 3u, last_j) * cs + k4], live);
+      let c4 = select(z, b4[min(j0 + 4u, last_j) * cs + k4], live);
+      let c5 = select(z, b4[min(j0 + 5u, last_j) * cs + k4], live);
+      let c6 = select(z, b4[min(j0 + 6u, last_j) * cs + k4], live);
+      let c7 = select(z, b4[min(j0 + 7u, last_j) * cs + k4], live);
       b0l = vec4f(c0.x, c1.x, c2.x, c3.x);
       b1l = vec4f(c0.y, c1.y, c2.y, c3.y);
       b2l = vec4f(c0.z, c1.z, c2.z, c3.z);
@@ -282,16 +300,16 @@ fn v4_vec4(@builtin(global_invocation_id) gid: vec3u) {
       b3h = vec4f(c4.w, c5.w, c6.w, c7.w);
     } else {
       let rs = p.b_rs >> 2u;
-      let lo = min(j0, p.N - 4u) >> 2u;
-      let hi = min(j0 + 4u, p.N - 4u) >> 2u;
+      let lo = j0 >> 2u;
+      let hi = min(j0 + 4u, top_j) >> 2u;
       b0l = b4[k * rs + lo];
-      b1l = b4[(k + 1u) * rs + lo];
-      b2l = b4[(k + 2u) * rs + lo];
-      b3l = b4[(k + 3u) * rs + lo];
+      b1l = select(vec4f(), b4[k1 * rs + lo], live.y);
+      b2l = select(vec4f(), b4[k2 * rs + lo], live.z);
+      b3l = select(vec4f(), b4[k3 * rs + lo], live.w);
       b0h = b4[k * rs + hi];
-      b1h = b4[(k + 1u) * rs + hi];
-      b2h = b4[(k + 2u) * rs + hi];
-      b3h = b4[(k + 3u) * rs + hi];
+      b1h = select(vec4f(), b4[k1 * rs + hi], live.y);
+      b2h = select(vec4f(), b4[k2 * rs + hi], live.z);
+      b3h = select(vec4f(), b4[k3 * rs + hi], live.w);
     }
     l0 = row_fma(l0, r0, b0l, b1l, b2l, b3l);
     h0 = row_fma(h0, r0, b0h, b1h, b2h, b3h);
@@ -382,4 +400,29 @@ fn bias_grad(@builtin(global_invocation_id) gid: vec3u) {
     s += c[j];
   }
   c[j] = s;
+}
+
+var<workgroup> col_part: array<vec4f, 64>;
+
+@compute @workgroup_size(64)
+fn bias_grad4(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let N4 = p.N >> 2u;
+  let j4 = wid.x * 16u + lid % 16u; // this invocation's four columns
+  let slice = lid / 16u; // rows slice, slice + 4, …
+  var s = vec4f();
+  if (j4 < N4) {
+    for (var i = slice; i < p.M; i += 4u) {
+      s += a4[i * N4 + j4];
+    }
+  }
+  col_part[lid] = s;
+  workgroupBarrier();
+  if (slice != 0u || j4 >= N4) {
+    return;
+  }
+  var total = col_part[lid] + col_part[lid + 16u] + col_part[lid + 32u] + col_part[lid + 48u];
+  if ((p.flags & 4u) != 0u) {
+    total += c4[j4];
+  }
+  c4[j4] = total;
 }

@@ -352,7 +352,9 @@ export class DeviceModel {
     const save = Array.from({ length: L }, () => this.layerBuffers(R));
     const xf = rt.buffer(R * D);
     const statsF = rt.buffer(2 * R);
-    const logits = rt.buffer(R * V);
+    // Rows padded to a multiple of 4, so the head's three matmuls read and write vec4s.
+    const VP = Math.ceil(V / 4) * 4;
+    const logits = rt.buffer(R * VP);
     const targets = rt.buffer(R);
     const head = rt.buffer(3 * R);
     const old = rt.buffer(R);
@@ -393,11 +395,12 @@ export class DeviceModel {
         b: wte,
         bStride: [1, D],
         c: logits,
+        cStride: VP,
         dummy,
         version,
         label: 'head',
       }),
-      op.headLogprobForward(logits, targets, head, R, V, invTemp),
+      op.headLogprobForward(logits, targets, head, R, V, invTemp, VP),
     ];
     const lossSpecs = (o: GrpoOptions): DispatchSpec[] => [
       op.grpoBackward(R, o, { buffer: head, offset: 0, length: R }, old, ref, adv, weight, loss),
@@ -406,15 +409,25 @@ export class DeviceModel {
       op.biasGrad(lossSum, 1, 1, this.lossTotal, true, dummy),
     ];
     const backward: DispatchSpec[] = [
-      op.headLogprobBackward(targets, dlogp, head, logits, R, V, invTemp),
+      op.headLogprobBackward(targets, dlogp, head, logits, R, V, invTemp, VP),
       // dxf = dlogits·wte; dwte += dlogitsᵀ·xf (the tied head's share)
-      op.matmul({ M: R, N: D, K: V, a: logits, b: wte, c: tmpD, dummy, version }),
+      op.matmul({
+        M: R,
+        N: D,
+        K: V,
+        a: logits,
+        aStride: [VP, 1],
+        b: wte,
+        c: tmpD,
+        dummy,
+        version,
+      }),
       op.matmul({
         M: V,
         N: D,
         K: R,
         a: logits,
-        aStride: [1, V],
+        aStride: [1, VP],
         b: xf,
         c: g('transformer.wte.weight'),
         flags: op.MM_ACCUMULATE,

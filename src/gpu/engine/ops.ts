@@ -36,6 +36,8 @@ export interface MatmulArgs {
   bias?: Bindable;
   residual?: Bindable;
   c: Bindable;
+  /** C(i,j) = c[i·cStride + j] (and R, AUX alike); default N. */
+  cStride?: number;
   /** GELU forward: the activation's output; GELU backward: the saved pre-activation. */
   aux?: Bindable;
   flags?: number;
@@ -48,14 +50,17 @@ export interface MatmulArgs {
 export function vec4Layout(x: MatmulArgs): { aAlongK: boolean; bAlongK: boolean } | null {
   const [ars, acs] = x.aStride ?? [x.K, 1];
   const [brs, bcs] = x.bStride ?? [x.N, 1];
+  const cs = x.cStride ?? x.N;
   const aligned = (b: Bindable | undefined) => !b || ((asSlice(b).offset ?? 0) & 3) === 0;
   if (![x.a, x.b, x.bias, x.residual, x.c, x.aux].every(aligned)) return null;
   const m4 = (n: number) => n % 4 === 0;
-  if (!m4(x.N)) return null; // C, bias, residual and aux are read and written four at a time
-  const aAlongK = acs === 1 && m4(ars) && m4(x.K);
-  const aAlongI = ars === 1 && m4(acs) && m4(x.M);
-  const bAlongK = brs === 1 && m4(bcs) && m4(x.K);
-  const bAlongJ = bcs === 1 && m4(brs) && m4(x.N);
+  // C, bias, residual and aux four at a time: C's rows hold N rounded up to 4.
+  if (!m4(cs) || cs < Math.ceil(x.N / 4) * 4) return null;
+  // The sizes need not be multiples of 4 (the kernel masks k ≥ K, drops i ≥ M and j ≥ N).
+  const aAlongK = acs === 1 && m4(ars);
+  const aAlongI = ars === 1 && m4(acs);
+  const bAlongK = brs === 1 && m4(bcs);
+  const bAlongJ = bcs === 1 && m4(brs);
   if (!(aAlongK || aAlongI) || !(bAlongK || bAlongJ)) return null;
   return { aAlongK, bAlongK: !bAlongJ };
 }
@@ -85,7 +90,7 @@ export function matmul(x: MatmulArgs): DispatchSpec {
       ['w', x.c],
       ['w', x.aux ?? x.dummy.w],
     ],
-    uniforms: u32s(x.M, x.N, x.K, ars, acs, brs, bcs, flags),
+    uniforms: u32s(x.M, x.N, x.K, ars, acs, brs, bcs, flags, x.cStride ?? x.N, 0, 0, 0),
     workgroups:
       version === 'v3_colblock'
         ? [Math.ceil(x.N / 64), Math.ceil(x.M / 16)]
@@ -107,9 +112,11 @@ export function biasGrad(
   accumulate: boolean,
   dummy: Dummies,
 ): DispatchSpec {
+  // Four columns at a time where the rows allow (every bias but the loss's one-column sum).
+  const four = N % 4 === 0 && [dC, db].every((b) => ((asSlice(b).offset ?? 0) & 3) === 0);
   return {
     shader: 'matmul.wgsl',
-    entry: 'bias_grad',
+    entry: four ? 'bias_grad4' : 'bias_grad',
     bindings: [
       ['r', dC],
       ['r', dummy.r],
@@ -118,8 +125,8 @@ export function biasGrad(
       ['w', db],
       ['w', dummy.w],
     ],
-    uniforms: u32s(M, N, 0, 0, 0, 0, 0, accumulate ? 4 : 0),
-    workgroups: [Math.ceil(N / 64)],
+    uniforms: u32s(M, N, 0, 0, 0, 0, 0, accumulate ? 4 : 0, N, 0, 0, 0),
+    workgroups: [Math.ceil(N / 64)], // bias_grad4: 16 groups of four columns per workgroup
     label: 'bias_grad',
   };
 }
@@ -398,13 +405,16 @@ export function attentionDecode(
   };
 }
 
-const headUniforms = (R: number, V: number, invTemp: number) =>
-  uniforms([
+/** stride: the logits' row stride (≥ V; the engine pads rows to a multiple of 4). */
+const headUniforms = (R: number, V: number, invTemp: number, stride: number) => {
+  if (stride < V) throw new Error(`head_logprob: row stride ${stride} < vocabulary ${V}`);
+  return uniforms([
     ['u', R],
     ['u', V],
     ['f', invTemp],
-    ['u', 0],
+    ['u', stride],
   ]);
+};
 
 /** out [3R] = logp | entropy | lse. */
 export function headLogprobForward(
@@ -414,6 +424,7 @@ export function headLogprobForward(
   R: number,
   V: number,
   invTemp = 1,
+  stride = V,
 ): DispatchSpec {
   return {
     shader: 'head_logprob.wgsl',
@@ -423,7 +434,7 @@ export function headLogprobForward(
       ['r', targets],
       ['w', out],
     ],
-    uniforms: headUniforms(R, V, invTemp),
+    uniforms: headUniforms(R, V, invTemp, stride),
     workgroups: grid2d(Math.ceil(R / 64)),
     label: 'head_logprob',
   };
@@ -438,6 +449,7 @@ export function headLogprobBackward(
   R: number,
   V: number,
   invTemp = 1,
+  stride = V,
 ): DispatchSpec {
   return {
     shader: 'head_logprob.wgsl',
@@ -448,7 +460,7 @@ export function headLogprobBackward(
       ['r', stats],
       ['w', logits],
     ],
-    uniforms: headUniforms(R, V, invTemp),
+    uniforms: headUniforms(R, V, invTemp, stride),
     workgroups: grid2d(Math.ceil((R * V) / 64)),
     label: 'head_logprob_bwd',
   };
