@@ -26,4 +26,33 @@ describe('npm run train -- grpo', () => {
     expect(evaluation.step).toBe(1);
     expect(existsSync(join(out, 'snapshot', 'run.json'))).toBe(true);
   }, 300_000);
+
+  it('--backend kernels: the same seed twice gives the same samples and curves', () => {
+    const root = mkdtempSync(join(tmpdir(), 'cli-kernels-'));
+    const runOnce = (name: string) => {
+      const out = join(root, name);
+      const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--steps', '2'];
+      args.push('--tasks-per-step', '2', '--plans', '2', '--programs', '2', '--eval-every', '0');
+      args.push('--backend', 'kernels', '--seed', '5', '--out', out);
+      const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
+      expect(run.status, run.stderr.slice(-2000)).toBe(0);
+      const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+      expect(config.backend.kernels).toBe(true); // sampled and updated on the lab's kernels
+      // Every metric but the clocks.
+      const curves = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) =>
+          Object.entries(JSON.parse(line) as Record<string, number>).filter(
+            ([k]) => !/time|per_second|tokens_per/.test(k),
+          ),
+        );
+      return { curves, samples: readFileSync(join(out, 'samples.jsonl'), 'utf8') };
+    };
+    const first = runOnce('a');
+    const second = runOnce('b');
+    expect(first.curves.length).toBe(2);
+    expect(second.curves).toEqual(first.curves);
+    expect(second.samples).toBe(first.samples);
+  }, 600_000);
 });
