@@ -8,7 +8,7 @@
 // Goals (issue 15): sampling ≥ 5× and training ≥ 3× tfjs-webgpu on each adapter, at most
 // 3 dispatches per layer per token + 3.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { BenchSection, BenchTable } from './table';
 import type { WebgpuRow } from './webgpuRun';
 
@@ -35,12 +35,19 @@ function runOn(icd: string | null): { rows: WebgpuRow[]; kernels: string[]; fail
     env,
     maxBuffer: 64 * 1024 * 1024,
   });
-  const rows = `${child.stdout}`
-    .split('\n')
+  const { rows, kernels } = parseRows(`${child.stdout}`);
+  if (child.status === 0) return { rows, kernels };
+  const why = `${child.stderr}`.trim().split('\n').slice(-1)[0] ?? `exit ${child.status}`;
+  return { rows, kernels, failure: `${icd ?? 'default driver'}: ${why}` };
+}
+
+/** The WEBGPU_BENCH and WEBGPU_KERNELS lines of bench/webgpuRun.ts' output. */
+function parseRows(stdout: string): { rows: WebgpuRow[]; kernels: string[] } {
+  const lines = stdout.split('\n');
+  const rows = lines
     .filter((l) => l.startsWith('WEBGPU_BENCH '))
     .map((l) => JSON.parse(l.slice('WEBGPU_BENCH '.length)) as WebgpuRow);
-  const kernels = `${child.stdout}`
-    .split('\n')
+  const kernels = lines
     .filter((l) => l.startsWith('WEBGPU_KERNELS '))
     .map((l) => {
       const k = JSON.parse(l.slice('WEBGPU_KERNELS '.length)) as {
@@ -50,9 +57,22 @@ function runOn(icd: string | null): { rows: WebgpuRow[]; kernels: string[]; fail
       const parts = Object.entries(k.ms).map(([name, ms]) => `${name}: ${ms.toFixed(2)} ms`);
       return `Kernel versions on ${k.adapter}: ${parts.join('; ')}.`;
     });
-  if (child.status === 0) return { rows, kernels };
-  const why = `${child.stderr}`.trim().split('\n').slice(-1)[0] ?? `exit ${child.status}`;
-  return { rows, kernels, failure: `${icd ?? 'default driver'}: ${why}` };
+  return { rows, kernels };
+}
+
+/**
+ * Output saved from another machine (WEBGPU_ROWS, colon-separated files): bench/gpu/run.sh on a
+ * machine with a real GPU writes its rows so that they join this table.
+ */
+function savedRuns(): { rows: WebgpuRow[]; kernels: string[]; failure?: string; from: string }[] {
+  return (process.env.WEBGPU_ROWS ?? '')
+    .split(':')
+    .filter(Boolean)
+    .map((file) =>
+      existsSync(file)
+        ? { ...parseRows(readFileSync(file, 'utf8')), from: file }
+        : { rows: [], kernels: [], failure: `${file}: no such file`, from: file },
+    );
 }
 
 const fmt = (v: number | null) => (v === null ? '—' : v);
@@ -62,8 +82,9 @@ export const webgpuBench: BenchSection = async (): Promise<BenchTable> => {
   const rows: (string | number)[][] = [];
   const notes: string[] = [];
   const icds = drivers();
-  for (const icd of icds.length > 0 ? icds : [null]) {
-    const result = runOn(icd);
+  const saved = savedRuns();
+  const runs = [...(icds.length > 0 ? icds : [null]).map(runOn), ...saved];
+  for (const result of runs) {
     if (result.failure) notes.push(`failed: ${result.failure}`);
     notes.push(...result.kernels);
     for (const r of result.rows) {
@@ -101,7 +122,7 @@ export const webgpuBench: BenchSection = async (): Promise<BenchTable> => {
   }
   return {
     title: "The lab's WebGPU kernels vs tfjs-webgpu vs tfjs wasm",
-    environment: `Dawn in Node; drivers: ${icds.join(', ') || 'the default'}. Sampling: 32 rows × 48-token prompts, 32 new tokens (tfjs-webgpu 6), T 0.7, prefill included; training: one GRPO step (forward, loss, backward, clipped AdamW) on 8 × 96 tokens; vocabulary 617 (the shipped BPE); one warm-up each, then the best of ${process.env.BENCH_REPEAT ?? 3} runs (tfjs-webgpu: ${process.env.BENCH_REPEAT_TFJS_WEBGPU ?? 1}, tens of seconds a run on CPU drivers)`,
+    environment: `Dawn in Node; drivers: ${icds.join(', ') || 'the default'}${saved.length ? `; rows saved from ${saved.map((r) => r.from).join(', ')}` : ''}. Sampling: 32 rows × 48-token prompts, 32 new tokens (tfjs-webgpu 6), T 0.7, prefill included; training: one GRPO step (forward, loss, backward, clipped AdamW) on 8 × 96 tokens; vocabulary 617 (the shipped BPE); one warm-up each, then the best of ${process.env.BENCH_REPEAT ?? 3} runs (tfjs-webgpu: ${process.env.BENCH_REPEAT_TFJS_WEBGPU ?? 1}, tens of seconds a run on CPU drivers)`,
     columns: [
       'adapter',
       'variant',
