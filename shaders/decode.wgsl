@@ -73,9 +73,12 @@ override MF: u32 = 256u;
 const RB_MAX: u32 = 8u;
 
 var<workgroup> rx: array<vec4f, RB * MD / 4u>;
-var<workgroup> rn: array<vec4f, RB * MD / 4u>;
-var<workgroup> rq: array<vec4f, RB * 3u * MD / 4u>;
-var<workgroup> rh: array<vec4f, RB * MF / 4u>;
+// What the matrix–vector products read, one array so that one function serves them all:
+// rn (LN(x)) at RN, rq (q|k|v, then the attention output) at RQ, rh (the MLP's hidden) at RH.
+var<workgroup> rin: array<vec4f, RB * (4u * MD + MF) / 4u>;
+const RN: u32 = 0u;
+override RQ: u32 = RB * MD / 4u;
+override RH: u32 = RB * 4u * MD / 4u;
 var<workgroup> r_live: array<u32, RB>;
 var<workgroup> r_stat: array<f32, 2u * RB>;
 var<workgroup> r_any: u32;
@@ -101,8 +104,32 @@ fn norm_rows(lid: u32, g4: u32, bo4: u32) {
   for (var e = lid; e < RB * D4; e += WG) {
     let r = e / D4;
     let j = e % D4;
-    rn[e] = (rx[e] - r_stat[2u * r]) * r_stat[2u * r + 1u] * params[g4 + j] + params[bo4 + j];
+    rin[RN + e] = (rx[e] - r_stat[2u * r]) * r_stat[2u * r + 1u] * params[g4 + j] + params[bo4 + j];
   }
+}
+
+/**
+ * One matrix–vector product for the RB rows, four columns at a time: for columns c..c+3 of W
+ * (row stride ws vec4s, at w), Σ_k X[r, k]·W[k, ·] + bias, X the rows of rin at x (row stride
+ * xs, K4 vec4s of k). Each weight read serves the RB rows.
+ */
+fn matvec4(x: u32, xs: u32, K4: u32, w: u32, ws: u32, b: u32, c: u32) -> array<vec4f, RB_MAX> {
+  var acc: array<vec4f, RB_MAX>;
+  let bias = params[b + c];
+  for (var r = 0u; r < RB; r++) {
+    acc[r] = bias;
+  }
+  for (var k = 0u; k < K4; k++) {
+    let at = w + 4u * k * ws + c;
+    let w0 = params[at];
+    let w1 = params[at + ws];
+    let w2 = params[at + 2u * ws];
+    let w3 = params[at + 3u * ws];
+    for (var r = 0u; r < RB; r++) {
+      acc[r] = fma4(acc[r], rin[x + r * xs + k], w0, w1, w2, w3);
+    }
+  }
+  return acc;
 }
 
 @compute @workgroup_size(WG)
@@ -147,25 +174,10 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
   norm_rows(lid, p.ln1_g / 4u, p.ln1_b / 4u);
   workgroupBarrier();
   // q|k|v = LN1(x)·W_attn + b: invocations split the columns, four at a time
-  let attn_w = p.attn_w / 4u;
   for (var c = lid; c < Q4; c += WG) {
-    var acc: array<vec4f, RB_MAX>;
-    let bias = params[p.attn_b / 4u + c];
+    let acc = matvec4(RN, D4, D4, p.attn_w / 4u, Q4, p.attn_b / 4u, c);
     for (var r = 0u; r < RB; r++) {
-      acc[r] = bias;
-    }
-    for (var k = 0u; k < D4; k++) {
-      let w = attn_w + 4u * k * Q4 + c;
-      let w0 = params[w];
-      let w1 = params[w + Q4];
-      let w2 = params[w + 2u * Q4];
-      let w3 = params[w + 3u * Q4];
-      for (var r = 0u; r < RB; r++) {
-        acc[r] = fma4(acc[r], rn[r * D4 + k], w0, w1, w2, w3);
-      }
-    }
-    for (var r = 0u; r < RB; r++) {
-      rq[r * Q4 + c] = acc[r];
+      rin[RQ + r * Q4 + c] = acc[r];
       if (r_live[r] == 0u || c < D4) {
         continue;
       }
@@ -193,7 +205,7 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
       let s = e % n;
       var dot4 = vec4f();
       for (var i = 0u; i < hd4; i++) {
-        dot4 += rq[r * Q4 + h * hd4 + i] * kcache[cache + s * D4 + h * hd4 + i];
+        dot4 += rin[RQ + r * Q4 + h * hd4 + i] * kcache[cache + s * D4 + h * hd4 + i];
       }
       scores[srow + h * p.C + s] = (dot4.x + dot4.y + dot4.z + dot4.w) * p.scale;
     }
@@ -240,26 +252,11 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
     for (var s = 0u; s < n; s++) {
       acc += scores[base + s] * vcache[cache + s * D4 + j];
     }
-    rq[r * Q4 + j] = acc; // q is no longer needed: the attention output takes its place
+    rin[RQ + r * Q4 + j] = acc; // q is no longer needed: the attention output takes its place
   }
   workgroupBarrier();
-  let proj_w = p.proj_w / 4u;
   for (var j = lid; j < D4; j += WG) {
-    var acc: array<vec4f, RB_MAX>;
-    let bias = params[p.proj_b / 4u + j];
-    for (var r = 0u; r < RB; r++) {
-      acc[r] = bias;
-    }
-    for (var k = 0u; k < D4; k++) {
-      let w = proj_w + 4u * k * D4 + j;
-      let w0 = params[w];
-      let w1 = params[w + D4];
-      let w2 = params[w + 2u * D4];
-      let w3 = params[w + 3u * D4];
-      for (var r = 0u; r < RB; r++) {
-        acc[r] = fma4(acc[r], rq[r * Q4 + k], w0, w1, w2, w3);
-      }
-    }
+    let acc = matvec4(RQ, Q4, D4, p.proj_w / 4u, D4, p.proj_b / 4u, j);
     for (var r = 0u; r < RB; r++) {
       rx[r * D4 + j] += acc[r];
     }
@@ -267,45 +264,15 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
   workgroupBarrier();
   norm_rows(lid, p.ln2_g / 4u, p.ln2_b / 4u);
   workgroupBarrier();
-  let fc_w = p.fc_w / 4u;
   for (var c = lid; c < F4; c += WG) {
-    var acc: array<vec4f, RB_MAX>;
-    let bias = params[p.fc_b / 4u + c];
+    let acc = matvec4(RN, D4, D4, p.fc_w / 4u, F4, p.fc_b / 4u, c);
     for (var r = 0u; r < RB; r++) {
-      acc[r] = bias;
-    }
-    for (var k = 0u; k < D4; k++) {
-      let w = fc_w + 4u * k * F4 + c;
-      let w0 = params[w];
-      let w1 = params[w + F4];
-      let w2 = params[w + 2u * F4];
-      let w3 = params[w + 3u * F4];
-      for (var r = 0u; r < RB; r++) {
-        acc[r] = fma4(acc[r], rn[r * D4 + k], w0, w1, w2, w3);
-      }
-    }
-    for (var r = 0u; r < RB; r++) {
-      rh[r * F4 + c] = gelu4(acc[r]);
+      rin[RH + r * F4 + c] = gelu4(acc[r]);
     }
   }
   workgroupBarrier();
-  let fc2_w = p.fc2_w / 4u;
   for (var j = lid; j < D4; j += WG) {
-    var acc: array<vec4f, RB_MAX>;
-    let bias = params[p.fc2_b / 4u + j];
-    for (var r = 0u; r < RB; r++) {
-      acc[r] = bias;
-    }
-    for (var k = 0u; k < F4; k++) {
-      let w = fc2_w + 4u * k * D4 + j;
-      let w0 = params[w];
-      let w1 = params[w + D4];
-      let w2 = params[w + 2u * D4];
-      let w3 = params[w + 3u * D4];
-      for (var r = 0u; r < RB; r++) {
-        acc[r] = fma4(acc[r], rh[r * F4 + k], w0, w1, w2, w3);
-      }
-    }
+    let acc = matvec4(RH, F4, F4, p.fc2_w / 4u, D4, p.fc2_b / 4u, j);
     for (var r = 0u; r < RB; r++) {
       if (r_live[r] != 0u) {
         x[(b0 + r) * D4 + j] = rx[r * D4 + j] + acc[r];
