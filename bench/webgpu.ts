@@ -122,7 +122,7 @@ export const webgpuBench: BenchSection = async (): Promise<BenchTable> => {
   }
   return {
     title: "The lab's WebGPU kernels vs tfjs-webgpu vs tfjs wasm",
-    environment: `Dawn in Node; drivers: ${icds.join(', ') || 'the default'}${saved.length ? `; rows saved from ${saved.map((r) => r.from).join(', ')}` : ''}. Sampling: 32 rows × 48-token prompts, 32 new tokens (tfjs-webgpu 6), T 0.7, prefill included; training: one GRPO step (forward, loss, backward, clipped AdamW) on 8 × 96 tokens; vocabulary 617 (the shipped BPE); one warm-up each, then the best of ${process.env.BENCH_REPEAT ?? 3} runs (tfjs-webgpu: ${process.env.BENCH_REPEAT_TFJS_WEBGPU ?? 1}, tens of seconds a run on CPU drivers)`,
+    environment: `Dawn in Node; drivers: ${icds.join(', ') || 'the default'}${saved.length ? `; rows saved from ${saved.map((r) => r.from).join(', ')}` : ''}. Sampling: 32 rows × 48-token prompts, 32 new tokens (tfjs-webgpu 6), T 0.7, prefill included; training: one GRPO step (forward, loss, backward, clipped AdamW) on 8 × 96 tokens, the head at the 63 completion positions of each row as both trainers run it; vocabulary 617 (the shipped BPE); one warm-up each, then the best of ${process.env.BENCH_REPEAT ?? 3} runs (tfjs-webgpu: ${process.env.BENCH_REPEAT_TFJS_WEBGPU ?? 1}, tens of seconds a run on CPU drivers)`,
     columns: [
       'adapter',
       'variant',

@@ -14,7 +14,8 @@ import { tuneMatmul } from '../src/gpu/engine/tune';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { AdamW } from '../src/model/adamw';
 import { makeConfig, type PresetName } from '../src/model/config';
-import { type GPT, sequenceLogProbs } from '../src/model/gpt';
+import { type GPT, logitsAt } from '../src/model/gpt';
+import { tokenLogProbs } from '../src/model/logProbs';
 import { initialValues, makeVariables } from '../src/model/params';
 import { applyGradientsSafely } from '../src/model/safeUpdate';
 import { grpoLoss } from '../src/rl/grpoLoss';
@@ -189,16 +190,29 @@ async function tfjsRow(
   const s = await time(() => sampler.sample(w.prompts, sampling(steps)), repeat);
   const optimizer = new AdamW(model, {}, 1e-4);
   const ids = tf.tensor2d(w.ids, [TRAIN_B, TRAIN_T], 'int32');
-  const oldLogProbs = w.mask.map((row) => row.map(() => -6));
+  // As rl/trainer.ts: the head only at the positions that predict completion tokens (mask 1).
+  const first = w.mask[0]!.indexOf(1);
+  const L = TRAIN_T - 1 - first;
+  const rows = tf.tensor1d(
+    Array.from({ length: TRAIN_B * L }, (_, i) => Math.floor(i / L) * TRAIN_T + first + (i % L)),
+    'int32',
+  );
+  const targets = tf.tensor2d(
+    w.ids.map((row) => row.slice(first + 1)),
+    [TRAIN_B, L],
+    'int32',
+  );
+  const oldLogProbs = Array.from({ length: TRAIN_B }, () => new Array<number>(L).fill(-6));
+  const mask = Array.from({ length: TRAIN_B }, () => new Array<number>(L).fill(1));
   const step = async () => {
     const { value, grads } = tf.variableGrads(() =>
       grpoLoss(
         {
-          logProbs: sequenceLogProbs(model, ids, 0.7),
+          logProbs: tokenLogProbs(logitsAt(model, ids, rows), targets, 0.7) as tf.Tensor2D,
           oldLogProbs,
           refLogProbs: oldLogProbs,
           advantages: w.advantages,
-          mask: w.mask,
+          mask,
         },
         { ...GRPO, lossType: 'dapo' },
       ),
@@ -209,7 +223,7 @@ async function tfjsRow(
   };
   await step(); // compile / warm up
   const t = await time(step, repeat);
-  ids.dispose();
+  tf.dispose([ids, rows, targets]);
   optimizer.dispose();
   for (const v of model.params.values()) v.dispose();
   const gpu = backend === 'webgpu';

@@ -1,5 +1,6 @@
 // shaders/layernorm.wgsl, embedding.wgsl and attention.wgsl (forward and backward, and the
-// decode step over a KV cache) against their float64 references.
+// decode step over a KV cache) against their float64 references; rows.wgsl's gather and
+// scatter against plain copies.
 import { describe, expect, it } from 'vitest';
 import {
   attentionBackward,
@@ -7,9 +8,11 @@ import {
   attentionForward,
   embeddingBackward,
   embeddingForward,
+  gatherRows,
   layerNormBackwardDx,
   layerNormBackwardParams,
   layerNormForward,
+  scatterRows,
 } from '../../src/gpu/engine/ops';
 import {
   attentionBackwardRef,
@@ -185,5 +188,37 @@ describe('shader loading', () => {
     const source = await loadShader('token_logprob.wgsl');
     expect(source).toContain('v3_online_per_row');
     expect(shadersFromBundle()).toBeGreaterThan(0);
+  });
+});
+
+describe('rows: gather and scatter (the head at chosen positions)', () => {
+  it('gathers the picked rows and scatters them back, zeros elsewhere; n < R reuses R’s buffers', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const [R, D] = [37, 12];
+    const src = randoms(R * D, 61);
+    const dst = rt.buffer(R * D);
+    const back = upload(rt, randoms(R * D, 62)); // every row is overwritten, picked or not
+    const Src = upload(rt, src);
+    for (const picked of [[3, 0, 36, 17, 18], Array.from({ length: R }, (_, r) => R - 1 - r), []]) {
+      const n = picked.length;
+      const inv = new Uint32Array(R).fill(0xffffffff);
+      picked.forEach((r, i) => {
+        inv[r] = i;
+      });
+      const Sel = upload(rt, Uint32Array.from(picked.length ? picked : [0]));
+      const Inv = upload(rt, inv);
+      await run(rt, [gatherRows(Src, Sel, dst, n, R, D), scatterRows(dst, Inv, back, n, R, D)]);
+      const gathered = await readBack(rt, dst, R * D);
+      const want = Float32Array.from(
+        { length: n * D },
+        (_, e) => src[(picked[Math.floor(e / D)] ?? 0) * D + (e % D)] ?? 0,
+      );
+      expect(Array.from(gathered.slice(0, n * D))).toEqual(Array.from(want));
+      const scattered = await readBack(rt, back, R * D);
+      const wantBack = Float32Array.from({ length: R * D }, (_, e) =>
+        inv[Math.floor(e / D)]! < n ? (src[e] ?? 0) : 0,
+      );
+      expect(Array.from(scattered)).toEqual(Array.from(wantBack));
+    }
   });
 });

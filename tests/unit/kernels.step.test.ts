@@ -97,6 +97,15 @@ describe('device training step vs the tfjs cpu step', () => {
       };
       const dm = new DeviceModel(rt, config, values, ADAM);
       dm.matmulVersion = version;
+      // The forward alone, at every position that predicts a token.
+      const forwardOnly = await dm.logProbs(B, T, Uint32Array.from(ids.flat()), temperature);
+      expectClose(
+        forwardOnly.logp.filter((_, r) => r % T !== T - 1),
+        logp.flat(),
+        1e-5,
+        1e-4,
+        'forward logp',
+      );
       const step = await dm.trainStep(
         {
           B,
@@ -117,9 +126,12 @@ describe('device training step vs the tfjs cpu step', () => {
       expect(step.clipped).toBe(report.clipped);
       expectClose([step.loss], [tfLoss], 1e-6, 1e-4, 'loss');
       expectClose([step.gradNorm], [report.gradNorm], 1e-6, 1e-3, 'grad norm');
+      // The step's head ran at the completion tokens only (mask 1): their log-probs, 0 elsewhere.
+      const masked = mask.flat();
+      expect(masked.some((m) => m === 0) && masked.some((m) => m === 1)).toBe(true);
       expectClose(
         step.logp!.filter((_, r) => r % T !== T - 1),
-        logp.flat(),
+        logp.flat().map((v, i) => (masked[i] ? v : 0)),
         1e-5,
         1e-4,
         'logp',

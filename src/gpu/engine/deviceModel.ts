@@ -51,24 +51,42 @@ export interface StepReport {
   gradNorm: number;
   applied: boolean;
   clipped: boolean;
-  /** Per position r: log π(ids[b, t+1]) and entropy, [B·T] (last position of each row: garbage). */
+  /**
+   * Per position r: log π(ids[b, t+1]) and entropy, [B·T], where the weight is not 0 (the head
+   * runs there only; 0 elsewhere and at each sequence's last position).
+   */
   logp?: Float32Array;
   entropy?: Float32Array;
+}
+
+/** Dispatches built for n = R whose uniform blocks are rewritten for each batch's n ≤ R. */
+interface Resizable {
+  specs: DispatchSpec[];
+  resize(n: number): void;
+  buffers: GPUBuffer[];
 }
 
 interface Activations {
   B: number;
   T: number;
   ids: GPUBuffer;
+  /**
+   * The rows whose next-token log-prob is computed (the head runs there only), with their
+   * targets; the head's outputs, the loss's inputs and dlogp are then compact: entry i is row
+   * rows[i]'s.
+   */
+  pick(rows: Uint32Array, targets: Uint32Array): void;
+  /** The picked rows' targets (compact). */
   targets: GPUBuffer;
+  /** The loss's inputs at the picked rows (compact). */
   old: GPUBuffer;
   ref: GPUBuffer;
   adv: GPUBuffer;
   weight: GPUBuffer;
   program: Program;
-  /** [3R]: logp | entropy | lse. */
+  /** logp | entropy | lse, n each (n = the picked rows). */
   head: GPUBuffer;
-  /** loss·w [R] | dlogp [R] at grpoGradOffset(R). */
+  /** loss·w [n] | dlogp [n] at grpoGradOffset(R). */
   loss: GPUBuffer;
   lossSum: GPUBuffer;
   /** Residual streams per layer: x[l] is layer l's input, x[L] the last block's output. */
@@ -334,6 +352,28 @@ export class DeviceModel {
     return value;
   }
 
+  /** Specs for n = R with uniform buffers of their own, rewritten by resize(n) (n ≤ R). */
+  private resizable(R: number, build: (n: number) => DispatchSpec[]): Resizable {
+    const specs = build(R);
+    const queue = this.rt.device.queue;
+    const buffers = specs.map((spec) => {
+      const buffer = this.rt.uniformBuffer(spec.uniforms.byteLength);
+      spec.uniformBuffer = buffer;
+      queue.writeBuffer(buffer, 0, spec.uniforms);
+      return buffer;
+    });
+    return {
+      specs,
+      buffers,
+      resize(n: number) {
+        build(n).forEach((spec, i) => {
+          if (spec.entry !== specs[i]?.entry) throw new Error(`resize: ${spec.entry} changed`);
+          queue.writeBuffer(buffers[i]!, 0, spec.uniforms);
+        });
+      },
+    };
+  }
+
   private buildActivations(B: number, T: number, invTemp: number): Activations {
     const {
       nEmbd: D,
@@ -355,6 +395,12 @@ export class DeviceModel {
     // Rows padded to a multiple of 4, so the head's three matmuls read and write vec4s.
     const VP = Math.ceil(V / 4) * 4;
     const logits = rt.buffer(R * VP);
+    // The head runs at the picked rows only (n ≤ R: those whose log-prob the loss or the
+    // caller reads): xs = LN_f(x) there, their targets, and everything after it compact.
+    const sel = rt.buffer(R);
+    const inv = rt.buffer(R);
+    const xs = rt.buffer(R * D);
+    const dxs = rt.buffer(R * D);
     const targets = rt.buffer(R);
     const head = rt.buffer(3 * R);
     const old = rt.buffer(R);
@@ -374,6 +420,52 @@ export class DeviceModel {
     const gl = (l: number, name: string) => g(`transformer.h.${l}.${name}`);
     const wte = this.slice('transformer.wte.weight');
     const dlogp: Slice = { buffer: loss, offset: op.grpoGradOffset(R), length: R };
+    const headForward = this.resizable(R, (n) => [
+      op.gatherRows(xf, sel, xs, n, R, D),
+      op.matmul({
+        M: n,
+        N: V,
+        K: D,
+        a: xs,
+        b: wte,
+        bStride: [1, D],
+        c: logits,
+        cStride: VP,
+        dummy,
+        version,
+        label: 'head',
+      }),
+      op.headLogprobForward(logits, targets, head, n, V, invTemp, VP),
+    ]);
+    const headBackward = this.resizable(R, (n) => [
+      op.headLogprobBackward(targets, dlogp, head, logits, n, V, invTemp, VP),
+      // dxs = dlogits·wte; dwte += dlogitsᵀ·xs (the tied head's share); dxf = dxs at the picked
+      // rows, 0 elsewhere
+      op.matmul({
+        M: n,
+        N: D,
+        K: V,
+        a: logits,
+        aStride: [VP, 1],
+        b: wte,
+        c: dxs,
+        dummy,
+        version,
+      }),
+      op.matmul({
+        M: V,
+        N: D,
+        K: n,
+        a: logits,
+        aStride: [1, VP],
+        b: xs,
+        c: g('transformer.wte.weight'),
+        flags: op.MM_ACCUMULATE,
+        dummy,
+        version,
+      }),
+      op.scatterRows(dxs, inv, tmpD, n, R, D),
+    ]);
     // The GRPO options live in the program's uniforms: rebuilt when they change (rare).
     const specs: DispatchSpec[] = [
       ...this.forwardSpecs(B, T, ids, x, save),
@@ -387,53 +479,27 @@ export class DeviceModel {
         D,
         eps,
       ),
-      op.matmul({
-        M: R,
-        N: V,
-        K: D,
-        a: xf,
-        b: wte,
-        bStride: [1, D],
-        c: logits,
-        cStride: VP,
-        dummy,
-        version,
-        label: 'head',
-      }),
-      op.headLogprobForward(logits, targets, head, R, V, invTemp, VP),
+      ...headForward.specs,
     ];
-    const lossSpecs = (o: GrpoOptions): DispatchSpec[] => [
-      op.grpoBackward(R, o, { buffer: head, offset: 0, length: R }, old, ref, adv, weight, loss),
-      op.sum(R, { buffer: loss, offset: 0, length: R }, lossSum),
-      // The step's loss over its micro-batches: lossTotal += lossSum.
-      op.biasGrad(lossSum, 1, 1, this.lossTotal, true, dummy),
-    ];
+    const lossSpecs = (o: GrpoOptions) =>
+      this.resizable(R, (n) => [
+        op.grpoBackward(
+          n,
+          o,
+          { buffer: head, offset: 0, length: R },
+          old,
+          ref,
+          adv,
+          weight,
+          loss,
+          op.grpoGradOffset(R),
+        ),
+        op.sum(n, { buffer: loss, offset: 0, length: R }, lossSum),
+        // The step's loss over its micro-batches: lossTotal += lossSum.
+        op.biasGrad(lossSum, 1, 1, this.lossTotal, true, dummy),
+      ]);
     const backward: DispatchSpec[] = [
-      op.headLogprobBackward(targets, dlogp, head, logits, R, V, invTemp, VP),
-      // dxf = dlogits·wte; dwte += dlogitsᵀ·xf (the tied head's share)
-      op.matmul({
-        M: R,
-        N: D,
-        K: V,
-        a: logits,
-        aStride: [VP, 1],
-        b: wte,
-        c: tmpD,
-        dummy,
-        version,
-      }),
-      op.matmul({
-        M: V,
-        N: D,
-        K: R,
-        a: logits,
-        aStride: [1, VP],
-        b: xf,
-        c: g('transformer.wte.weight'),
-        flags: op.MM_ACCUMULATE,
-        dummy,
-        version,
-      }),
+      ...headBackward.specs,
       op.layerNormBackwardDx(
         x[L]!,
         this.slice('transformer.ln_f.weight'),
@@ -599,11 +665,15 @@ export class DeviceModel {
     const forwardProgram = rt.program(specs);
     const rest = rt.program(backward);
     let lossProgram: Program | null = null;
+    let lossParts: Resizable | null = null;
     let lossKey = '';
+    let picked = R;
     // The loss program is rebuilt outside the activations' collect: free it by hand.
     const loseLoss = () => {
       if (lossProgram) rt.destroyProgram(lossProgram);
+      for (const buffer of lossParts?.buffers ?? []) rt.free(buffer);
       lossProgram = null;
+      lossParts = null;
     };
     const acts: Activations & { parts(o: GrpoOptions): Program[] } = {
       B,
@@ -621,11 +691,30 @@ export class DeviceModel {
       qkv: save.map((s) => s.qkv),
       program: forwardProgram,
       release: loseLoss,
+      pick(rows: Uint32Array, targetsAt: Uint32Array) {
+        if (rows.length !== targetsAt.length || rows.length > R)
+          throw new Error(`pick: ${rows.length} rows, ${targetsAt.length} targets, R = ${R}`);
+        const back = new Uint32Array(R).fill(0xffffffff);
+        rows.forEach((r, i) => {
+          back[r] = i;
+        });
+        if (rows.length > 0) {
+          rt.write(sel, rows);
+          rt.write(targets, targetsAt);
+        }
+        rt.write(inv, back);
+        picked = rows.length;
+        headForward.resize(picked);
+        headBackward.resize(picked);
+        lossParts?.resize(picked);
+      },
       parts(o: GrpoOptions) {
         const k = `${o.epsilonLow}/${o.epsilonHigh}/${o.beta}`;
         if (!lossProgram || k !== lossKey) {
           loseLoss();
-          lossProgram = rt.program(lossSpecs(o));
+          lossParts = lossSpecs(o);
+          lossParts.resize(picked);
+          lossProgram = rt.program(lossParts.specs);
           lossKey = k;
         }
         return [forwardProgram, lossProgram, rest];
@@ -660,11 +749,21 @@ export class DeviceModel {
       parts(o: GrpoOptions): Program[];
     };
     const rt = this.rt;
-    this.writeTokens(acts, B, T, batch.ids);
-    rt.write(acts.old, batch.oldLogp);
-    rt.write(acts.ref, batch.refLogp);
-    rt.write(acts.adv, batch.advantage);
-    rt.write(acts.weight, batch.weight);
+    // Rows of weight 0 (prompts, padding) add nothing to the loss: the head skips them, and
+    // each sequence's last position, which predicts no token of it.
+    const picked: number[] = [];
+    batch.weight.forEach((w, r) => {
+      if (w !== 0 && r % T !== T - 1) picked.push(r);
+    });
+    const rows = Uint32Array.from(picked);
+    this.writeTokens(acts, B, T, batch.ids, rows);
+    if (rows.length > 0) {
+      const at = (a: Float32Array) => Float32Array.from(rows, (r) => a[r] ?? 0);
+      rt.write(acts.old, at(batch.oldLogp));
+      rt.write(acts.ref, at(batch.refLogp));
+      rt.write(acts.adv, at(batch.advantage));
+      rt.write(acts.weight, at(batch.weight));
+    }
     const grads = this.grads;
     const total = this.lossTotal;
     const [fwd, lossP, rest] = acts.parts(o);
@@ -676,15 +775,13 @@ export class DeviceModel {
       rt.submit([...(pass.first ? [clear] : []), fwd!, lossP!, rest!]);
       if (!readLogp)
         return { loss: Number.NaN, gradNorm: Number.NaN, applied: false, clipped: false };
-      const [head] = await rt.read([{ buffer: acts.head, offset: 0, length: 2 * R }]);
-      const h = head as Float32Array;
+      const [head] = await rt.read([headSlice(acts, rows)]);
       return {
         loss: Number.NaN,
         gradNorm: Number.NaN,
         applied: false,
         clipped: false,
-        logp: h.slice(0, R),
-        entropy: h.slice(R, 2 * R),
+        ...spread(head as Float32Array, rows, R),
       };
     }
     this.step++;
@@ -701,7 +798,7 @@ export class DeviceModel {
     rt.device.queue.writeBuffer(this.adamUniforms, 0, op.adamwUniforms(this.layout.total, s));
     rt.submit([...(pass.first ? [clear] : []), fwd!, lossP!, rest!, this.update()]);
     const reads: Bindable[] = [this.stats];
-    if (readLogp) reads.push({ buffer: acts.head, offset: 0, length: 2 * R });
+    if (readLogp) reads.push(headSlice(acts, rows));
     const [stats, head] = await rt.read(reads);
     const st = stats as Float32Array;
     const applied = st[1] === 1;
@@ -712,38 +809,48 @@ export class DeviceModel {
       applied,
       clipped: applied && (st[2] ?? 1) < 1,
     };
-    if (head) {
-      report.logp = head.slice(0, R);
-      report.entropy = head.slice(R, 2 * R);
-    }
+    if (head) Object.assign(report, spread(head, rows, R));
     return report;
   }
 
   /**
    * The forward pass alone (no loss, no update): per position r, log π(ids[b, t+1]) and the
-   * entropy at `temperature` ([B·T] each; the last position of each row is garbage).
+   * entropy at `temperature` ([B·T] each), at `rows` (default: every position but each row's
+   * last); 0 elsewhere.
    */
   async logProbs(
     B: number,
     T: number,
     ids: Uint32Array,
     temperature: number,
+    rows?: Uint32Array,
   ): Promise<{ logp: Float32Array; entropy: Float32Array }> {
     const R = B * T;
+    const at = rows ?? Uint32Array.from({ length: R }, (_, r) => r).filter((r) => r % T !== T - 1);
     const acts = this.activations(B, T, 1 / temperature);
-    this.writeTokens(acts, B, T, ids);
+    this.writeTokens(acts, B, T, ids, at);
     this.rt.submit([acts.program]);
-    const [head] = await this.rt.read([{ buffer: acts.head, offset: 0, length: 2 * R }]);
-    const h = head as Float32Array;
-    return { logp: h.slice(0, R), entropy: h.slice(R, 2 * R) };
+    const [head] = await this.rt.read([headSlice(acts, at)]);
+    return spread(head as Float32Array, at, R);
   }
 
-  private writeTokens(acts: Activations, B: number, T: number, ids: Uint32Array): void {
-    const targets = new Uint32Array(B * T);
-    for (let b = 0; b < B; b++)
-      for (let t = 0; t + 1 < T; t++) targets[b * T + t] = ids[b * T + t + 1] ?? 0;
+  /** The tokens, and the picked rows with their targets ids[b, t+1]. */
+  private writeTokens(
+    acts: Activations,
+    B: number,
+    T: number,
+    ids: Uint32Array,
+    rows: Uint32Array,
+  ): void {
+    if (ids.length !== B * T) throw new Error(`ids has ${ids.length} ≠ ${B}×${T}`);
+    for (const r of rows)
+      if (r >= B * T || r % T === T - 1)
+        throw new Error(`row ${r} predicts no token of its sequence (T = ${T})`);
     this.rt.write(acts.ids, ids);
-    this.rt.write(acts.targets, targets);
+    acts.pick(
+      rows,
+      Uint32Array.from(rows, (r) => ids[r + 1] ?? 0),
+    );
   }
 
   /** Dispatches in one training step at this shape (for the bench). */
@@ -757,6 +864,26 @@ export class DeviceModel {
   destroy(): void {
     this.rt.destroy();
   }
+}
+
+/** logp | entropy of the picked rows, as the head kernel left them. */
+function headSlice(acts: Activations, rows: Uint32Array): Slice {
+  return { buffer: acts.head, offset: 0, length: 2 * rows.length };
+}
+
+/** The picked rows' logp | entropy spread back to [R] arrays (0 at the rows not picked). */
+function spread(
+  head: Float32Array,
+  rows: Uint32Array,
+  R: number,
+): { logp: Float32Array; entropy: Float32Array } {
+  const logp = new Float32Array(R);
+  const entropy = new Float32Array(R);
+  rows.forEach((r, i) => {
+    logp[r] = head[i] ?? 0;
+    entropy[r] = head[rows.length + i] ?? 0;
+  });
+  return { logp, entropy };
 }
 
 export interface LayerBuffers {

@@ -31,6 +31,15 @@ interface Packed {
   lengths: number[];
 }
 
+/** The positions that predict a completion token: the only ones the loss reads. */
+function completionRows(p: Packed): Uint32Array {
+  const rows: number[] = [];
+  p.slot.forEach((slot, r) => {
+    if (slot >= 0) rows.push(r);
+  });
+  return Uint32Array.from(rows);
+}
+
 export class DeviceRoleTrainer {
   readonly device: DeviceModel;
   private readonly reference: DeviceModel | null;
@@ -166,7 +175,7 @@ export class DeviceRoleTrainer {
     for (const p of packs)
       refLogps.push(
         this.reference
-          ? (await this.reference.logProbs(p.B, p.T, p.ids, temperature)).logp
+          ? (await this.reference.logProbs(p.B, p.T, p.ids, temperature, completionRows(p))).logp
           : new Float32Array(p.B * p.T),
       );
     const metrics: GrpoLossMetrics[] = [];

@@ -12,6 +12,7 @@ export const SHADERS = [
   'grpo_token_loss.wgsl',
   'adamw.wgsl',
   'decode.wgsl',
+  'rows.wgsl',
 ] as const;
 
 export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled', 'v3_colblock', 'v4_vec4'] as const;
@@ -472,13 +473,13 @@ export interface GrpoOptions {
   beta: number;
 }
 
-const grpoUniforms = (n: number, o: GrpoOptions) =>
+const grpoUniforms = (n: number, o: GrpoOptions, gradOffset = grpoGradOffset(n)) =>
   uniforms([
     ['u', n],
     ['f', o.epsilonLow],
     ['f', o.epsilonHigh],
     ['f', o.beta],
-    ['u', grpoGradOffset(n)],
+    ['u', gradOffset],
     ['u', 0],
     ['u', 0],
     ['u', 0],
@@ -487,7 +488,10 @@ const grpoUniforms = (n: number, o: GrpoOptions) =>
 /** Where dlogp starts in grpoBackward's output: after loss·w, aligned so it binds as a range. */
 export const grpoGradOffset = (n: number) => Math.ceil(n / 64) * 64;
 
-/** out = loss·w [n] at 0 | dlogp [n] at grpoGradOffset(n): allocate 2·grpoGradOffset(n). */
+/**
+ * out = loss·w [n] at 0 | dlogp [n] at gradOffset (default grpoGradOffset(n)): allocate
+ * 2·grpoGradOffset(n). A program built for n serves fewer tokens with gradOffset kept.
+ */
 export function grpoBackward(
   n: number,
   o: GrpoOptions,
@@ -497,6 +501,7 @@ export function grpoBackward(
   advantage: Bindable,
   weight: Bindable,
   out: Bindable,
+  gradOffset = grpoGradOffset(n),
 ): DispatchSpec {
   return {
     shader: 'grpo_token_loss.wgsl',
@@ -509,10 +514,59 @@ export function grpoBackward(
       ['r', weight],
       ['w', out],
     ],
-    uniforms: grpoUniforms(n, o),
+    uniforms: grpoUniforms(n, o, gradOffset),
     uniformBinding: 6,
     workgroups: grid2d(Math.ceil(n / 64)),
     label: 'grpo_bwd',
+  };
+}
+
+/** dst[i, :] = src[sel[i], :] for i < n (D a multiple of 4). */
+export function gatherRows(
+  src: Bindable,
+  sel: Bindable,
+  dst: Bindable,
+  n: number,
+  R: number,
+  D: number,
+): DispatchSpec {
+  if (D % 4 !== 0) throw new Error(`gatherRows: width ${D} is not a multiple of 4`);
+  return {
+    shader: 'rows.wgsl',
+    entry: 'gather',
+    bindings: [
+      ['r', src],
+      ['r', sel],
+      ['w', dst],
+    ],
+    uniforms: u32s(n, R, D, 0),
+    // Sized for n = R, so a program built once serves every n ≤ R (its uniforms rewritten).
+    workgroups: grid2d(Math.ceil((R * D) / 4 / 64)),
+    label: 'gather_rows',
+  };
+}
+
+/** dst[r, :] = src[inv[r], :] where inv[r] < n, else 0, for the R rows (D a multiple of 4). */
+export function scatterRows(
+  src: Bindable,
+  inv: Bindable,
+  dst: Bindable,
+  n: number,
+  R: number,
+  D: number,
+): DispatchSpec {
+  if (D % 4 !== 0) throw new Error(`scatterRows: width ${D} is not a multiple of 4`);
+  return {
+    shader: 'rows.wgsl',
+    entry: 'scatter',
+    bindings: [
+      ['r', src],
+      ['r', inv],
+      ['w', dst],
+    ],
+    uniforms: u32s(n, R, D, 0),
+    workgroups: grid2d(Math.ceil((R * D) / 4 / 64)),
+    label: 'scatter_rows',
   };
 }
 
