@@ -163,6 +163,39 @@ describe('device training step vs the tfjs cpu step', () => {
   }
 });
 
+describe('a batch with nothing to learn', () => {
+  it('no position with weight (no completion token): loss 0, a finite step, no device error', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = makeConfig('tiny', 41, 'shared', { nCtx: 24, nLayer: 1 });
+    const dm = new DeviceModel(rt, config, initialValues(config, 4), ADAM);
+    const [B, T] = [2, 6];
+    const R = B * T;
+    const errors: string[] = [];
+    rt.device.addEventListener('uncapturederror', (e) =>
+      errors.push((e as GPUUncapturedErrorEvent).error.message),
+    );
+    const step = await dm.trainStep(
+      {
+        B,
+        T,
+        ids: new Uint32Array(R).fill(2),
+        oldLogp: new Float32Array(R),
+        refLogp: new Float32Array(R),
+        advantage: new Float32Array(R).fill(1),
+        weight: new Float32Array(R),
+      },
+      { ...OPTIONS, lr: 1e-3, maxGradNorm: 1, temperature: 1 },
+      true,
+    );
+    expect(step.loss).toBe(0);
+    expect(step.gradNorm).toBe(0);
+    expect(Array.from(step.logp!)).toEqual(new Array(R).fill(0));
+    const after = await dm.readParams();
+    for (const [name, v] of after) expect(v.every(Number.isFinite), name).toBe(true);
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('device memory over a run', () => {
   it('batches of changing shapes keep the buffer count flat (older shapes are freed)', async (ctx) => {
     const rt = needRuntime(h, ctx);
