@@ -5,9 +5,10 @@
 // output y [B·T, D] already merged over heads (what c_proj reads), lse [B·H·T] = m + log l
 // saved for the backward, which recomputes P from it.
 // Entry points:
-//   forward      one invocation per (b, h, t)
-//   backward_dq  one invocation per (b, h, t): Dt = dy_t·y_t, dq_t = scale·Σ_s P_ts(dy_t·v_s − Dt)k_s
-//   backward_dkdv one invocation per (b, h, s): dv_s = Σ_{t≥s} P_ts dy_t,
+//   forward      one invocation per (b, h, block of QB queries)
+//   backward_dq  one invocation per (b, h, block of QB queries t): Dt = dy_t·y_t,
+//                dq_t = scale·Σ_s P_ts(dy_t·v_s − Dt)k_s
+//   backward_dkdv one invocation per (b, h, block of QB keys s): dv_s = Σ_{t≥s} P_ts dy_t,
 //                dk_s = scale·Σ_{t≥s} P_ts(dy_t·v_s − Dt) q_t   (Dt from backward_dq)
 //   decode       one decode step over a KV cache: one invocation per (b, h), query qd[b] against
 //                cached keys and values 0..len[b]−1 (cache [B, C, D]); output yd [B, D]
@@ -39,45 +40,75 @@ fn flat(gid: vec3u, nwg: vec3u) -> u32 {
   return gid.x + gid.y * nwg.x * 64u;
 }
 
+// Queries per invocation in the forward and dq passes (keys in dk/dv): each key and value
+// loaded serves QB queries (loads are what CPU drivers pay for), at the price of ≤ QB − 1
+// masked steps at the end of a block.
+// An override (at most QB_MAX): CPU drivers spill dk/dv's 4·QB·HD floats at large heads.
+override QB: u32 = 4u;
+const QB_MAX: u32 = 4u;
+
 @compute @workgroup_size(64)
 fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let TQ = (p.T + QB - 1u) / QB;
   let e = flat(gid, nwg);
-  if (e >= p.B * p.H * p.T) {
+  if (e >= p.B * p.H * TQ) {
     return;
   }
-  let t = e % p.T;
-  let h = (e / p.T) % p.H;
-  let b = e / (p.T * p.H);
+  let t0 = (e % TQ) * QB;
+  let h = (e / TQ) % p.H;
+  let b = e / (TQ * p.H);
   let D = p.H * HD;
-  let rowq = (b * p.T + t) * 3u * D + h * HD;
-  var q: array<vec4f, MAX_V4>;
-  var acc: array<vec4f, MAX_V4>;
-  for (var i = 0u; i < HD / 4u; i++) {
-    q[i] = ld4(rowq + 4u * i) * p.scale;
-    acc[i] = vec4f();
+  var q: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var acc: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var m: array<f32, QB_MAX>;
+  var l: array<f32, QB_MAX>;
+  for (var j = 0u; j < QB; j++) {
+    let rowq = (b * p.T + min(t0 + j, p.T - 1u)) * 3u * D + h * HD;
+    for (var i = 0u; i < HD / 4u; i++) {
+      q[j][i] = ld4(rowq + 4u * i) * p.scale;
+      acc[j][i] = vec4f();
+    }
+    m[j] = -3.4e38;
+    l[j] = 0.0;
   }
-  var m = -3.4e38;
-  var l = 0.0;
-  for (var s = 0u; s <= t; s++) {
+  let last = min(t0 + QB - 1u, p.T - 1u);
+  for (var s = 0u; s <= last; s++) {
     let rowk = (b * p.T + s) * 3u * D + D + h * HD;
-    var score = 0.0;
+    var k: array<vec4f, MAX_V4>;
+    var v: array<vec4f, MAX_V4>;
     for (var i = 0u; i < HD / 4u; i++) {
-      score += dot(q[i], ld4(rowk + 4u * i));
+      k[i] = ld4(rowk + 4u * i);
+      v[i] = ld4(rowk + D + 4u * i);
     }
-    let m_new = max(m, score);
-    let c = exp(m - m_new);
-    let w = exp(score - m_new);
-    l = l * c + w;
+    for (var j = 0u; j < QB; j++) {
+      if (s > t0 + j) {
+        continue; // causal: query t0 + j sees keys 0..t0 + j
+      }
+      var score = 0.0;
+      for (var i = 0u; i < HD / 4u; i++) {
+        score += dot(q[j][i], k[i]);
+      }
+      let m_new = max(m[j], score);
+      let c = exp(m[j] - m_new);
+      let w = exp(score - m_new);
+      l[j] = l[j] * c + w;
+      for (var i = 0u; i < HD / 4u; i++) {
+        acc[j][i] = acc[j][i] * c + w * v[i];
+      }
+      m[j] = m_new;
+    }
+  }
+  for (var j = 0u; j < QB; j++) {
+    let t = t0 + j;
+    if (t >= p.T) {
+      break;
+    }
+    let rowy = (b * p.T + t) * D + h * HD;
     for (var i = 0u; i < HD / 4u; i++) {
-      acc[i] = acc[i] * c + w * ld4(rowk + D + 4u * i);
+      y[(rowy >> 2u) + i] = acc[j][i] / l[j];
     }
-    m = m_new;
+    lse[(b * p.H + h) * p.T + t] = m[j] + log(l[j]);
   }
-  let rowy = (b * p.T + t) * D + h * HD;
-  for (var i = 0u; i < HD / 4u; i++) {
-    y[(rowy >> 2u) + i] = acc[i] / l;
-  }
-  lse[e] = m + log(l);
 }
 
 @group(0) @binding(0) var<storage, read> gqkv: array<vec4f>;
@@ -93,45 +124,70 @@ fn g4(i: u32) -> vec4f {
 
 @compute @workgroup_size(64)
 fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let TQ = (p.T + QB - 1u) / QB;
   let e = flat(gid, nwg);
-  if (e >= p.B * p.H * p.T) {
+  if (e >= p.B * p.H * TQ) {
     return;
   }
-  let t = e % p.T;
-  let h = (e / p.T) % p.H;
-  let b = e / (p.T * p.H);
+  let t0 = (e % TQ) * QB;
+  let h = (e / TQ) % p.H;
+  let b = e / (TQ * p.H);
   let D = p.H * HD;
-  let rowq = (b * p.T + t) * 3u * D + h * HD;
-  let rowy = (b * p.T + t) * D + h * HD;
-  var q: array<vec4f, MAX_V4>;
-  var dy: array<vec4f, MAX_V4>;
-  var dq: array<vec4f, MAX_V4>;
-  var dt = 0.0;
-  for (var i = 0u; i < HD / 4u; i++) {
-    let o = (rowy >> 2u) + i;
-    q[i] = g4(rowq + 4u * i) * p.scale;
-    dy[i] = gdy[o];
-    dq[i] = vec4f();
-    dt += dot(dy[i], gy[o]);
+  var q: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var dy: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var dq: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var dt: array<f32, QB_MAX>;
+  var L: array<f32, QB_MAX>;
+  for (var j = 0u; j < QB; j++) {
+    let t = min(t0 + j, p.T - 1u);
+    let rowq = (b * p.T + t) * 3u * D + h * HD;
+    let rowy = (b * p.T + t) * D + h * HD;
+    dt[j] = 0.0;
+    for (var i = 0u; i < HD / 4u; i++) {
+      let o = (rowy >> 2u) + i;
+      q[j][i] = g4(rowq + 4u * i) * p.scale;
+      dy[j][i] = gdy[o];
+      dq[j][i] = vec4f();
+      dt[j] += dot(dy[j][i], gy[o]);
+    }
+    L[j] = glse[(b * p.H + h) * p.T + t];
   }
-  let L = glse[e];
-  for (var s = 0u; s <= t; s++) {
+  let last = min(t0 + QB - 1u, p.T - 1u);
+  for (var s = 0u; s <= last; s++) {
     let rowk = (b * p.T + s) * 3u * D + D + h * HD;
-    var score = 0.0;
-    var dp = 0.0;
+    var k: array<vec4f, MAX_V4>;
+    var v: array<vec4f, MAX_V4>;
     for (var i = 0u; i < HD / 4u; i++) {
-      score += dot(q[i], g4(rowk + 4u * i));
-      dp += dot(dy[i], g4(rowk + D + 4u * i));
+      k[i] = g4(rowk + 4u * i);
+      v[i] = g4(rowk + D + 4u * i);
     }
-    let ds = exp(score - L) * (dp - dt);
-    for (var i = 0u; i < HD / 4u; i++) {
-      dq[i] += ds * g4(rowk + 4u * i);
+    for (var j = 0u; j < QB; j++) {
+      if (s > t0 + j) {
+        continue;
+      }
+      var score = 0.0;
+      var dp = 0.0;
+      for (var i = 0u; i < HD / 4u; i++) {
+        score += dot(q[j][i], k[i]);
+        dp += dot(dy[j][i], v[i]);
+      }
+      let ds = exp(score - L[j]) * (dp - dt[j]);
+      for (var i = 0u; i < HD / 4u; i++) {
+        dq[j][i] += ds * k[i];
+      }
     }
   }
-  for (var i = 0u; i < HD / 4u; i++) {
-    dqkv[(rowq >> 2u) + i] = dq[i] * p.scale;
+  for (var j = 0u; j < QB; j++) {
+    let t = t0 + j;
+    if (t >= p.T) {
+      break;
+    }
+    let rowq = (b * p.T + t) * 3u * D + h * HD;
+    for (var i = 0u; i < HD / 4u; i++) {
+      dqkv[(rowq >> 2u) + i] = dq[j][i] * p.scale;
+    }
+    dsum[(b * p.H + h) * p.T + t] = dt[j];
   }
-  dsum[e] = dt;
 }
 
 @group(0) @binding(0) var<storage, read> kqkv: array<vec4f>;
@@ -146,46 +202,69 @@ fn k4(i: u32) -> vec4f {
 
 @compute @workgroup_size(64)
 fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let TQ = (p.T + QB - 1u) / QB;
   let e = flat(gid, nwg);
-  if (e >= p.B * p.H * p.T) {
+  if (e >= p.B * p.H * TQ) {
     return;
   }
-  let s = e % p.T;
-  let h = (e / p.T) % p.H;
-  let b = e / (p.T * p.H);
+  let s0 = (e % TQ) * QB;
+  let h = (e / TQ) % p.H;
+  let b = e / (TQ * p.H);
   let D = p.H * HD;
-  let rowk = (b * p.T + s) * 3u * D + D + h * HD;
-  var k: array<vec4f, MAX_V4>;
-  var v: array<vec4f, MAX_V4>;
-  var dk: array<vec4f, MAX_V4>;
-  var dv: array<vec4f, MAX_V4>;
-  for (var i = 0u; i < HD / 4u; i++) {
-    k[i] = k4(rowk + 4u * i);
-    v[i] = k4(rowk + D + 4u * i);
-    dk[i] = vec4f();
-    dv[i] = vec4f();
+  var k: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var v: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var dk: array<array<vec4f, MAX_V4>, QB_MAX>;
+  var dv: array<array<vec4f, MAX_V4>, QB_MAX>;
+  for (var j = 0u; j < QB; j++) {
+    let rowk = (b * p.T + min(s0 + j, p.T - 1u)) * 3u * D + D + h * HD;
+    for (var i = 0u; i < HD / 4u; i++) {
+      k[j][i] = k4(rowk + 4u * i);
+      v[j][i] = k4(rowk + D + 4u * i);
+      dk[j][i] = vec4f();
+      dv[j][i] = vec4f();
+    }
   }
   let bh = b * p.H + h;
-  for (var t = s; t < p.T; t++) {
+  for (var t = s0; t < p.T; t++) {
     let rowq = (b * p.T + t) * 3u * D + h * HD;
     let rowy = (b * p.T + t) * D + h * HD;
-    var score = 0.0;
-    var dp = 0.0;
+    var q: array<vec4f, MAX_V4>;
+    var dy: array<vec4f, MAX_V4>;
     for (var i = 0u; i < HD / 4u; i++) {
-      score += dot(k4(rowq + 4u * i), k[i]);
-      dp += dot(kdy[(rowy >> 2u) + i], v[i]);
+      q[i] = k4(rowq + 4u * i);
+      dy[i] = kdy[(rowy >> 2u) + i];
     }
-    let prob = exp(score * p.scale - klse[bh * p.T + t]);
-    let ds = prob * (dp - kdsum[bh * p.T + t]);
-    for (var i = 0u; i < HD / 4u; i++) {
-      dv[i] += prob * kdy[(rowy >> 2u) + i];
-      dk[i] += ds * k4(rowq + 4u * i);
+    let lse_t = klse[bh * p.T + t];
+    let dsum_t = kdsum[bh * p.T + t];
+    for (var j = 0u; j < QB; j++) {
+      if (t < s0 + j) {
+        continue; // causal: key s0 + j is seen by queries s0 + j..T − 1
+      }
+      var score = 0.0;
+      var dp = 0.0;
+      for (var i = 0u; i < HD / 4u; i++) {
+        score += dot(q[i], k[j][i]);
+        dp += dot(dy[i], v[j][i]);
+      }
+      let prob = exp(score * p.scale - lse_t);
+      let ds = prob * (dp - dsum_t);
+      for (var i = 0u; i < HD / 4u; i++) {
+        dv[j][i] += prob * dy[i];
+        dk[j][i] += ds * q[i];
+      }
     }
   }
-  for (var i = 0u; i < HD / 4u; i++) {
-    let o = (rowk >> 2u) + i;
-    kdqkv[o] = dk[i] * p.scale;
-    kdqkv[o + D / 4u] = dv[i];
+  for (var j = 0u; j < QB; j++) {
+    let s = s0 + j;
+    if (s >= p.T) {
+      break;
+    }
+    let rowk = (b * p.T + s) * 3u * D + D + h * HD;
+    for (var i = 0u; i < HD / 4u; i++) {
+      let o = (rowk >> 2u) + i;
+      kdqkv[o] = dk[j][i] * p.scale;
+      kdqkv[o + D / 4u] = dv[j][i];
+    }
   }
 }
 

@@ -309,6 +309,16 @@ function checkHd(hd: number) {
     throw new Error(`attention: head size ${hd} is not a multiple of 4 ≤ 64`);
 }
 
+/**
+ * attention.wgsl's QB: queries (keys in dk/dv) per invocation. Each key and value loaded then
+ * serves QB queries; dk/dv keeps 4·QB·hd floats live, so it takes fewer at large heads.
+ */
+export function attentionBlock(entry: 'forward' | 'backward_dq' | 'backward_dkdv', hd: number) {
+  // Measured on lavapipe (bench/webgpuProfile.ts): dk/dv at hd 16 takes 4 (49 ms against 54
+  // at 2), at hd 32 2 (37 ms against 69 at 4 and 50 at 1); the others take 4 at both.
+  return entry === 'backward_dkdv' && hd > 16 ? 2 : 4;
+}
+
 export function attentionForward(
   s: AttentionShape,
   qkv: Bindable,
@@ -325,8 +335,10 @@ export function attentionForward(
       ['w', lse],
     ],
     uniforms: attnUniforms(s),
-    constants: { HD: s.hd },
-    workgroups: grid2d(Math.ceil((s.B * s.H * s.T) / 64)),
+    constants: { HD: s.hd, QB: attentionBlock('forward', s.hd) },
+    workgroups: grid2d(
+      Math.ceil((s.B * s.H * Math.ceil(s.T / attentionBlock('forward', s.hd))) / 64),
+    ),
     label: 'attention',
   };
 }
@@ -340,7 +352,13 @@ export function attentionBackward(
   dqkv: Bindable,
   dsum: Bindable,
 ): DispatchSpec[] {
-  const workgroups = grid2d(Math.ceil((s.B * s.H * s.T) / 64));
+  const blocks = (entry: 'backward_dq' | 'backward_dkdv') => {
+    const qb = attentionBlock(entry, s.hd);
+    return {
+      constants: { HD: s.hd, QB: qb },
+      workgroups: grid2d(Math.ceil((s.B * s.H * Math.ceil(s.T / qb)) / 64)),
+    };
+  };
   return [
     {
       shader: 'attention.wgsl',
@@ -354,8 +372,7 @@ export function attentionBackward(
         ['w', dsum],
       ],
       uniforms: attnUniforms(s),
-      constants: { HD: s.hd },
-      workgroups,
+      ...blocks('backward_dq'),
       label: 'attention_bwd_dq',
     },
     {
@@ -369,8 +386,7 @@ export function attentionBackward(
         ['w', dqkv],
       ],
       uniforms: attnUniforms(s),
-      constants: { HD: s.hd },
-      workgroups,
+      ...blocks('backward_dkdv'),
       label: 'attention_bwd_dkdv',
     },
   ];
