@@ -244,7 +244,7 @@ async function tfjsRow(
  * dispatch (10 replays in one submission after a warm-up), so the table can say which version
  * this driver wants.
  */
-async function kernelVersions(rt: GpuRuntime, software: boolean): Promise<Record<string, number>> {
+async function kernelVersions(rt: GpuRuntime): Promise<Record<string, number>> {
   const R = TRAIN_B * TRAIN_T;
   const [D, F] = [64, 256];
   const x = rt.buffer(R * F);
@@ -279,7 +279,6 @@ async function kernelVersions(rt: GpuRuntime, software: boolean): Promise<Record
       (performance.now() - start) / 16;
   }
   for (const b of [x, w, c]) rt.free(b);
-  void software;
   return out;
 }
 
@@ -291,9 +290,7 @@ async function main(): Promise<void> {
   await rt.load([...SHADERS]);
   const adapter = opened.gpu.adapter;
   if (VARIANTS.includes('kernels'))
-    console.log(
-      `WEBGPU_KERNELS ${JSON.stringify({ adapter, ms: await kernelVersions(rt, opened.gpu.software) })}`,
-    );
+    console.log(`WEBGPU_KERNELS ${JSON.stringify({ adapter, ms: await kernelVersions(rt) })}`);
   for (const preset of PRESETS) {
     const rows: WebgpuRow[] = [];
     if (VARIANTS.includes('kernels'))

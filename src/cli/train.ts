@@ -30,6 +30,7 @@ import { getCheckpoint } from '../engine/snapshotFiles';
 import {
   BACKEND_CHOICES,
   type BackendChoice,
+  isBackendChoice,
   type RunConfig,
   type RunSnapshot,
   type StepReport,
@@ -64,7 +65,16 @@ const number = (name: string): number | undefined =>
   f.has(name) ? Number(f.get(name)) : undefined;
 
 const resumeDir = f.get('resume');
-const backend = await initBackend(await backendOfRun());
+/** What a resumed run was started with (its DIR/config.json), read once. */
+const resumed = resumeDir
+  ? (JSON.parse(await readFile(join(resumeDir, 'config.json'), 'utf8')) as {
+      config?: RunConfig;
+      steps: number | null;
+      minutes?: number | null;
+      finalEval: boolean;
+    })
+  : null;
+const backend = await initBackend(backendOfRun());
 // The kernels turn themselves off on a lost or failed device; the run goes on on tfjs.
 onBackendChange((report, why) =>
   log({
@@ -84,23 +94,18 @@ let session: TrainingSession;
 let totalSteps: number;
 let finalEval: boolean;
 let minutes = number('minutes');
-if (resumeDir) {
-  const saved = JSON.parse(await readFile(join(resumeDir, 'config.json'), 'utf8')) as {
-    steps: number | null;
-    minutes?: number | null;
-    finalEval: boolean;
-  };
+if (resumeDir && resumed) {
   // A run made with --minutes resumes with a fresh budget of the same length.
-  if (minutes === undefined && number('steps') === undefined && saved.steps === null) {
-    minutes = saved.minutes ?? undefined;
+  if (minutes === undefined && number('steps') === undefined && resumed.steps === null) {
+    minutes = resumed.minutes ?? undefined;
   }
   const snapshot = await readSnapshot(join(resumeDir, 'snapshot'));
   if (f.has('memory-budget')) {
     snapshot.config = { ...snapshot.config, memoryBudgetMiB: number('memory-budget') };
   }
   session = await TrainingSession.restore(snapshot, { sandbox, suites });
-  totalSteps = number('steps') ?? saved.steps ?? Number.POSITIVE_INFINITY;
-  finalEval = saved.finalEval || minutes !== undefined;
+  totalSteps = number('steps') ?? resumed.steps ?? Number.POSITIVE_INFINITY;
+  finalEval = resumed.finalEval || minutes !== undefined;
   // Lines written after the last snapshot are redone, so drop them.
   for (const file of ['metrics.jsonl', 'samples.jsonl']) {
     await keepStepsUpTo(join(resumeDir, file), snapshot.step);
@@ -233,18 +238,12 @@ function failAndExplain(error: unknown): never {
 }
 
 /** --backend, else the resumed run's own, else auto. */
-async function backendOfRun(): Promise<BackendChoice> {
+function backendOfRun(): BackendChoice {
   const given = f.get('backend');
-  if (given !== undefined) {
-    if ((BACKEND_CHOICES as readonly string[]).includes(given)) return given as BackendChoice;
-    console.error(`train: --backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${given}`);
-    process.exit(2);
-  }
-  if (!resumeDir) return 'auto';
-  const saved = JSON.parse(await readFile(join(resumeDir, 'config.json'), 'utf8')) as {
-    config?: RunConfig;
-  };
-  return saved.config?.backend ?? 'auto';
+  if (given === undefined) return resumed?.config?.backend ?? 'auto';
+  if (isBackendChoice(given)) return given;
+  console.error(`train: --backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${given}`);
+  process.exit(2);
 }
 
 /** The run the flags describe (every setting's flag is in engine/settings.ts), validated. */

@@ -13,7 +13,7 @@ import {
   settingValue,
   withSetting,
 } from './settings';
-import { BACKEND_CHOICES, type RunConfig } from './types';
+import { BACKEND_CHOICES, isBackendChoice, type RunConfig } from './types';
 
 export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   preset: 'tiny',
@@ -88,7 +88,7 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
       message: `taskPoolSize must be a whole number of tasks >= 1, got ${pool}`,
     });
   }
-  if (config.backend !== undefined && !BACKEND_CHOICES.includes(config.backend)) {
+  if (config.backend !== undefined && !isBackendChoice(config.backend)) {
     problems.push({
       field: 'backend',
       message: `backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${String(config.backend)}`,

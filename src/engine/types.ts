@@ -22,6 +22,9 @@ export const BACKEND_CHOICES: readonly BackendChoice[] = [
   'cpu',
 ];
 
+export const isBackendChoice = (value: unknown): value is BackendChoice =>
+  (BACKEND_CHOICES as readonly unknown[]).includes(value);
+
 /** Everything that determines a run; same config (with its seed) on one backend → same curves. */
 export interface RunConfig {
   preset: PresetName;

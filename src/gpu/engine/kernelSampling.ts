@@ -1,9 +1,9 @@
 // The lab's own WebGPU engine behind the existing sampler: once enabled (where a real adapter
 // exists, or on request), rollout/kvSampler.ts hands every sample() to the device
 // (deviceSampler.ts), on the engine's one copy of the model's weights (DeviceCopy: shared with
-// the device trainer, uploaded only when tfjs changed them). A lost device (or any device error) turns the engine off for the rest of
-// the run and the call returns null: the caller samples on its own backend (wasm on a CPU),
-// from the same step, with the same seeded streams.
+// the device trainer, uploaded only when tfjs changed them). A lost device (or any device
+// error) turns the engine off for the rest of the run and the call returns null: the caller
+// samples on its own backend (wasm on a CPU), from the same step, with the same seeded streams.
 import type { GPT } from '../../model/gpt';
 import { readValues } from '../../model/params';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
@@ -196,7 +196,8 @@ export async function sampleOnDevice(
   const e = engine;
   if (!e) return null;
   const c = model.config;
-  if (!deviceHoldsModel(c) || (options.topK > 64 && options.topK < c.vocabSize)) return null; // shapes the fused kernels do not hold: the host sampler takes them
+  // Shapes the fused kernels do not hold: the host sampler takes them.
+  if (!deviceHoldsModel(c) || (options.topK > 64 && options.topK < c.vocabSize)) return null;
   if (prompts.some((p) => p.length === 0 || p.length > c.nCtx)) return null; // the host says why
   try {
     if (e.lost) throw new Error(e.lost);
