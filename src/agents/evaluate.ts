@@ -5,7 +5,9 @@
 // sandbox judges every program: the extracted function, or the raw completion when none
 // was found. Greedy decoding makes it deterministic. Token caps are the run config's
 // (maxPlanTokens, maxProgramTokens). Options add the Coder given each task's reference
-// plan (what the Planner costs) and K sampled plan→code pairs per task (pass@K).
+// plan (what the Planner costs), K sampled plan→code pairs per task (pass@K), and the Coder
+// writing from the statement alone (single mode's prompt, an empty plan) on the same tasks:
+// the Collaboration Gain, pass@1 with the Planner's plan minus pass@1 without one.
 
 import { extractFunction } from '../rl/extractFunction';
 import { AGENT_METRICS, EVAL_METRICS, evalPassAt1Metric } from '../rl/metrics';
@@ -61,6 +63,11 @@ export interface EvalOptions {
   temperature?: number;
   /** The sampled plans use seed + 1, their programs seed + 2 (default 1). */
   seed?: number;
+  /**
+   * Also judge the Coder's greedy program from the statement alone (an empty plan, single
+   * mode's prompt) on the same tasks: `pass@1_alone` and `collaboration_gain`. Needs a Planner.
+   */
+  coderAlone?: boolean;
 }
 
 export interface TierReport {
@@ -68,6 +75,10 @@ export interface TierReport {
   'pass@1': number;
   /** Coder alone, given the task's reference plan (greedy): how much the Planner costs. */
   'pass@1_reference_plan'?: number;
+  /** With coderAlone: the Coder's greedy pass@1 from the statement alone (no plan). */
+  'pass@1_alone'?: number;
+  /** With coderAlone: pass@1 (from the Planner's plan) − pass@1_alone, on the same tasks. */
+  collaboration_gain?: number;
   /** With samples > 1: mean pass rate of sampled pairs, and the unbiased pass@K (= any of K passed). */
   'pass@1_sampled'?: number;
   'pass@k'?: number;
@@ -226,6 +237,18 @@ export async function evaluateSuites(
     referencePasses = (await judge(sandbox, tasks, referenceCodes)).map((r) => r.passed);
   }
 
+  // The Coder from the statement alone (an empty plan), greedy, on the same tasks. Last, so
+  // the calls above reach the sandbox in the order they always did.
+  let alonePasses: boolean[] | null = null;
+  if (options.coderAlone && agents.planner) {
+    const aloneCodes = await codeOf(
+      tasks,
+      tasks.map(() => ''),
+      greedyCode,
+    );
+    alonePasses = (await judge(sandbox, tasks, aloneCodes)).map((r) => r.passed);
+  }
+
   // K sampled plan→code pairs per task, task-major.
   let sampledPasses: number[] | null = null;
   if (samples > 1) {
@@ -274,6 +297,11 @@ export async function evaluateSuites(
       report.repair_fixed =
         failing.length === 0 ? 0 : failing.filter((i) => after[i]).length / failing.length;
     }
+    if (alonePasses) {
+      const alone = alonePasses;
+      report['pass@1_alone'] = share(indices.filter((i) => alone[i]).length);
+      report.collaboration_gain = report['pass@1'] - report['pass@1_alone'];
+    }
     if (sampledPasses) {
       const passes = sampledPasses;
       report['pass@1_sampled'] = share(indices.reduce((s, i) => s + passes[i]! / samples, 0));
@@ -309,6 +337,10 @@ export async function evaluateSuites(
     if (overall['pass@1_repair'] !== undefined) {
       metrics[`${AGENT_METRICS.evalPassAt1Repair}/${name}`] = overall['pass@1_repair'];
     }
+    if (overall.collaboration_gain !== undefined) {
+      metrics[`${EVAL_METRICS.collaborationGain}/${name}`] = overall.collaboration_gain;
+      metrics[`${EVAL_METRICS.passAt1Alone}/${name}`] = overall['pass@1_alone'] ?? 0;
+    }
     if (overall.exec_cost !== null) metrics[`${EVAL_METRICS.execCost}/${name}`] = overall.exec_cost;
     if (overall.peak_memory !== null) {
       metrics[`${EVAL_METRICS.peakMemory}/${name}`] = overall.peak_memory;
@@ -319,6 +351,10 @@ export async function evaluateSuites(
   if (all['pass@1_repair'] !== undefined) {
     metrics[AGENT_METRICS.evalPassAt1Repair] = all['pass@1_repair'];
     metrics[AGENT_METRICS.evalRepairFixed] = all.repair_fixed ?? 0;
+  }
+  if (all.collaboration_gain !== undefined) {
+    metrics[EVAL_METRICS.collaborationGain] = all.collaboration_gain;
+    metrics[EVAL_METRICS.passAt1Alone] = all['pass@1_alone'] ?? 0;
   }
   if (all.exec_cost !== null) metrics[EVAL_METRICS.execCost] = all.exec_cost;
   if (all.peak_memory !== null) metrics[EVAL_METRICS.peakMemory] = all.peak_memory;

@@ -347,6 +347,7 @@ function pick(metrics: Record<string, number>): Record<string, number> {
     'retriever/reward',
     'eval/pass@1',
     'eval/pass@1_repair',
+    'eval/collaboration_gain',
     'step_time',
   ];
   return Object.fromEntries(

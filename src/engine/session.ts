@@ -524,6 +524,8 @@ export class TrainingSession {
       {
         maxPlanTokens: this.config.grpo.maxPlanTokens,
         maxProgramTokens: this.config.grpo.maxProgramTokens,
+        // The Collaboration Gain: the same Coder, greedy, from the statement alone.
+        coderAlone: true,
       },
       this.sandbox,
     );

@@ -66,6 +66,10 @@ export const EVAL_METRICS = {
   passAt1: 'eval/pass@1',
   execCost: 'eval/exec_cost',
   peakMemory: 'eval/peak_memory',
+  /** Greedy pass@1 from the Planner's plan − the Coder's from the statement alone (same tasks). */
+  collaborationGain: 'eval/collaboration_gain',
+  /** The Coder's greedy pass@1 from the statement alone (an empty plan, single mode's prompt). */
+  passAt1Alone: 'eval/pass@1_alone',
 } as const;
 
 /** Pass@1 of one tier, e.g. evalPassAt1Metric('L1') → 'eval/pass@1/L1'. */

@@ -93,4 +93,50 @@ describe('planner → coder evaluation', () => {
     expect(sandbox.jobs).toHaveLength(12);
     expect(sandbox.jobs.every((j) => j.kind === 'cases' && j.entryPoint === 'solve')).toBe(true);
   });
+
+  it('measures the Collaboration Gain: pass@1 from the plan − from the statement alone', async () => {
+    const config = makeConfig('tiny', tok.vocabSize, 'planner', {
+      nEmbd: 16,
+      nLayer: 1,
+      nHead: 2,
+      nCtx: 64,
+    });
+    const planner = createModel(config, 3);
+    const coder = createModel({ ...config, role: 'coder' }, 4);
+    const tasks = [task('a', 'L1'), task('b', 'L1'), task('c', 'L1'), task('d', 'L2')];
+    // Call 0: from the plans, a, b and d pass; call 1: alone, a and c pass.
+    // L1: 2/3 − 2/3 = 0; L2: 1 − 0 = 1; all: 3/4 − 2/4 = 0.25.
+    const sandbox = fakeSandbox(
+      (call, i) => (call === 0 && i !== 2) || (call === 1 && (i === 0 || i === 2)),
+    );
+    const agents = {
+      tokenizer: tok,
+      planner: new KvCacheSampler(planner),
+      coder: new KvCacheSampler(coder),
+    };
+    const options = { coderAlone: true, maxPlanTokens: 6, maxProgramTokens: 6 };
+    const result = await evaluateSuites(
+      agents,
+      { L1: tasks.slice(0, 3), L2: tasks.slice(3) },
+      options,
+      sandbox,
+    );
+    expect(result.suites.L1!.overall.collaboration_gain).toBeCloseTo(0);
+    expect(result.suites.L1!.overall['pass@1_alone']).toBeCloseTo(2 / 3);
+    expect(result.metrics['eval/collaboration_gain/L2']).toBe(1);
+    expect(result.metrics['eval/pass@1_alone/L2']).toBe(0);
+    expect(result.metrics['eval/collaboration_gain']).toBeCloseTo(0.25);
+    expect(result.metrics['eval/pass@1_alone']).toBeCloseTo(0.5);
+    // The second call judged the Coder's programs written from an empty plan: the prompt
+    // single mode uses, and what the Coder writes given `coderPrompt(statement, '')`.
+    expect(sandbox.jobs).toHaveLength(8);
+    // Without a Planner (single mode) there is no gain to measure.
+    const single = await evaluateSuites(
+      { ...agents, planner: null },
+      { L1: tasks },
+      options,
+      fakeSandbox(() => true),
+    );
+    expect(single.metrics['eval/collaboration_gain']).toBeUndefined();
+  });
 });

@@ -36,6 +36,8 @@ const TIERS = ['L1', 'L2', 'L3', 'L4', 'L5'];
 /** The learning chart's metrics (names as rl/metrics.ts writes them). */
 export const SAMPLED_PASS_METRIC = 'coder/rewards/pass_fraction/mean';
 export const EVAL_PASS_METRIC = 'eval/pass@1';
+/** The Collaboration Gain (agents/evaluate.ts): pass@1 with the Planner's plan − without. */
+export const COLLABORATION_GAIN_METRIC = 'eval/collaboration_gain';
 
 export const CHART_SPECS: ChartSpec[] = [
   {
@@ -49,6 +51,25 @@ export const CHART_SPECS: ChartSpec[] = [
     ],
     baseline: EVAL_PASS_METRIC,
     yRange: [0, 1],
+  },
+  {
+    name: 'collaboration',
+    title: 'Does the Planner help?',
+    caption:
+      'Above 0, the plans help: the Coder passes more evaluation tasks (greedy pass@1, the same tasks) writing from the Planner’s plan than from the statement alone; below 0 they hurt. Alone means single mode’s prompt (an empty plan) to this run’s own Coder, which the shipped warm start trained only on statement + plan, never without one: part of a large gain is that prompt being new to it (the experiments’ single arm has a Coder warm-started alone).',
+    lines: [
+      {
+        metric: COLLABORATION_GAIN_METRIC,
+        label: 'gain: with plan − alone',
+        raw: true,
+        points: true,
+      },
+      { metric: EVAL_PASS_METRIC, label: 'pass@1 with the plan', raw: true, points: true },
+      { metric: 'eval/pass@1_alone', label: 'pass@1 alone', raw: true, points: true },
+    ],
+    baseline: COLLABORATION_GAIN_METRIC,
+    yRange: [-1, 1],
+    onlyWith: COLLABORATION_GAIN_METRIC,
   },
   {
     name: 'planner-reward',
