@@ -12,13 +12,34 @@
 //                dk_s = scale·Σ_{t≥s} P_ts(dy_t·v_s − Dt) q_t   (Dt from backward_dq)
 //   decode       one decode step over a KV cache: one invocation per (b, h), query qd[b] against
 //                cached keys and values 0..len[b]−1 (cache [B, C, D]); output yd [B, D]
+//   cache_store  copies the k and v parts of qkv rows [B·T, W] into the caches [B, C, KVH·HD]
+//                at positions pos[b] + t (a prefill's or a decode step's keys and values)
+// Grouped-query attention (the Llama family): KVH key/value heads, each serving H / KVH query
+// heads (query head h reads kv head h / (H / KVH)); qkv rows are W = (H + 2·KVH)·HD wide (q
+// heads | k heads | v heads). KVH = 0 in the uniforms means KVH = H (GPT-2's [q | k | v]).
+// backward_dkdv then runs per (b, kv head, block of keys) and sums over its query heads.
 // No shared memory, no barriers. The head size HD is a pipeline constant (a multiple of 4,
 // ≤ 64): loops over it have constant bounds, so compilers (LLVM in lavapipe, SwiftShader's
 // Reactor) unroll them and keep q, the accumulators and dk/dv in registers, as vec4s.
 
 struct Params {
   B: u32, T: u32, H: u32, hd: u32,
-  scale: f32, C: u32, _p0: u32, _p1: u32,
+  scale: f32, C: u32, KVH: u32, q_rs: u32,
+}
+
+/** Key/value heads (0 in the uniforms: one per query head). */
+fn kv_heads() -> u32 {
+  return select(p.KVH, p.H, p.KVH == 0u);
+}
+
+/** The qkv row's width: H query heads, then KVH key and KVH value heads. */
+fn row_width() -> u32 {
+  return (p.H + 2u * kv_heads()) * HD;
+}
+
+/** The kv head that query head h reads. */
+fn kv_of(h: u32) -> u32 {
+  return h / (p.H / kv_heads());
 }
 
 override HD: u32 = 64u;
@@ -58,12 +79,15 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
   let h = (e / TQ) % p.H;
   let b = e / (TQ * p.H);
   let D = p.H * HD;
+  let W = row_width();
+  let KD = kv_heads() * HD;
+  let kh = kv_of(h);
   var q: array<array<vec4f, MAX_V4>, QB_MAX>;
   var acc: array<array<vec4f, MAX_V4>, QB_MAX>;
   var m: array<f32, QB_MAX>;
   var l: array<f32, QB_MAX>;
   for (var j = 0u; j < QB; j++) {
-    let rowq = (b * p.T + min(t0 + j, p.T - 1u)) * 3u * D + h * HD;
+    let rowq = (b * p.T + min(t0 + j, p.T - 1u)) * W + h * HD;
     for (var i = 0u; i < HD / 4u; i++) {
       q[j][i] = ld4(rowq + 4u * i) * p.scale;
       acc[j][i] = vec4f();
@@ -73,12 +97,12 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
   }
   let last = min(t0 + QB - 1u, p.T - 1u);
   for (var s = 0u; s <= last; s++) {
-    let rowk = (b * p.T + s) * 3u * D + D + h * HD;
+    let rowk = (b * p.T + s) * W + D + kh * HD;
     var k: array<vec4f, MAX_V4>;
     var v: array<vec4f, MAX_V4>;
     for (var i = 0u; i < HD / 4u; i++) {
       k[i] = ld4(rowk + 4u * i);
-      v[i] = ld4(rowk + D + 4u * i);
+      v[i] = ld4(rowk + KD + 4u * i);
     }
     for (var j = 0u; j < QB; j++) {
       if (s > t0 + j) {
@@ -133,6 +157,9 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
   let h = (e / TQ) % p.H;
   let b = e / (TQ * p.H);
   let D = p.H * HD;
+  let W = row_width();
+  let KD = kv_heads() * HD;
+  let kh = kv_of(h);
   var q: array<array<vec4f, MAX_V4>, QB_MAX>;
   var dy: array<array<vec4f, MAX_V4>, QB_MAX>;
   var dq: array<array<vec4f, MAX_V4>, QB_MAX>;
@@ -140,7 +167,7 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
   var L: array<f32, QB_MAX>;
   for (var j = 0u; j < QB; j++) {
     let t = min(t0 + j, p.T - 1u);
-    let rowq = (b * p.T + t) * 3u * D + h * HD;
+    let rowq = (b * p.T + t) * W + h * HD;
     let rowy = (b * p.T + t) * D + h * HD;
     dt[j] = 0.0;
     for (var i = 0u; i < HD / 4u; i++) {
@@ -154,12 +181,12 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
   }
   let last = min(t0 + QB - 1u, p.T - 1u);
   for (var s = 0u; s <= last; s++) {
-    let rowk = (b * p.T + s) * 3u * D + D + h * HD;
+    let rowk = (b * p.T + s) * W + D + kh * HD;
     var k: array<vec4f, MAX_V4>;
     var v: array<vec4f, MAX_V4>;
     for (var i = 0u; i < HD / 4u; i++) {
       k[i] = g4(rowk + 4u * i);
-      v[i] = g4(rowk + D + 4u * i);
+      v[i] = g4(rowk + KD + 4u * i);
     }
     for (var j = 0u; j < QB; j++) {
       if (s > t0 + j) {
@@ -182,7 +209,7 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
     if (t >= p.T) {
       break;
     }
-    let rowq = (b * p.T + t) * 3u * D + h * HD;
+    let rowq = (b * p.T + t) * W + h * HD;
     for (var i = 0u; i < HD / 4u; i++) {
       dqkv[(rowq >> 2u) + i] = dq[j][i] * p.scale;
     }
@@ -203,30 +230,36 @@ fn k4(i: u32) -> vec4f {
 @compute @workgroup_size(64)
 fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let TQ = (p.T + QB - 1u) / QB;
+  let KVH = kv_heads();
   let e = flat(gid, nwg);
-  if (e >= p.B * p.H * TQ) {
+  if (e >= p.B * KVH * TQ) {
     return;
   }
   let s0 = (e % TQ) * QB;
-  let h = (e / TQ) % p.H;
-  let b = e / (TQ * p.H);
+  let kh = (e / TQ) % KVH;
+  let b = e / (TQ * KVH);
   let D = p.H * HD;
+  let W = row_width();
+  let KD = KVH * HD;
+  let G = p.H / KVH; // query heads per kv head
   var k: array<array<vec4f, MAX_V4>, QB_MAX>;
   var v: array<array<vec4f, MAX_V4>, QB_MAX>;
   var dk: array<array<vec4f, MAX_V4>, QB_MAX>;
   var dv: array<array<vec4f, MAX_V4>, QB_MAX>;
   for (var j = 0u; j < QB; j++) {
-    let rowk = (b * p.T + min(s0 + j, p.T - 1u)) * 3u * D + D + h * HD;
+    let rowk = (b * p.T + min(s0 + j, p.T - 1u)) * W + D + kh * HD;
     for (var i = 0u; i < HD / 4u; i++) {
       k[j][i] = k4(rowk + 4u * i);
-      v[j][i] = k4(rowk + D + 4u * i);
+      v[j][i] = k4(rowk + KD + 4u * i);
       dk[j][i] = vec4f();
       dv[j][i] = vec4f();
     }
   }
-  let bh = b * p.H + h;
-  for (var t = s0; t < p.T; t++) {
-    let rowq = (b * p.T + t) * 3u * D + h * HD;
+  for (var th = s0 * G; th < p.T * G; th++) {
+    let t = th / G;
+    let h = kh * G + th % G;
+    let bh = b * p.H + h;
+    let rowq = (b * p.T + t) * W + h * HD;
     let rowy = (b * p.T + t) * D + h * HD;
     var q: array<vec4f, MAX_V4>;
     var dy: array<vec4f, MAX_V4>;
@@ -259,11 +292,11 @@ fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
     if (s >= p.T) {
       break;
     }
-    let rowk = (b * p.T + s) * 3u * D + D + h * HD;
+    let rowk = (b * p.T + s) * W + D + kh * HD;
     for (var i = 0u; i < HD / 4u; i++) {
       let o = (rowk >> 2u) + i;
       kdqkv[o] = dk[j][i] * p.scale;
-      kdqkv[o + D / 4u] = dv[j][i];
+      kdqkv[o + KD / 4u] = dv[j][i];
     }
   }
 }
@@ -283,16 +316,19 @@ fn decode(@builtin(global_invocation_id) gid: vec3u) {
   let h = e % p.H;
   let b = e / p.H;
   let D = p.H * HD;
+  let KD = kv_heads() * HD;
+  let kh = kv_of(h);
+  let q_rs = select(p.q_rs, D, p.q_rs == 0u); // q's row stride: D, or a qkv row's width
   var q: array<vec4f, MAX_V4>;
   var acc: array<vec4f, MAX_V4>;
   for (var i = 0u; i < HD / 4u; i++) {
-    q[i] = qd[(b * D + h * HD) / 4u + i] * p.scale;
+    q[i] = qd[(b * q_rs + h * HD) / 4u + i] * p.scale;
     acc[i] = vec4f();
   }
   var m = -3.4e38;
   var l = 0.0;
   for (var s = 0u; s < lens[b]; s++) {
-    let row = (b * p.C + s) * D + h * HD;
+    let row = (b * p.C + s) * KD + kh * HD;
     var score = 0.0;
     for (var i = 0u; i < HD / 4u; i++) {
       score += dot(q[i], kcache[row / 4u + i]);
@@ -309,4 +345,26 @@ fn decode(@builtin(global_invocation_id) gid: vec3u) {
   for (var i = 0u; i < HD / 4u; i++) {
     yd[(b * D + h * HD) / 4u + i] = acc[i] / max(l, 1e-30);
   }
+}
+
+@group(0) @binding(0) var<storage, read> sqkv: array<vec4f>;
+@group(0) @binding(1) var<storage, read> spos: array<u32>;
+@group(0) @binding(2) var<storage, read_write> skc: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> svc: array<vec4f>;
+
+// One invocation per four floats of one row's keys (and the same four of its values).
+@compute @workgroup_size(64)
+fn cache_store(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let e = flat(gid, nwg);
+  let KD4 = kv_heads() * HD / 4u;
+  if (e >= p.B * p.T * KD4) {
+    return;
+  }
+  let i = e % KD4;
+  let r = e / KD4;
+  let b = r / p.T;
+  let at = (r * row_width() + p.H * HD) / 4u + i;
+  let to = (b * p.C + spos[b] + r % p.T) * KD4 + i;
+  skc[to] = sqkv[at];
+  svc[to] = sqkv[at + KD4];
 }

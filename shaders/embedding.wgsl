@@ -6,6 +6,11 @@
 //                  head's gradient lands in the same rows)
 //   backward_wpe   one invocation per (t, c): dwpe[t, c] += Σ_b dx[b·T + t, c]
 // The gradients go into the flat gradient buffer at wte_off / wpe_off.
+//   lookup         the Llama family's token embedding, no positions: x[r, :] = E[ids[r] − lo, :]
+//                  for the ids in [lo, hi) (an embedding too large for one binding is split in
+//                  row ranges, one dispatch each), E stored as f32, F16 or BF16 (override
+//                  E_DTYPE: 0, 1, 2; 16-bit rows two to a u32 word); uniforms B = rows, D, wte_off
+//                  = lo, wpe_off = hi
 
 struct Params {
   B: u32, T: u32, D: u32, wte_off: u32,
@@ -58,4 +63,36 @@ fn backward_wpe(@builtin(global_invocation_id) gid: vec3u) {
     s += dx[(b * p.T + t) * p.D + c];
   }
   grads[p.wpe_off + e] += s;
+}
+
+@group(0) @binding(0) var<storage, read> lids: array<u32>;
+@group(0) @binding(1) var<storage, read> table: array<u32>;
+@group(0) @binding(2) var<storage, read_write> lx: array<f32>;
+/** 0: f32, 1: F16, 2: BF16. */
+override E_DTYPE: u32 = 2u;
+
+@compute @workgroup_size(64)
+fn lookup(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let e = gid.x + gid.y * nwg.x * 64u;
+  if (e >= p.B * p.D) {
+    return;
+  }
+  let r = e / p.D;
+  let c = e % p.D;
+  let id = lids[r];
+  if (id < p.wte_off || id >= p.wpe_off) {
+    return; // another range's dispatch writes this row
+  }
+  let i = (id - p.wte_off) * p.D + c;
+  if (E_DTYPE == 0u) {
+    lx[e] = bitcast<f32>(table[i]);
+    return;
+  }
+  let word = table[i >> 1u];
+  let bits = select(word & 0xffffu, word >> 16u, (i & 1u) == 1u);
+  if (E_DTYPE == 2u) {
+    lx[e] = bitcast<f32>(bits << 16u);
+  } else {
+    lx[e] = unpack2x16float(bits).x;
+  }
 }

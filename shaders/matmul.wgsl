@@ -23,6 +23,11 @@
 //                more than a scalar one. Any M, N, K: rows and columns past the edge read
 //                whatever lies there and are dropped, k past K is masked to zero. ops.ts uses
 //                it where strides, offsets and c_rs are multiples of 4 (else v1_regblock).
+//   v5_b16       C = A·Wᵀ with the weight W [N, K] 16-bit on the device (F16 or BF16, override
+//                B_BF16), two to a u32 word, decoded in registers, f32 accumulation: RB rows
+//                (an override, 1 for a decode step's single row) × 8 columns per invocation, A
+//                and W read four k at a time (K, a_rs, b_cs, c_rs multiples of 4); finish4's
+//                epilogue (bias, residual, accumulate)
 //   bias_grad    db[j] (+)= Σ_i dC[i,j], one invocation per column (reads A as dC [M,N])
 //   bias_grad4   the same four columns at a time, four invocations splitting the rows of
 //                each (N a multiple of 4): a quarter of the loads, four times the lanes
@@ -425,4 +430,60 @@ fn bias_grad4(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index
     total += c4[j4];
   }
   c4[j4] = total;
+}
+
+// v5_b16's weight: W [N, K] as 16-bit floats, four (two u32 words) per element.
+@group(0) @binding(1) var<storage, read> w16: array<vec2u>;
+/** true: BF16 (an f32's top half); false: IEEE F16. */
+override B_BF16: bool = true;
+/** Rows of C per invocation (≤ 8). */
+override RB: u32 = 8u;
+
+/** W(j, k..k+3), i4 = (j·b_cs + k) / 4. */
+fn w16_4(i4: u32) -> vec4f {
+  let w = w16[i4];
+  if (B_BF16) {
+    return vec4f(
+      bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u),
+      bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u),
+    );
+  }
+  return vec4f(unpack2x16float(w.x), unpack2x16float(w.y));
+}
+
+@compute @workgroup_size(64)
+fn v5_b16(@builtin(global_invocation_id) gid: vec3u) {
+  let j0 = gid.x * 8u;
+  let i0 = gid.y * RB;
+  if (i0 >= p.M || j0 >= p.N) {
+    return;
+  }
+  let last_i = p.M - 1u;
+  let last_j = p.N - 1u;
+  let ars = p.a_rs >> 2u;
+  let bcs = p.b_cs >> 2u;
+  var wrow: array<u32, 8>;
+  for (var c = 0u; c < 8u; c++) {
+    wrow[c] = min(j0 + c, last_j) * bcs;
+  }
+  var acc: array<array<vec4f, 2>, 8>;
+  for (var k4 = 0u; k4 < p.K / 4u; k4++) {
+    let w0 = w16_4(wrow[0] + k4);
+    let w1 = w16_4(wrow[1] + k4);
+    let w2 = w16_4(wrow[2] + k4);
+    let w3 = w16_4(wrow[3] + k4);
+    let w4 = w16_4(wrow[4] + k4);
+    let w5 = w16_4(wrow[5] + k4);
+    let w6 = w16_4(wrow[6] + k4);
+    let w7 = w16_4(wrow[7] + k4);
+    for (var r = 0u; r < RB; r++) {
+      let x = a4[min(i0 + r, last_i) * ars + k4];
+      acc[r][0] += vec4f(dot(x, w0), dot(x, w1), dot(x, w2), dot(x, w3));
+      acc[r][1] += vec4f(dot(x, w4), dot(x, w5), dot(x, w6), dot(x, w7));
+    }
+  }
+  for (var r = 0u; r < RB; r++) {
+    finish4(i0 + r, j0, acc[r][0]);
+    finish4(i0 + r, j0 + 4u, acc[r][1]);
+  }
 }

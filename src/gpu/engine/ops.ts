@@ -13,6 +13,9 @@ export const SHADERS = [
   'adamw.wgsl',
   'decode.wgsl',
   'rows.wgsl',
+  'rmsnorm.wgsl',
+  'rope.wgsl',
+  'swiglu.wgsl',
 ] as const;
 
 export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled', 'v3_colblock', 'v4_vec4'] as const;
@@ -290,19 +293,26 @@ export interface AttentionShape {
   T: number;
   H: number;
   hd: number;
+  /**
+   * Key/value heads (grouped-query attention; default H): qkv rows are (H + 2·kvH)·hd wide,
+   * query head h reads kv head h / (H / kvH).
+   */
+  kvH?: number;
 }
 
-const attnUniforms = ({ B, T, H, hd }: AttentionShape, C = 0) =>
-  uniforms([
+const attnUniforms = ({ B, T, H, hd, kvH = H }: AttentionShape, C = 0, qStride = 0) => {
+  if (H % kvH !== 0) throw new Error(`attention: ${H} query heads are not a multiple of ${kvH}`);
+  return uniforms([
     ['u', B],
     ['u', T],
     ['u', H],
     ['u', hd],
     ['f', 1 / Math.sqrt(hd)],
     ['u', C],
-    ['u', 0],
-    ['u', 0],
+    ['u', kvH],
+    ['u', qStride],
   ]);
+};
 
 function checkHd(hd: number) {
   if (hd > 64 || hd % 4 !== 0)
@@ -354,9 +364,11 @@ export function attentionBackward(
 ): DispatchSpec[] {
   const blocks = (entry: 'backward_dq' | 'backward_dkdv') => {
     const qb = attentionBlock(entry, s.hd);
+    // dk/dv runs per kv head (summing over its query heads).
+    const heads = entry === 'backward_dkdv' ? (s.kvH ?? s.H) : s.H;
     return {
       constants: { HD: s.hd, QB: qb },
-      workgroups: grid2d(Math.ceil((s.B * s.H * Math.ceil(s.T / qb)) / 64)),
+      workgroups: grid2d(Math.ceil((s.B * heads * Math.ceil(s.T / qb)) / 64)),
     };
   };
   return [
@@ -392,7 +404,10 @@ export function attentionBackward(
   ];
 }
 
-/** One decode step's attention over a KV cache [B, C, D]: q [B, D], lens [B] → y [B, D]. */
+/**
+ * One decode step's attention over a KV cache [B, C, kvH·hd]: q [B, D] (or q in rows of
+ * qStride floats, e.g. a qkv row), lens [B] → y [B, D], D = H·hd.
+ */
 export function attentionDecode(
   B: number,
   H: number,
@@ -403,6 +418,7 @@ export function attentionDecode(
   v: Bindable,
   lens: Bindable,
   y: Bindable,
+  gqa: { kvH?: number; qStride?: number } = {},
 ): DispatchSpec {
   checkHd(hd);
   return {
@@ -415,10 +431,39 @@ export function attentionDecode(
       ['r', lens],
       ['w', y],
     ],
-    uniforms: attnUniforms({ B, T: 1, H, hd }, C),
+    uniforms: attnUniforms({ B, T: 1, H, hd, kvH: gqa.kvH ?? H }, C, gqa.qStride ?? 0),
     constants: { HD: hd },
     workgroups: [Math.ceil((B * H) / 64)],
     label: 'attention_decode',
+  };
+}
+
+/**
+ * The k and v parts of qkv rows [B·T, (H + 2·kvH)·hd] into the caches [B, C, kvH·hd], row
+ * (b, t) at position pos[b] + t.
+ */
+export function attentionCacheStore(
+  s: AttentionShape,
+  C: number,
+  qkv: Bindable,
+  pos: Bindable,
+  kCache: Bindable,
+  vCache: Bindable,
+): DispatchSpec {
+  checkHd(s.hd);
+  return {
+    shader: 'attention.wgsl',
+    entry: 'cache_store',
+    bindings: [
+      ['r', qkv],
+      ['r', pos],
+      ['w', kCache],
+      ['w', vCache],
+    ],
+    uniforms: attnUniforms(s, C),
+    constants: { HD: s.hd },
+    workgroups: grid2d(Math.ceil((s.B * s.T * (s.kvH ?? s.H) * s.hd) / 4 / 64)),
+    label: 'attention_cache_store',
   };
 }
 

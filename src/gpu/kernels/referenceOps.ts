@@ -120,9 +120,26 @@ export function embeddingBackwardRef(
   return { dwte, dwpe };
 }
 
-/** Causal attention on qkv [B·T, 3D] → y [B·T, D], and its P per (b, h) for the backward. */
-export function attentionRef(qkv: Arr, B: number, T: number, H: number, hd: number) {
+/**
+ * Where part (0 q, 1 k, 2 v) of head h (a query head; for k and v its kv head h / (H / kvH))
+ * lies in qkv rows [B·T, (H + 2·kvH)·hd]: kvH = H is GPT-2's [q | k | v].
+ */
+export function qkvIndex(T: number, H: number, hd: number, kvH: number) {
+  const W = (H + 2 * kvH) * hd;
+  const G = H / kvH;
+  return (b: number, t: number, part: number, h: number, i: number) =>
+    (b * T + t) * W +
+    (part === 0 ? h * hd : H * hd + (part - 1) * kvH * hd + Math.floor(h / G) * hd) +
+    i;
+}
+
+/**
+ * Causal attention on qkv [B·T, (H + 2·kvH)·hd] → y [B·T, H·hd], and its P per (b, h) for the
+ * backward; kvH < H is grouped-query attention.
+ */
+export function attentionRef(qkv: Arr, B: number, T: number, H: number, hd: number, kvH = H) {
   const D = H * hd;
+  const at = qkvIndex(T, H, hd, kvH);
   const scale = 1 / Math.sqrt(hd);
   const y = new Float64Array(B * T * D);
   const probs: Float64Array[] = [];
@@ -135,9 +152,7 @@ export function attentionRef(qkv: Arr, B: number, T: number, H: number, hd: numb
         for (let u = 0; u <= t; u++) {
           let dot = 0;
           for (let i = 0; i < hd; i++)
-            dot +=
-              (qkv[(b * T + t) * 3 * D + h * hd + i] ?? 0) *
-              (qkv[(b * T + u) * 3 * D + D + h * hd + i] ?? 0);
+            dot += (qkv[at(b, t, 0, h, i)] ?? 0) * (qkv[at(b, u, 1, h, i)] ?? 0);
           s[u] = dot * scale;
           m = Math.max(m, s[u] ?? 0);
         }
@@ -146,8 +161,7 @@ export function attentionRef(qkv: Arr, B: number, T: number, H: number, hd: numb
         for (let u = 0; u <= t; u++) P[t * T + u] = Math.exp((s[u] ?? 0) - m) / l;
         for (let i = 0; i < hd; i++) {
           let acc = 0;
-          for (let u = 0; u <= t; u++)
-            acc += (P[t * T + u] ?? 0) * (qkv[(b * T + u) * 3 * D + 2 * D + h * hd + i] ?? 0);
+          for (let u = 0; u <= t; u++) acc += (P[t * T + u] ?? 0) * (qkv[at(b, u, 2, h, i)] ?? 0);
           y[(b * T + t) * D + h * hd + i] = acc;
         }
       }
@@ -163,13 +177,13 @@ export function attentionBackwardRef(
   T: number,
   H: number,
   hd: number,
+  kvH = H,
 ) {
   const D = H * hd;
   const scale = 1 / Math.sqrt(hd);
-  const { probs } = attentionRef(qkv, B, T, H, hd);
-  const dqkv = new Float64Array(B * T * 3 * D);
-  const at = (b: number, t: number, part: number, h: number, i: number) =>
-    (b * T + t) * 3 * D + part * D + h * hd + i;
+  const { probs } = attentionRef(qkv, B, T, H, hd, kvH);
+  const dqkv = new Float64Array(B * T * (H + 2 * kvH) * hd);
+  const at = qkvIndex(T, H, hd, kvH);
   for (let b = 0; b < B; b++)
     for (let h = 0; h < H; h++) {
       const P = probs[b * H + h] as Float64Array;
@@ -201,7 +215,7 @@ export function attentionBackwardRef(
   return dqkv;
 }
 
-/** One query per row against cache rows 0..lens[b]−1 of k, v [B, C, D]. */
+/** One query per row (q [B, H·hd]) against cache rows 0..lens[b]−1 of k, v [B, C, kvH·hd]. */
 export function attentionDecodeRef(
   q: Arr,
   k: Arr,
@@ -211,8 +225,12 @@ export function attentionDecodeRef(
   H: number,
   hd: number,
   C: number,
+  kvH = H,
 ) {
   const D = H * hd;
+  const KD = kvH * hd;
+  const kvAt = (b: number, u: number, h: number, i: number) =>
+    (b * C + u) * KD + Math.floor(h / (H / kvH)) * hd + i;
   const y = new Float64Array(B * D);
   const scale = 1 / Math.sqrt(hd);
   for (let b = 0; b < B; b++)
@@ -223,7 +241,7 @@ export function attentionDecodeRef(
       for (let u = 0; u < n; u++) {
         let dot = 0;
         for (let i = 0; i < hd; i++)
-          dot += (q[b * D + h * hd + i] ?? 0) * (k[(b * C + u) * D + h * hd + i] ?? 0);
+          dot += (q[b * D + h * hd + i] ?? 0) * (k[kvAt(b, u, h, i)] ?? 0);
         s[u] = dot * scale;
         m = Math.max(m, s[u] ?? 0);
       }
@@ -232,7 +250,7 @@ export function attentionDecodeRef(
       for (let i = 0; i < hd; i++) {
         let acc = 0;
         for (let u = 0; u < n; u++)
-          acc += (Math.exp((s[u] ?? 0) - m) / l) * (v[(b * C + u) * D + h * hd + i] ?? 0);
+          acc += (Math.exp((s[u] ?? 0) - m) / l) * (v[kvAt(b, u, h, i)] ?? 0);
         y[b * D + h * hd + i] = acc;
       }
     }
