@@ -1,5 +1,6 @@
 // `npm run --silent tasks -- <command>`: the task world from the command line.
 //   export  --tier L1,L2,L3,L4 --split train|validation|heldout --count N --seed S [--out FILE.jsonl]
+//           [--format openrlhf|verl|trl --out DIR]  an engine's dataset, task file and reward .py
 //           (held-out tasks exist for L2 and L3; other requested tiers are skipped there)
 //   suites  [--check]          regenerate public/tasks/suite-*.json (or check they are current)
 //   show    --tier L2 [--split S] [--count N] [--seed S]     print statements, plans, code
@@ -19,6 +20,7 @@ import {
   type Tier,
   toJsonl,
 } from '../tasks';
+import { exportForEngine, exportFormat } from '../tasks/exportNode';
 import { checkInNode } from '../tasks/nodeCheck';
 
 const SUITE_DIR = fileURLToPath(new URL('../../public/tasks/', import.meta.url));
@@ -62,8 +64,14 @@ function request(args: string[], count: number) {
 }
 
 function exportTasks(args: string[]): void {
-  const text = toJsonl(generateTasks(request(args, 100)));
+  const format = exportFormat(flag(args, 'format'));
+  const req = request(args, 100);
   const out = flag(args, 'out');
+  if (format !== 'lab') {
+    console.log(exportForEngine(format, generateTasks(req), req.split, out));
+    return;
+  }
+  const text = toJsonl(generateTasks(req));
   if (out) writeFileSync(out, text);
   else process.stdout.write(text);
 }
