@@ -4,11 +4,13 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import type { BackendChoice } from '../engine/types';
+import { buildGpuReport, type GpuReport } from './engine/gpuReport';
 import {
   disableKernelEngine,
   enableKernelEngine,
   onKernelEngineOff,
 } from './engine/kernelSampling';
+import type { SelfCheckSummary } from './engine/selfCheck/types';
 import { importNodeOnly, installNodeWebgpu, isNodeHost } from './host';
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
@@ -22,6 +24,13 @@ export interface BackendReport {
   reason: string;
   /** Whether the lab's own WebGPU kernels sample and update (then `adapter` is theirs). */
   kernels?: boolean;
+  /**
+   * The kernels' self-check on this adapter (engine/selfCheck/), when the kernels were tried:
+   * how many kernels were checked, which failed, in how long.
+   */
+  selfCheck?: SelfCheckSummary;
+  /** The GPU report (adapter, limits, every check, the tuner's picks), when the kernels were tried. */
+  gpu?: GpuReport;
 }
 
 /** 'auto' tries webgpu, then wasm, then cpu. A named backend is used or an error thrown. */
@@ -58,13 +67,20 @@ async function withKernels(report: BackendReport, required: boolean): Promise<Ba
   let why: string;
   try {
     const kernels = await enableKernelEngine({ allowSoftware: required });
+    const checked = kernels.selfCheck
+      ? { selfCheck: kernels.selfCheck, gpu: buildGpuReport() ?? undefined }
+      : {};
     if (kernels.enabled)
       return {
         ...report,
+        ...checked,
         adapter: kernels.adapter,
         kernels: true,
-        reason: `sampling and updates on the lab's WebGPU kernels; tfjs ${report.backend} holds the weights and evaluates (${report.reason})`,
+        reason: `sampling and updates on the lab's WebGPU kernels, verified on this adapter (${kernels.selfCheck?.checks ?? 0} checks); tfjs ${report.backend} holds the weights and evaluates (${report.reason})`,
       };
+    // A kernel failed its self-check: the run goes on on tfjs, even where the kernels were asked for.
+    if (kernels.selfCheck && kernels.selfCheck.failed.length > 0)
+      return { ...report, ...checked, kernels: false, reason: kernels.reason };
     why = kernels.reason;
   } catch (error) {
     why = String(error);
@@ -82,7 +98,13 @@ export function onBackendChange(
 ): () => void {
   return onKernelEngineOff((off, why) => {
     const base = tfjsReport ?? { backend: 'cpu' as const, adapter: '', reason: '' };
-    listener({ ...base, kernels: false, reason: `the lab's kernels stopped: ${off.reason}` }, why);
+    const checked = off.selfCheck
+      ? { selfCheck: off.selfCheck, gpu: buildGpuReport() ?? undefined }
+      : {};
+    listener(
+      { ...base, ...checked, kernels: false, reason: `the lab's kernels stopped: ${off.reason}` },
+      why,
+    );
   });
 }
 

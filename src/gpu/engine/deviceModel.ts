@@ -11,6 +11,7 @@ import {
   paramLayout,
   unpackParams,
 } from './layout';
+import { checkBatchFits, checkModelFits, limitsOf } from './limits';
 import type { GrpoOptions, MatmulVersion } from './ops';
 import * as op from './ops';
 import type { Bindable, DispatchSpec, GpuRuntime, Program, Slice } from './runtime';
@@ -131,6 +132,8 @@ export class DeviceModel {
       throw new Error(
         'the fused kernels hold width ≤ 256 and head size ≤ 64, both multiples of 4 (and the MLP width)',
       );
+    // Planned before any buffer or upload: a model the adapter cannot hold is refused in words.
+    checkModelFits(config, limitsOf(rt.device));
     this.layout = paramLayout(config);
     const n = this.layout.total;
     this.params = rt.buffer(n, 'params');
@@ -342,6 +345,7 @@ export class DeviceModel {
       this.shapes.delete(oldest);
       acts.release();
     }
+    checkBatchFits(this.config, B, T, limitsOf(this.rt.device));
     const { value, buffers } = this.rt.collect(() => this.buildActivations(B, T, invTemp));
     const release = value.release;
     value.release = () => {

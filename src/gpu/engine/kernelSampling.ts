@@ -12,12 +12,23 @@ import { DeviceModel, deviceHoldsModel } from './deviceModel';
 import { DeviceSampler } from './deviceSampler';
 import { type MatmulVersion, SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
-import { tuneMatmul } from './tune';
+import {
+  type CheckResult,
+  describeFailure,
+  type EngineSelfCheck,
+  type SelfCheckSummary,
+  selfCheckAtSizes,
+  selfCheckAtStart,
+  summarize,
+} from './selfCheck';
+import { shaderOverridesForTest } from './selfCheck/testHook';
 
 export interface KernelEngineReport {
   enabled: boolean;
   adapter: string;
   reason: string;
+  /** The self-check's tally, when one ran on this adapter (also when every check passed). */
+  selfCheck?: SelfCheckSummary;
 }
 
 /**
@@ -39,8 +50,10 @@ export interface DeviceCopy {
 export interface Engine {
   gpu: KernelDevice;
   rt: GpuRuntime;
-  /** The matmul version this driver runs fastest (tune.ts). */
+  /** The matmul version this driver runs fastest among those the self-check passed (tune.ts). */
   matmul: MatmulVersion;
+  /** What the self-check found on this device (selfCheck/). */
+  selfCheck: EngineSelfCheck;
   models: WeakMap<GPT, DeviceCopy>;
   lost: string | null;
 }
@@ -60,6 +73,7 @@ const weightsKey = (model: GPT): unknown[] =>
 /** The engine's copy of `model`, its weights uploaded first where tfjs changed them since. */
 export async function deviceCopy(e: Engine, model: GPT): Promise<DeviceCopy> {
   const copy = e.models.get(model);
+  if (!copy) await checkModelSizes(e, model);
   const key = weightsKey(model);
   if (copy && key.length === copy.key.length && key.every((id, i) => id === copy.key[i]))
     return copy;
@@ -87,6 +101,37 @@ export async function deviceCopy(e: Engine, model: GPT): Promise<DeviceCopy> {
 export function markCopyCurrent(e: Engine, model: GPT): void {
   const copy = e.models.get(model);
   if (copy) copy.key = weightsKey(model);
+}
+
+/**
+ * The first model of new sizes: the sized checks at its width, heads, MLP width and vocabulary
+ * before the kernels run it. A kernel the engine needs that fails turns the kernels off.
+ */
+async function checkModelSizes(e: Engine, model: GPT): Promise<void> {
+  const c = model.config;
+  const sizes = { nEmbd: c.nEmbd, nHead: c.nHead, nInner: c.nInner, vocabSize: c.vocabSize };
+  const label = `${c.preset} ${c.nEmbd}×${c.nHead} heads, MLP ${c.nInner}, vocabulary ${c.vocabSize}`;
+  const added = await selfCheckAtSizes(e.selfCheck, e.rt, { ...sizes, label }, e.gpu.software);
+  if (added.length === 0) return;
+  e.matmul = e.selfCheck.matmul;
+  lastSelfCheck = { check: e.selfCheck, gpu: e.gpu };
+  if (e.selfCheck.fatal.length > 0) {
+    const why = failureWords(e.gpu.adapter, e.selfCheck.fatal);
+    turnOff(e, why);
+    throw new Error(why);
+  }
+  report = { ...report, selfCheck: summarize(e.selfCheck.results, e.gpu.adapter) };
+}
+
+function failureWords(adapter: string, failed: readonly CheckResult[]): string {
+  return `the kernel self-check failed on ${adapter}: ${failed.map(describeFailure).join('; ')}`;
+}
+
+/** The last self-check, with its device, for the GPU report (gpuReport.ts). */
+let lastSelfCheck: { check: EngineSelfCheck; gpu: KernelDevice } | null = null;
+
+export function lastKernelSelfCheck(): { check: EngineSelfCheck; gpu: KernelDevice } | null {
+  return lastSelfCheck;
 }
 
 let engine: Engine | null = null;
@@ -120,10 +165,30 @@ export async function enableKernelEngine(
     // Outside Vite the sources are read from disk (kernels/loadShader.ts); that can fail.
     return setReport(false, gpu.adapter, `shaders not loaded (${String(error)})`);
   }
+  for (const [shader, code] of Object.entries(shaderOverridesForTest()))
+    rt.replaceSource(shader, code);
+  // Every kernel and matmul version on fresh seeded inputs against its TypeScript reference,
+  // before any of them takes a run; the tuner times only the versions that passed.
+  let selfCheck: EngineSelfCheck;
+  try {
+    selfCheck = await selfCheckAtStart(rt, gpu.software);
+  } catch (error) {
+    return setReport(false, gpu.adapter, `the kernel self-check did not run (${String(error)})`);
+  }
+  lastSelfCheck = { check: selfCheck, gpu };
+  const summary = summarize(selfCheck.results, gpu.adapter);
+  if (selfCheck.fatal.length > 0) {
+    rt.destroy();
+    return {
+      ...setReport(false, gpu.adapter, failureWords(gpu.adapter, selfCheck.fatal)),
+      selfCheck: summary,
+    };
+  }
   const current: Engine = {
     gpu,
     rt,
-    matmul: await tuneMatmul(rt),
+    matmul: selfCheck.matmul,
+    selfCheck,
     models: new WeakMap(),
     lost: null,
   };
@@ -133,7 +198,13 @@ export async function enableKernelEngine(
     // Said at once, not at the next device call: the backend line should not lag.
     turnOff(current, `the GPU device was lost (${current.lost})`);
   });
-  return setReport(true, gpu.adapter, "sampling and updates on the lab's WebGPU kernels");
+  report = {
+    enabled: true,
+    adapter: gpu.adapter,
+    reason: "sampling and updates on the lab's WebGPU kernels",
+    selfCheck: summary,
+  };
+  return report;
 }
 
 /** The report after, and why in a few words (`the GPU device was lost (destroyed)`). */
@@ -151,6 +222,7 @@ function turnOff(e: Engine, why: string): void {
   if (engine !== e) return;
   engine = null;
   const off = setReport(false, e.gpu.adapter, `${why}; the run continues on the tfjs backend`);
+  off.selfCheck = summarize(e.selfCheck.results, e.gpu.adapter);
   for (const listener of offListeners) listener(off, why);
 }
 

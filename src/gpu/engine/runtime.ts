@@ -132,6 +132,14 @@ export class GpuRuntime {
       if (!this.sources.has(shader)) this.sources.set(shader, await loadShader(shader));
   }
 
+  /** Replaces a loaded shader's source (the self-check's test hook); its pipelines are rebuilt. */
+  replaceSource(shader: string, code: string): void {
+    this.sources.set(shader, code);
+    this.modules.delete(shader);
+    for (const key of [...this.pipelines.keys()])
+      if (key.startsWith(`${shader}#`)) this.pipelines.delete(key);
+  }
+
   buffer(floats: number, label = '', extraUsage = 0): GPUBuffer {
     const buffer = this.device.createBuffer({
       label,

@@ -1,5 +1,6 @@
 // One GPUDevice for the custom kernels. In Node it comes from Dawn (the `webgpu` package),
 // over SwiftShader's Vulkan on CPU-only machines (installNodeWebgpu sets that up).
+import { NEEDED_LIMITS } from '../engine/limits';
 import { installNodeWebgpu, isNodeHost } from '../host';
 
 export interface KernelDevice {
@@ -8,6 +9,14 @@ export interface KernelDevice {
   adapter: string;
   /** A CPU driver (SwiftShader, lavapipe/llvmpipe, a fallback adapter): correct, not fast. */
   software: boolean;
+  /** For the GPU report: the adapter's info, its features, and every limit it offers. */
+  details?: AdapterDetails;
+}
+
+export interface AdapterDetails {
+  info: Record<string, string | boolean>;
+  features: string[];
+  limits: Record<string, number>;
 }
 
 export type KernelDeviceResult = { ok: true; gpu: KernelDevice } | { ok: false; why: string };
@@ -39,13 +48,10 @@ export async function openKernelDevice(): Promise<KernelDeviceResult> {
   // The adapter's own limits, not WebGPU's defaults (128 MiB per binding, 16 KiB of workgroup
   // storage): a KV cache or a batch's activations on the larger presets need more, and the
   // fused decode layer runs more rows per workgroup where more workgroup storage is.
-  const limits = adapter.limits;
+  // Every limit the engine plans against (engine/limits.ts) is requested at the adapter's value.
+  const limits = adapter.limits as unknown as Record<string, number>;
   const device = await adapter.requestDevice({
-    requiredLimits: {
-      maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
-      maxBufferSize: limits.maxBufferSize,
-      maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
-    },
+    requiredLimits: Object.fromEntries(NEEDED_LIMITS.map((k) => [k, limits[k] as number])),
   });
   const info = adapter.info;
   const words = [info.vendor, info.architecture, info.device, info.description].filter(Boolean);
@@ -53,5 +59,21 @@ export async function openKernelDevice(): Promise<KernelDeviceResult> {
   const adapterText = `${words.join(' / ') || 'unknown'}${fallback}`;
   const software =
     info.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe|software/i.test(adapterText);
-  return { ok: true, gpu: { device, adapter: adapterText, software } };
+  return { ok: true, gpu: { device, adapter: adapterText, software, details: details(adapter) } };
+}
+
+function details(adapter: GPUAdapter): AdapterDetails {
+  const info: Record<string, string | boolean> = {};
+  for (const key of ['vendor', 'architecture', 'device', 'description', 'isFallbackAdapter']) {
+    const value = (adapter.info as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'string' || typeof value === 'boolean') info[key] = value;
+  }
+  const limits: Record<string, number> = {};
+  // GPUSupportedLimits' fields are getters on its prototype: walk them, not own keys.
+  const proto = Object.getPrototypeOf(adapter.limits) as object;
+  for (const key of Object.keys(Object.getOwnPropertyDescriptors(proto))) {
+    const value = (adapter.limits as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'number') limits[key] = value;
+  }
+  return { info, features: [...adapter.features].map(String).sort(), limits };
 }
