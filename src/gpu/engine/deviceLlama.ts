@@ -1,0 +1,478 @@
+// A Llama-family model (Llama, Qwen2, Qwen3) on the lab's own kernels: weights by Hugging Face
+// name, matrices kept 16-bit on the device (F16/BF16 two to a u32 word, decoded in matmul.wgsl
+// v5_b16 with f32 accumulation; F32 checkpoints stay f32 and run v4_vec4), a prefill over a
+// prompt and KV-cache decode steps, each giving the last position's logits.
+// Per layer: RMSNorm → fused q|k|v projection (+bias) → q/k RMSNorm per head (Qwen3) → RoPE →
+// the k, v rows into the cache → grouped-query attention → o_proj added to the residual →
+// RMSNorm → fused gate|up projection → SwiGLU → down_proj added to the residual; then the final
+// RMSNorm and the head (the embedding when tied), split in row ranges when the adapter's
+// binding limit is below the matrix (a 151,936-token vocabulary).
+import type { LlamaConfig } from '../../model/families/llamaConfig';
+import { decodeHalves } from '../../model/halfFloat';
+import { ropeTable } from '../kernels/referenceLlama';
+import {
+  attentionCacheStore,
+  attentionDecode,
+  attentionForward,
+  MM_ACCUMULATE,
+  matmul,
+} from './ops';
+import {
+  embeddingLookup,
+  matmul16,
+  rmsNormForward,
+  rope,
+  swigluForward,
+  type WeightDtype,
+} from './opsLlama';
+import type { DispatchSpec, GpuRuntime, Program, Slice } from './runtime';
+
+/** One tensor of a checkpoint as safetensors holds it: 16-bit as raw bits, F32 as floats. */
+export interface LlamaTensor {
+  dtype: WeightDtype;
+  shape: readonly number[];
+  data: Uint16Array | Float32Array;
+}
+
+/** The checkpoint's tensors by Hugging Face name (a Map works). */
+export interface LlamaTensors {
+  get(name: string): LlamaTensor | undefined;
+}
+
+/** A matrix W [rows, cols] on the device, in row ranges that each fit one binding. */
+interface DeviceMatrix {
+  dtype: WeightDtype;
+  rows: number;
+  cols: number;
+  parts: { buffer: GPUBuffer; row0: number; rows: number }[];
+}
+
+interface Layer {
+  inNorm: GPUBuffer;
+  qkv: DeviceMatrix;
+  qkvBias: GPUBuffer | null;
+  qNorm: GPUBuffer | null;
+  kNorm: GPUBuffer | null;
+  o: DeviceMatrix;
+  postNorm: GPUBuffer;
+  gateUp: DeviceMatrix;
+  down: DeviceMatrix;
+  kCache: GPUBuffer;
+  vCache: GPUBuffer;
+}
+
+export interface DeviceLlamaOptions {
+  /** Most positions a sequence may reach (the KV cache's length); default 512. */
+  contextLength?: number;
+  /** Most bytes one binding may hold (default: the device's limit); tests set it low. */
+  maxBindingBytes?: number;
+}
+
+/** Why this config cannot run on the kernels, in words (null: it can). */
+export function deviceLlamaProblem(c: LlamaConfig): string | null {
+  if (c.headDim % 4 !== 0 || c.headDim > 64)
+    return `head_dim ${c.headDim}: the attention kernels take a multiple of 4 up to 64`;
+  if (c.hiddenSize % 4 !== 0) return `hidden_size ${c.hiddenSize} is not a multiple of 4`;
+  if (c.intermediateSize % 4 !== 0)
+    return `intermediate_size ${c.intermediateSize} is not a multiple of 4`;
+  if (c.numHeads % c.numKvHeads !== 0)
+    return `num_attention_heads ${c.numHeads} is not a multiple of num_key_value_heads ${c.numKvHeads}`;
+  return null;
+}
+
+export class DeviceLlama {
+  private readonly layers: Layer[] = [];
+  private readonly embed: DeviceMatrix;
+  private readonly head: DeviceMatrix;
+  private readonly finalNorm: GPUBuffer;
+  private readonly table: GPUBuffer;
+  /** Positions held in the cache (the next token's position). */
+  length = 0;
+  readonly contextLength: number;
+  private readonly W: number;
+  private readonly Vp: number;
+  private readonly maxBinding: number;
+  private readonly ids: GPUBuffer;
+  private readonly pos: GPUBuffer;
+  private readonly lens: GPUBuffer;
+  private readonly logits: GPUBuffer;
+  private readonly lastRow: GPUBuffer;
+  /** Activations sized for `rows` positions (a prefill's); grown on demand. */
+  private act: Record<'x' | 'xn' | 'qkv' | 'att' | 'gu' | 'hm' | 'rstd' | 'lse', GPUBuffer> | null =
+    null;
+  private actRows = 0;
+  private decodeProgram: Program | null = null;
+
+  constructor(
+    private readonly rt: GpuRuntime,
+    readonly config: LlamaConfig,
+    weights: LlamaTensors,
+    options: DeviceLlamaOptions = {},
+  ) {
+    const problem = deviceLlamaProblem(config);
+    if (problem) throw new Error(`this model cannot run on the kernels: ${problem}`);
+    const c = config;
+    this.contextLength = options.contextLength ?? Math.min(512, c.maxPositionEmbeddings || 512);
+    const limits = rt.device.limits;
+    this.maxBinding =
+      options.maxBindingBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+    this.W = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
+    this.Vp = Math.ceil(c.vocabSize / 4) * 4;
+    const hd = c.headDim;
+    const KD = c.numKvHeads * hd;
+    this.embed = this.matrix(weights, ['model.embed_tokens.weight'], c.hiddenSize);
+    this.head = c.tieWordEmbeddings
+      ? this.embed
+      : this.matrix(weights, ['lm_head.weight'], c.hiddenSize);
+    this.finalNorm = this.vector(weights, 'model.norm.weight', c.hiddenSize);
+    for (let i = 0; i < c.numLayers; i++) {
+      const at = (name: string) => `model.layers.${i}.${name}`;
+      const qkvNames = ['q_proj', 'k_proj', 'v_proj'].map((n) => at(`self_attn.${n}`));
+      this.layers.push({
+        inNorm: this.vector(weights, at('input_layernorm.weight'), c.hiddenSize),
+        qkv: this.matrix(
+          weights,
+          qkvNames.map((n) => `${n}.weight`),
+          c.hiddenSize,
+        ),
+        qkvBias: c.attentionBias
+          ? this.concatVectors(
+              weights,
+              qkvNames.map((n) => `${n}.bias`),
+              [c.numHeads * hd, KD, KD],
+            )
+          : null,
+        qNorm: c.qkNorm ? this.vector(weights, at('self_attn.q_norm.weight'), hd) : null,
+        kNorm: c.qkNorm ? this.vector(weights, at('self_attn.k_norm.weight'), hd) : null,
+        o: this.matrix(weights, [at('self_attn.o_proj.weight')], c.numHeads * hd),
+        postNorm: this.vector(weights, at('post_attention_layernorm.weight'), c.hiddenSize),
+        gateUp: this.matrix(
+          weights,
+          [at('mlp.gate_proj.weight'), at('mlp.up_proj.weight')],
+          c.hiddenSize,
+        ),
+        down: this.matrix(weights, [at('mlp.down_proj.weight')], c.intermediateSize),
+        kCache: rt.buffer(this.contextLength * KD, `k cache ${i}`),
+        vCache: rt.buffer(this.contextLength * KD, `v cache ${i}`),
+      });
+    }
+    this.table = rt.buffer(this.contextLength * hd, 'rope table');
+    rt.write(this.table, ropeTable(this.contextLength, hd, c.ropeTheta));
+    this.ids = rt.buffer(this.contextLength, 'ids');
+    this.pos = rt.buffer(4, 'pos');
+    this.lens = rt.buffer(4, 'lens');
+    this.logits = rt.buffer(this.Vp, 'logits');
+    this.lastRow = rt.buffer(c.hiddenSize, 'last row');
+  }
+
+  private tensor(weights: LlamaTensors, name: string, shape: number[]): LlamaTensor {
+    const t = weights.get(name);
+    if (!t) throw new Error(`the checkpoint has no tensor ${name}`);
+    if (t.shape.length !== shape.length || t.shape.some((n, i) => n !== shape[i]))
+      throw new Error(
+        `${name} has shape [${t.shape.join(', ')}], the config says [${shape.join(', ')}]`,
+      );
+    return t;
+  }
+
+  private floats(t: LlamaTensor): Float32Array {
+    return t.dtype === 'F32'
+      ? (t.data as Float32Array)
+      : decodeHalves(t.dtype, t.data as Uint16Array);
+  }
+
+  private vector(weights: LlamaTensors, name: string, n: number): GPUBuffer {
+    const buffer = this.rt.buffer(n, name);
+    this.rt.write(buffer, this.floats(this.tensor(weights, name, [n])));
+    return buffer;
+  }
+
+  private concatVectors(weights: LlamaTensors, names: string[], sizes: number[]): GPUBuffer {
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const buffer = this.rt.buffer(total, names[0]);
+    let at = 0;
+    names.forEach((name, i) => {
+      const n = sizes[i] as number;
+      this.rt.write(buffer, this.floats(this.tensor(weights, name, [n])), at);
+      at += n;
+    });
+    return buffer;
+  }
+
+  /**
+   * Matrices [rows_i, cols] stacked by rows (q|k|v, gate|up) into one device matrix in its
+   * checkpoint dtype, in row ranges of at most maxBinding bytes (multiples of 64 rows).
+   */
+  private matrix(weights: LlamaTensors, names: string[], cols: number): DeviceMatrix {
+    const c = this.config;
+    const rowsOf: Record<string, number> = {
+      embed_tokens: c.vocabSize,
+      lm_head: c.vocabSize,
+      q_proj: c.numHeads * c.headDim,
+      k_proj: c.numKvHeads * c.headDim,
+      v_proj: c.numKvHeads * c.headDim,
+      o_proj: c.hiddenSize,
+      gate_proj: c.intermediateSize,
+      up_proj: c.intermediateSize,
+      down_proj: c.hiddenSize,
+    };
+    const tensors = names.map((name) => {
+      const key = Object.keys(rowsOf).find((k) => name.includes(`${k}.`)) as string;
+      return this.tensor(weights, name, [rowsOf[key] as number, cols]);
+    });
+    const dtype = (tensors[0] as LlamaTensor).dtype;
+    if (tensors.some((t) => t.dtype !== dtype))
+      throw new Error(`${names.join(', ')} mix dtypes (${tensors.map((t) => t.dtype).join(', ')})`);
+    const bytes = dtype === 'F32' ? 4 : 2;
+    const rows = tensors.reduce((a, t) => a + (t.shape[0] as number), 0);
+    const perPart = Math.max(64, Math.floor(this.maxBinding / (cols * bytes) / 64) * 64);
+    const parts: DeviceMatrix['parts'] = [];
+    for (let row0 = 0; row0 < rows; row0 += perPart) {
+      const n = Math.min(perPart, rows - row0);
+      const buffer = this.rt.buffer((n * cols * bytes) / 4, `${names[0]} rows ${row0}..`);
+      // Copy the rows of each source tensor that fall into this part.
+      let start = 0;
+      for (const t of tensors) {
+        const tRows = t.shape[0] as number;
+        const lo = Math.max(row0, start);
+        const hi = Math.min(row0 + n, start + tRows);
+        if (lo < hi) {
+          const from = (lo - start) * cols;
+          const to = (hi - start) * cols;
+          const words =
+            dtype === 'F32'
+              ? (t.data as Float32Array).subarray(from, to)
+              : u32Words(t.data as Uint16Array, from, to);
+          this.rt.write(buffer, words, ((lo - row0) * cols * bytes) / 4);
+        }
+        start += tRows;
+      }
+      parts.push({ buffer, row0, rows: n });
+    }
+    return { dtype, rows, cols, parts };
+  }
+
+  /** C [M, m.rows] (+)= A·Wᵀ for every row range of W. */
+  private project(
+    M: number,
+    a: GPUBuffer,
+    m: DeviceMatrix,
+    c: GPUBuffer,
+    o: { bias?: GPUBuffer | null; accumulate?: boolean; cStride?: number } = {},
+  ): DispatchSpec[] {
+    const cStride = o.cStride ?? m.rows;
+    return m.parts.map((part) => {
+      const out: Slice = { buffer: c, offset: part.row0 };
+      if (o.bias && m.parts.length > 1) throw new Error('a bias on a split matrix');
+      if (m.dtype === 'F32')
+        return matmul({
+          M,
+          N: part.rows,
+          K: m.cols,
+          a,
+          b: part.buffer,
+          bStride: [1, m.cols],
+          c: out,
+          cStride,
+          ...(o.bias ? { bias: o.bias } : {}),
+          flags: o.accumulate ? MM_ACCUMULATE : 0,
+          version: 'v4_vec4',
+          dummy: this.rt.dummy,
+        });
+      return matmul16({
+        M,
+        N: part.rows,
+        K: m.cols,
+        a,
+        w: part.buffer,
+        dtype: m.dtype,
+        ...(o.bias ? { bias: o.bias } : {}),
+        c: out,
+        cStride,
+        accumulate: o.accumulate ?? false,
+        dummy: this.rt.dummy,
+      });
+    });
+  }
+
+  private activations(rows: number) {
+    if (this.act && this.actRows >= rows) return this.act;
+    if (this.act) for (const b of Object.values(this.act)) this.rt.free(b);
+    const c = this.config;
+    const rt = this.rt;
+    this.act = {
+      x: rt.buffer(rows * c.hiddenSize, 'x'),
+      xn: rt.buffer(rows * c.hiddenSize, 'xn'),
+      qkv: rt.buffer(rows * this.W, 'qkv'),
+      att: rt.buffer(rows * c.numHeads * c.headDim, 'att'),
+      gu: rt.buffer(rows * 2 * c.intermediateSize, 'gate|up'),
+      hm: rt.buffer(rows * c.intermediateSize, 'mlp'),
+      rstd: rt.buffer(rows * Math.max(c.numHeads, 1), 'rstd'),
+      lse: rt.buffer(rows * c.numHeads, 'lse'),
+    };
+    this.actRows = rows;
+    // The decode program binds the activations: rebuilt with them.
+    if (this.decodeProgram) rt.destroyProgram(this.decodeProgram);
+    this.decodeProgram = null;
+    return this.act;
+  }
+
+  /**
+   * Every layer and the final norm over T rows: a prefill from position 0 (T = prompt length,
+   * causal attention over the rows) or one decode step (T = 1, at the position in `pos`,
+   * attention over the cache).
+   */
+  private body(T: number, decode: boolean): DispatchSpec[] {
+    const c = this.config;
+    const a = this.activations(T);
+    const { numHeads: H, numKvHeads: kvH, headDim: hd, hiddenSize: D } = c;
+    const eps = c.rmsNormEps;
+    const dummy = this.rt.dummy;
+    const shape = { B: 1, T, H, hd, kvH };
+    const specs: DispatchSpec[] = [];
+    for (const part of this.embed.parts)
+      specs.push(
+        embeddingLookup(
+          this.ids,
+          part.buffer,
+          a.x,
+          T,
+          D,
+          this.embed.dtype,
+          part.row0,
+          part.row0 + part.rows,
+        ),
+      );
+    for (const l of this.layers) {
+      specs.push(rmsNormForward(a.x, l.inNorm, a.xn, a.rstd, T, D, eps, dummy));
+      specs.push(...this.project(T, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));
+      if (l.qNorm && l.kNorm) {
+        specs.push(
+          rmsNormForward(null, l.qNorm, a.qkv, a.rstd, T * H, hd, eps, dummy, {
+            group: H,
+            stride: this.W,
+          }),
+          rmsNormForward(null, l.kNorm, a.qkv, a.rstd, T * kvH, hd, eps, dummy, {
+            group: kvH,
+            stride: this.W,
+            off: H * hd,
+          }),
+        );
+      }
+      specs.push(rope({ R: T, T, H, kvH, hd }, this.table, a.qkv, this.pos, dummy));
+      specs.push(
+        attentionCacheStore(shape, this.contextLength, a.qkv, this.pos, l.kCache, l.vCache),
+      );
+      specs.push(
+        decode
+          ? attentionDecode(
+              1,
+              H,
+              hd,
+              this.contextLength,
+              a.qkv,
+              l.kCache,
+              l.vCache,
+              this.lens,
+              a.att,
+              {
+                kvH,
+                qStride: this.W,
+              },
+            )
+          : attentionForward(shape, a.qkv, a.att, a.lse),
+      );
+      specs.push(...this.project(T, a.att, l.o, a.x, { accumulate: true }));
+      specs.push(rmsNormForward(a.x, l.postNorm, a.xn, a.rstd, T, D, eps, dummy));
+      specs.push(...this.project(T, a.xn, l.gateUp, a.gu));
+      specs.push(swigluForward(a.gu, a.hm, T, c.intermediateSize));
+      specs.push(...this.project(T, a.hm, l.down, a.x, { accumulate: true }));
+    }
+    specs.push(rmsNormForward(a.x, this.finalNorm, a.xn, a.rstd, T, D, eps, dummy));
+    return specs;
+  }
+
+  private headSpecs(): DispatchSpec[] {
+    return this.project(1, this.lastRow, this.head, this.logits, { cStride: this.Vp });
+  }
+
+  private lastRowCopy(T: number) {
+    const D = this.config.hiddenSize;
+    const xn = (this.act as NonNullable<typeof this.act>).xn;
+    return (encoder: GPUCommandEncoder) =>
+      encoder.copyBufferToBuffer(xn, (T - 1) * D * 4, this.lastRow, 0, D * 4);
+  }
+
+  private setPosition(pos: number) {
+    this.rt.write(this.pos, Uint32Array.from([pos]));
+    this.rt.write(this.lens, Uint32Array.from([pos + 1]));
+  }
+
+  private checkIds(ids: readonly number[]) {
+    for (const id of ids)
+      if (!Number.isInteger(id) || id < 0 || id >= this.config.vocabSize)
+        throw new Error(`token id ${id} is outside the vocabulary (${this.config.vocabSize})`);
+  }
+
+  /** Runs the prompt from an empty cache; the last position's logits [vocab]. */
+  async prefill(ids: readonly number[]): Promise<Float32Array> {
+    if (ids.length === 0) throw new Error('prefill: an empty prompt');
+    if (ids.length > this.contextLength)
+      throw new Error(`prefill: ${ids.length} tokens exceed the context of ${this.contextLength}`);
+    this.checkIds(ids);
+    const T = ids.length;
+    this.rt.write(this.ids, Uint32Array.from(ids));
+    this.setPosition(0);
+    const body = this.rt.program(this.body(T, false));
+    const head = this.rt.program(this.headSpecs());
+    this.rt.submit([body, this.lastRowCopy(T), head]);
+    this.rt.destroyProgram(body);
+    this.rt.destroyProgram(head);
+    this.length = T;
+    return this.readLogits();
+  }
+
+  /** One token at the next position, attending to the cache; its logits [vocab]. */
+  async step(id: number): Promise<Float32Array> {
+    if (this.length === 0) throw new Error('step: prefill a prompt first');
+    if (this.length >= this.contextLength)
+      throw new Error(`step: the context of ${this.contextLength} positions is full`);
+    this.checkIds([id]);
+    this.activations(1);
+    if (!this.decodeProgram)
+      this.decodeProgram = this.rt.program([...this.body(1, true), ...this.headSpecsFromXn()]);
+    this.rt.write(this.ids, Uint32Array.from([id]));
+    this.setPosition(this.length);
+    this.rt.submit([this.decodeProgram]);
+    this.length++;
+    return this.readLogits();
+  }
+
+  /** A decode step's head reads the one row of xn directly. */
+  private headSpecsFromXn(): DispatchSpec[] {
+    const xn = (this.act as NonNullable<typeof this.act>).xn;
+    return this.project(1, xn, this.head, this.logits, { cStride: this.Vp });
+  }
+
+  private async readLogits(): Promise<Float32Array> {
+    const [out] = await this.rt.read([
+      { buffer: this.logits, offset: 0, length: this.config.vocabSize },
+    ]);
+    return out as Float32Array;
+  }
+
+  /** Bytes of weights on the device. */
+  get weightBytes(): number {
+    const mats = [this.embed, ...(this.head === this.embed ? [] : [this.head])];
+    for (const l of this.layers) mats.push(l.qkv, l.o, l.gateUp, l.down);
+    return mats.reduce((s, m) => s + m.rows * m.cols * (m.dtype === 'F32' ? 4 : 2), 0);
+  }
+}
+
+/** Words [from, to) of 16-bit data as u32s (from and to even). */
+function u32Words(data: Uint16Array, from: number, to: number): Uint32Array {
+  const byteOffset = data.byteOffset + from * 2;
+  if (byteOffset % 4 === 0) return new Uint32Array(data.buffer, byteOffset, (to - from) / 2);
+  const copy = data.slice(from, to);
+  return new Uint32Array(copy.buffer, 0, (to - from) / 2);
+}

@@ -1,0 +1,94 @@
+// The Llama family's device forward (gpu/engine/deviceLlama.ts) against a float64 forward of
+// Hugging Face's semantics (llama-device-fixtures.ts) on random checkpoints: Qwen2-like (BF16,
+// q/k/v bias, tied, GQA), Llama-like (F16, untied, GQA 4:1), Qwen3-like (F32, q/k norms,
+// head_dim ≠ hidden/heads); the prefill's last logits and KV-cache decode steps after it; the
+// head and embedding split over several bindings; bad checkpoints refused in words.
+import { describe, expect, it } from 'vitest';
+import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
+import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
+import type { LlamaConfig } from '../../src/model/families/llamaConfig';
+import { kernelRuntime, needRuntime } from './kernels-harness';
+import {
+  llamaConfig,
+  llamaReferenceLogits,
+  randomLlama,
+  relativeToLargest,
+} from './llama-device-fixtures';
+
+const h = kernelRuntime();
+
+const CASES: [string, Partial<LlamaConfig>, WeightDtype][] = [
+  [
+    'Qwen2-like: BF16, q/k/v bias, tied, GQA 2:1',
+    { modelType: 'qwen2', attentionBias: true, ropeTheta: 1000000 },
+    'BF16',
+  ],
+  [
+    'Llama-like: F16, untied, GQA 4:1',
+    { numHeads: 8, numKvHeads: 2, headDim: 4, tieWordEmbeddings: false, vocabSize: 97 },
+    'F16',
+  ],
+  [
+    'Qwen3-like: F32, q/k norms, head_dim 12 ≠ hidden/heads',
+    { modelType: 'qwen3', qkNorm: true, headDim: 12, numHeads: 6, numKvHeads: 3, numLayers: 3 },
+    'F32',
+  ],
+];
+
+describe('device Llama forward', () => {
+  for (const [name, over, dtype] of CASES)
+    it(`${name}: prefill and decode logits match the float64 reference`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const config = llamaConfig(over);
+      const weights = randomLlama(config, dtype, 5);
+      const ids = [3, 17, 0, config.vocabSize - 1, 42, 8, 8];
+      const model = new DeviceLlama(rt, config, weights, { contextLength: 16 });
+      const prompt = ids.slice(0, 5);
+      const got = await model.prefill(prompt);
+      const [want] = llamaReferenceLogits(config, weights, prompt);
+      expect(got.length).toBe(config.vocabSize);
+      expect(relativeToLargest(got, want as Float64Array)).toBeLessThan(1e-4);
+      for (let t = 5; t < ids.length; t++) {
+        const step = await model.step(ids[t] as number);
+        const [ref] = llamaReferenceLogits(config, weights, ids.slice(0, t + 1));
+        expect(relativeToLargest(step, ref as Float64Array), `step ${t}`).toBeLessThan(1e-4);
+      }
+      // A second prompt starts over from an empty cache.
+      const again = await model.prefill([9, 1]);
+      const [ref2] = llamaReferenceLogits(config, weights, [9, 1]);
+      expect(relativeToLargest(again, ref2 as Float64Array)).toBeLessThan(1e-4);
+    });
+
+  it('embedding and head split over bindings (row ranges of 64) give the same logits', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = llamaConfig({ vocabSize: 203, tieWordEmbeddings: false });
+    const weights = randomLlama(config, 'BF16', 9);
+    // 64 rows × 32 columns × 2 bytes: four ranges for 203 rows.
+    const model = new DeviceLlama(rt, config, weights, { contextLength: 8, maxBindingBytes: 4096 });
+    const ids = [202, 0, 64, 128, 127];
+    const [want] = llamaReferenceLogits(config, weights, ids);
+    expect(relativeToLargest(await model.prefill(ids), want as Float64Array)).toBeLessThan(1e-4);
+  });
+
+  it('refuses in words: a missing tensor, a wrong shape, ids outside the vocabulary, a long prompt', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = llamaConfig({});
+    const weights = randomLlama(config, 'BF16', 1);
+    const missing = new Map(weights);
+    missing.delete('model.layers.1.mlp.up_proj.weight');
+    expect(() => new DeviceLlama(rt, config, missing)).toThrow(
+      'the checkpoint has no tensor model.layers.1.mlp.up_proj.weight',
+    );
+    const wrong = new Map(weights);
+    const t = weights.get('model.norm.weight') as LlamaTensor;
+    wrong.set('model.norm.weight', { ...t, shape: [31] });
+    expect(() => new DeviceLlama(rt, config, wrong)).toThrow(
+      'model.norm.weight has shape [31], the config says [32]',
+    );
+    expect(() => new DeviceLlama(rt, llamaConfig({ headDim: 6 }), weights)).toThrow(/head_dim 6/);
+    const model = new DeviceLlama(rt, config, weights, { contextLength: 4 });
+    await expect(model.prefill([1, 101])).rejects.toThrow('token id 101 is outside the vocabulary');
+    await expect(model.prefill([1, 2, 3, 4, 5])).rejects.toThrow('exceed the context of 4');
+    await expect(model.step(1)).rejects.toThrow('prefill a prompt first');
+  });
+});
