@@ -176,6 +176,16 @@ log({
   mode: session.config.grpo.mode,
   agents: session.config.grpo.agents,
   backend: backend.backend,
+  // The kernels' self-check on this adapter, where the kernels were tried (also when all pass).
+  ...(backend.selfCheck
+    ? {
+        selfCheck: {
+          checked: backend.selfCheck.checked,
+          failed: backend.selfCheck.failed,
+          ms: backend.selfCheck.ms,
+        },
+      }
+    : {}),
 });
 /** The step of the snapshot on disk: where --resume continues. */
 let savedStep = session.step;
