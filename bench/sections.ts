@@ -6,6 +6,7 @@ import { grpoBench } from './grpo';
 import { kernelsBench } from './kernels';
 import { memoryBench } from './memory';
 import { modelBench } from './models';
+import { rewardServerBench } from './rewardServer';
 import { sandboxBench } from './sandbox';
 import type { BenchSection } from './table';
 import { tasksBench } from './tasks';
@@ -16,6 +17,7 @@ export const benchSections: Record<string, BenchSection> = {
   charts: chartsBench,
   models: modelBench,
   sandbox: sandboxBench,
+  'reward-server': rewardServerBench,
   grpo: grpoBench,
   memory: memoryBench,
   kernels: kernelsBench,
