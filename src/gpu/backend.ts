@@ -40,6 +40,8 @@ export interface BackendOptions {
    * from file name to URL, as tfjs's setWasmPaths takes). Node finds them in node_modules.
    */
   wasmPaths?: string | Record<string, string>;
+  /** Called when the kernels' self-check starts (the page says "checking the GPU kernels…"). */
+  onSelfCheck?: () => void;
 }
 
 /**
@@ -57,16 +59,23 @@ export async function initBackend(
   const tfjsName = choice === 'tfjs-webgpu' ? 'webgpu' : choice === 'kernels' ? 'auto' : choice;
   tfjsReport = await initTfjsBackend(tfjsName, options);
   if (choice !== 'auto' && choice !== 'kernels') return tfjsReport;
-  return withKernels(tfjsReport, choice === 'kernels');
+  return withKernels(tfjsReport, choice === 'kernels', options.onSelfCheck);
 }
 
 /** The tfjs backend last started, for the report after the kernels turn off. */
 let tfjsReport: BackendReport | null = null;
 
-async function withKernels(report: BackendReport, required: boolean): Promise<BackendReport> {
+async function withKernels(
+  report: BackendReport,
+  required: boolean,
+  onSelfCheck?: () => void,
+): Promise<BackendReport> {
   let why: string;
   try {
-    const kernels = await enableKernelEngine({ allowSoftware: required });
+    const kernels = await enableKernelEngine({
+      allowSoftware: required,
+      ...(onSelfCheck ? { onSelfCheck } : {}),
+    });
     const checked = kernels.selfCheck
       ? { selfCheck: kernels.selfCheck, gpu: buildGpuReport() ?? undefined }
       : {};

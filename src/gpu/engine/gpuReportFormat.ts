@@ -3,6 +3,9 @@
 // Plain data and pure functions only: the page formats it on its main thread (engine/api.ts).
 import type { CheckResult, SelfCheckSummary } from './selfCheck/types';
 
+/** The Worker's activity while the kernels are checked (the page's backend line shows it). */
+export const SELF_CHECK_ACTIVITY = 'checking the GPU kernels';
+
 export interface GpuReport {
   adapter: string;
   software: boolean;

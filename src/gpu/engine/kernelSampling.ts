@@ -148,7 +148,7 @@ let report: KernelEngineReport = { enabled: false, adapter: '', reason: 'not ena
  * accepts SwiftShader / lavapipe too (tests, benches). `device` replaces the shared one.
  */
 export async function enableKernelEngine(
-  options: { allowSoftware?: boolean; device?: KernelDevice } = {},
+  options: { allowSoftware?: boolean; device?: KernelDevice; onSelfCheck?: () => void } = {},
 ): Promise<KernelEngineReport> {
   let gpu = options.device;
   if (!gpu) {
@@ -170,6 +170,7 @@ export async function enableKernelEngine(
   // Every kernel and matmul version on fresh seeded inputs against its TypeScript reference,
   // before any of them takes a run; the tuner times only the versions that passed.
   let selfCheck: EngineSelfCheck;
+  options.onSelfCheck?.();
   try {
     selfCheck = await selfCheckAtStart(rt, gpu.software);
   } catch (error) {

@@ -1,7 +1,8 @@
 import { useState } from 'react';
-import { encodeRunConfig } from '../../engine/api';
+import { encodeRunConfig, SELF_CHECK_ACTIVITY } from '../../engine/api';
 import { newRun, pause, step, train, warmStartFromScratch } from '../engineClient';
 import { activeRun, type MetricPoint, useLabStore } from '../state/labStore';
+import { BackendLine } from './BackendLine';
 import { ExportImport } from './ExportImport';
 
 /** The session's activity while it runs the periodic evaluation (engine/session.ts). */
@@ -28,6 +29,7 @@ export function RunToolbar() {
   const config = useLabStore((s) => s.config);
   const run = useLabStore(activeRun);
   const evaluating = useLabStore((s) => s.activity === EVALUATION_ACTIVITY);
+  const checking = useLabStore((s) => s.activity === SELF_CHECK_ACTIVITY);
   const perStep = secondsPerStep(run?.points);
   const idle = status === 'idle';
   const [warmStartMinutes, setWarmStartMinutes] = useState(5);
@@ -76,12 +78,7 @@ export function RunToolbar() {
         )}
       </div>
       <div className="backend" data-testid="backend" title={backend?.reason}>
-        {backend
-          ? `${backend.kernels ? 'kernels' : backend.backend} · ${backend.adapter}`
-          : 'starting backend…'}
-        {backend && (backend.kernels || backend.backend !== 'webgpu') && (
-          <span className="hint"> ({backend.reason})</span>
-        )}
+        <BackendLine backend={backend} checking={checking} />
         {memoryBudgetMiB !== null && (
           <span className="hint" data-testid="memory-budget">
             {' '}

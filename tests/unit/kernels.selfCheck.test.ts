@@ -1,0 +1,172 @@
+// The kernels' self-check (src/gpu/engine/selfCheck/): every registered kernel passes on this
+// adapter; a deliberately wrong matmul version (an off-by-one, WGSL text given through the
+// test-only hook, nothing shipped in shaders/) is caught, dropped from the tuner's choices, and
+// the run goes on with the right numbers; a wrong kernel the engine cannot do without turns
+// the kernels off, the run going on on tfjs; a model too big for the adapter's limits is
+// refused in words before anything is uploaded.
+
+import { readFileSync } from 'node:fs';
+import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../src/gpu/backend';
+import { DeviceModel } from '../../src/gpu/engine/deviceModel';
+import { buildGpuReport } from '../../src/gpu/engine/gpuReport';
+import { formatGpuReport } from '../../src/gpu/engine/gpuReportFormat';
+import {
+  disableKernelEngine,
+  enableKernelEngine,
+  kernelEngine,
+  sampleOnDevice,
+} from '../../src/gpu/engine/kernelSampling';
+import { checkBatchFits, limitsOf } from '../../src/gpu/engine/limits';
+import { MATMUL_VERSIONS } from '../../src/gpu/engine/ops';
+import { GpuRuntime } from '../../src/gpu/engine/runtime';
+import { selfCheckAtStart } from '../../src/gpu/engine/selfCheck';
+import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
+import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
+import { openKernelDevice } from '../../src/gpu/kernels/device';
+import { makeConfig } from '../../src/model/config';
+import type { GPT } from '../../src/model/gpt';
+import { initialValues, makeVariables } from '../../src/model/params';
+import { KvCacheSampler } from '../../src/rollout/kvSampler';
+import { Rng } from '../../src/tasks/random';
+
+const MATMUL = readFileSync(new URL('../../shaders/matmul.wgsl', import.meta.url), 'utf8');
+
+/** A version's K loop started one step (one vec4 for v4) late: an off-by-one the tests can see. */
+function offByOne(source: string, entry: string): string {
+  const start = source.indexOf(`fn ${entry}(`);
+  const end = source.indexOf('\n}\n', start);
+  const body = source.slice(start, end);
+  const broken = body.replace(/var k = 0u; k < p\.K; k(\+\+| \+= 4u)/, (loop, step: string) =>
+    loop.replace('var k = 0u', `var k = ${step === '++' ? '1u' : '4u'}`),
+  );
+  if (broken === body) throw new Error(`no K loop found in ${entry}`);
+  return source.slice(0, start) + broken + source.slice(end);
+}
+
+let model: GPT;
+beforeAll(async () => {
+  await initBackend('cpu');
+  const config = makeConfig('tiny', 31, 'shared', { nCtx: 40 });
+  const values = initialValues(config, 9);
+  const wte = values.get('transformer.wte.weight')!;
+  for (let i = 0; i < wte.length; i++) wte[i] = (wte[i] ?? 0) * 30;
+  model = { config, params: makeVariables(config, values) };
+});
+afterEach(() => setShaderOverridesForTest({}));
+afterAll(() => disableKernelEngine());
+
+describe('the kernels’ self-check', () => {
+  it('every kernel and matmul version passes on this adapter, within its tolerance', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    const rt = new GpuRuntime(opened.gpu.device);
+    await rt.load([
+      'matmul.wgsl',
+      'layernorm.wgsl',
+      'embedding.wgsl',
+      'attention.wgsl',
+      'head_logprob.wgsl',
+      'grpo_token_loss.wgsl',
+      'adamw.wgsl',
+      'decode.wgsl',
+      'rows.wgsl',
+    ]);
+    const t0 = performance.now();
+    const check = await selfCheckAtStart(rt, opened.gpu.software);
+    const ms = performance.now() - t0;
+    const failed = check.results.filter((r) => !r.ok);
+    expect(failed.map((r) => `${r.name}: ${r.error ?? r.ratio}`)).toEqual([]);
+    expect(new Set(check.results.map((r) => r.name)).size).toBeGreaterThanOrEqual(10);
+    expect(check.allowed).toEqual([...MATMUL_VERSIONS]);
+    for (const r of check.results) expect(r.ratio).toBeLessThanOrEqual(1);
+    console.log(
+      `self-check at start on ${opened.gpu.adapter}: ${check.results.length} checks in ${ms.toFixed(0)} ms (with the tuner)`,
+    );
+    console.log(
+      check.results
+        .map((r) => `${r.name} ${r.ms.toFixed(0)} ms ratio ${r.ratio.toPrecision(2)}`)
+        .join('\n'),
+    );
+    rt.destroy();
+  });
+});
+
+describe('a wrong kernel is never used', () => {
+  const prng = new Rng(3);
+  const prompts = [5, 9, 2, 9].map((n) => Array.from({ length: n }, () => 1 + prng.below(30)));
+  const options = { maxNewTokens: 12, temperature: 0.8, topK: 0, seed: 17, stopId: 0xffff };
+
+  it('a matmul version with an off-by-one is dropped from the tuner; the run samples what the host samples', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    // v4_vec4, the version the tuner picks on CPU drivers, skipping its first four k.
+    setShaderOverridesForTest({ 'matmul.wgsl': offByOne(MATMUL, 'v4_vec4') });
+    const on = await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
+    expect(on.enabled).toBe(true);
+    expect(on.selfCheck?.failed).toEqual(['matmul/v4_vec4', 'matmul/v4_vec4@run']);
+    const engine = kernelEngine();
+    expect(engine?.selfCheck.allowed).not.toContain('v4_vec4');
+    expect(Object.keys(engine?.selfCheck.tuning.timings ?? {})).not.toContain('v4_vec4');
+    expect(engine?.matmul).not.toBe('v4_vec4');
+    const failure = engine?.selfCheck.results.find((r) => r.name === 'matmul/v4_vec4');
+    expect(failure?.ratio).toBeGreaterThan(10); // far outside its tolerance, and said with numbers
+    const host = await new KvCacheSampler(model).sample(prompts, options);
+    const device = await sampleOnDevice(model, prompts, options);
+    expect(device?.tokens).toEqual(host.tokens);
+    // The GPU report names it, with its largest error against its tolerance.
+    const report = buildGpuReport();
+    expect(report?.selfCheck.failed).toEqual(['matmul/v4_vec4', 'matmul/v4_vec4@run']);
+    expect(report?.matmul.allowed).not.toContain('v4_vec4');
+    expect(formatGpuReport(report!)).toMatch(/\| matmul\/v4_vec4 \| start \| FAILED \|/);
+    expect(Object.keys(report?.limits ?? {})).toContain('maxStorageBufferBindingSize');
+    disableKernelEngine();
+  });
+
+  it('a wrong kernel the engine cannot do without turns the kernels off: the run goes on on tfjs', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    // v1_regblock: the fallback of every shape v4 cannot take.
+    setShaderOverridesForTest({ 'matmul.wgsl': offByOne(MATMUL, 'v1_regblock') });
+    const report = await initBackend('kernels');
+    expect(report.kernels).toBe(false);
+    expect(report.selfCheck?.failed).toContain('matmul/v1_regblock');
+    expect(report.reason).toMatch(
+      /kernel self-check failed on .*swiftshader|kernel self-check failed on /i,
+    );
+    expect(report.reason).toMatch(
+      /matmul\/v1_regblock at start: c\d+\[\d+\] off by [\d.e+-]+ against [\d.e+-]+ allowed/,
+    );
+    expect(kernelEngine()).toBeNull();
+    const host = await new KvCacheSampler(model).sample(prompts, options);
+    expect(await sampleOnDevice(model, prompts, options)).toBeNull(); // the caller samples on tfjs
+    expect((await new KvCacheSampler(model).sample(prompts, options)).tokens).toEqual(host.tokens);
+    await initBackend('cpu');
+  });
+});
+
+describe('limits planned, not discovered', () => {
+  it('a model the adapter cannot hold is refused in words before any buffer is made', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    const rt = new GpuRuntime(opened.gpu.device);
+    const limits = limitsOf(opened.gpu.device);
+    const perBuffer = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+    // A vocabulary whose embedding alone is larger than one buffer may be.
+    const vocab = Math.ceil(perBuffer / 4 / 256) + 1000;
+    const config = makeConfig('base', vocab);
+    const before = rt.bufferCount;
+    expect(() => new DeviceModel(rt, config, new Map())).toThrow(
+      /^the model needs [\d.]+ MiB \(\d+ bytes\) in one buffer .*; this adapter allows [\d.]+ MiB \(\d+ bytes, max\w+\): choose a smaller preset \(width, layers\) or vocabulary$/,
+    );
+    expect(rt.bufferCount).toBe(before); // nothing made, nothing uploaded
+    const tiny = makeConfig('tiny', 617);
+    const rows = Math.ceil(perBuffer / 4 / 620) + 1;
+    expect(() => checkBatchFits(tiny, rows, 1, limits)).toThrow(
+      /^a batch of \d+ sequences × 1 tokens needs .* for its logits; this adapter allows .* per buffer: lower the memory budget/,
+    );
+    expect(() => checkBatchFits(tiny, 8, 448, limits)).not.toThrow();
+    rt.destroy();
+  });
+});
