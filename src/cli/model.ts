@@ -4,25 +4,62 @@
 // `npm run --silent model -- sample --checkpoint DIR --text "..." [--temperature T --seed S --max N]`
 //   → JSON {ids, text, logProbs} of a continuation.
 // Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu (default cpu: exact and quick for one sequence).
+// DIR may also be a Hugging Face checkpoint of the Llama family (Llama, Qwen2, Qwen3), in a folder
+// or on the Hub (`org/name[@revision]`, HF_ENDPOINT), with `--adapter DIR` (PEFT LoRA) and
+// `--chat` (the text as one user turn of the chat template): see modelHf.ts.
 import * as tf from '@tensorflow/tfjs-core';
-import { type BackendChoice, initBackend } from '../gpu/backend';
+import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
+import { initBackend } from '../gpu/backend';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { KvCacheSampler } from '../rollout';
-import { parseFlags } from './flags';
+import type { FlagSpecs } from './flags';
+import { isLabGpt2Folder, runHfCommand } from './modelHf';
+import { commandLine, exitWithError, UsageError } from './runCli';
 
-const args = process.argv.slice(2).filter((a) => a !== '--');
-const command = args[0];
-const f = parseFlags(args.slice(1));
-const dir = f.get('checkpoint');
-if (!command || !['logits', 'info', 'sample'].includes(command) || !dir) {
-  console.error('usage: model (logits|info|sample) --checkpoint DIR [--text "..."]');
-  process.exit(2);
-}
+const FLAGS = {
+  checkpoint: {
+    kind: 'string',
+    help: 'the checkpoint: a folder, or org/name[@revision] (required)',
+  },
+  adapter: { kind: 'string', help: 'a PEFT LoRA adapter folder over a Llama-family checkpoint' },
+  text: { kind: 'string', help: 'the prompt (logits, sample)' },
+  chat: { kind: 'boolean', help: 'the text as one user turn of the chat template' },
+  backend: { kind: 'choice', choices: BACKEND_CHOICES, help: 'where it runs (default cpu)' },
+  max: { kind: 'integer', help: 'sample: most new tokens (default 200)' },
+  temperature: { kind: 'number', help: 'sample: temperature (default 0: greedy)' },
+  'top-k': { kind: 'integer', help: 'sample: only the k likeliest tokens (default 0: all)' },
+  seed: { kind: 'integer', help: 'sample: seed (default 1)' },
+} satisfies FlagSpecs;
+const COMMANDS = ['logits', 'info', 'sample'] as const;
+const {
+  flags: f,
+  words: [command],
+} = commandLine('model', FLAGS, {
+  usage: 'npm run --silent model -- logits|info|sample --checkpoint DIR [--text "..."]',
+  words: { name: 'command', choices: COMMANDS },
+});
+const dir = f.checkpoint;
+if (!dir) exitWithError(new UsageError('--checkpoint DIR is required'));
 try {
-  await initBackend((f.get('backend') ?? 'cpu') as BackendChoice);
+  await initBackend((f.backend ?? 'cpu') as BackendChoice);
+  if (!(await isLabGpt2Folder(dir))) {
+    const out = await runHfCommand({
+      command: command as 'logits' | 'info' | 'sample',
+      checkpoint: dir,
+      adapter: f.adapter,
+      text: f.text ?? '',
+      chat: f.chat === true,
+      maxNewTokens: f.max ?? 200,
+      temperature: f.temperature ?? 0,
+      topK: f['top-k'] ?? 0,
+      seed: f.seed ?? 1,
+    });
+    console.log(JSON.stringify(out));
+    process.exit(0);
+  }
   const { model, tokenizer, lab } = await loadCheckpointDir(dir, false);
-  const ids = tokenizer.encode(f.get('text') ?? '');
+  const ids = tokenizer.encode(f.text ?? '');
   if (command === 'info') {
     console.log(
       JSON.stringify(
@@ -32,17 +69,17 @@ try {
       ),
     );
   } else if (command === 'logits') {
-    if (ids.length === 0) throw new Error('--text must not be empty');
+    if (ids.length === 0) throw new UsageError('--text must not be empty');
     const logits = forward(model, tf.tensor2d([ids], [1, ids.length], 'int32'));
     const all = await logits.data();
     const V = model.config.vocabSize;
     console.log(JSON.stringify({ ids, logits: Array.from(all.slice((ids.length - 1) * V)) }));
   } else {
     const out = await new KvCacheSampler(model).sample([ids], {
-      maxNewTokens: Number(f.get('max') ?? 200),
-      temperature: Number(f.get('temperature') ?? 0),
-      topK: Number(f.get('top-k') ?? 0),
-      seed: Number(f.get('seed') ?? 1),
+      maxNewTokens: f.max ?? 200,
+      temperature: f.temperature ?? 0,
+      topK: f['top-k'] ?? 0,
+      seed: f.seed ?? 1,
       stopId: tokenizer.eosId,
     });
     const tokens = out.tokens[0]!;
@@ -52,6 +89,5 @@ try {
   }
   process.exit(0);
 } catch (err) {
-  console.error(`model: ${(err as Error).message}`);
-  process.exit(1);
+  exitWithError(err);
 }

@@ -5,20 +5,30 @@
 // continues it. Rows then decode in lockstep, one token per step, each at its own position:
 // caches are left-aligned (a row's prompt ends where every other row's does) and a per-row
 // mask hides the padding before it, so every row computes what it would alone. A row that
-// finishes leaves the batch at once (its cache rows are dropped).
+// finishes leaves the batch at once (its cache rows are dropped). Any family: the sampler talks
+// to the policy interface (model/policy.ts); a GPT is wrapped by rollout/gptPolicy.ts.
 import * as tf from '@tensorflow/tfjs-core';
 import { sampleOnDevice } from '../gpu/engine/kernelSampling';
-import { defaultMemoryBudgetBytes, type GPT, samplingBytes } from '../model';
-import { decodeStep, disposeCache, forwardCached, type LayerCache } from './kvForward';
+import { defaultMemoryBudgetBytes, type GPT } from '../model';
+import { type CausalLM, isCausalLM } from '../model/policy';
+import { gptCausalLM } from './gptPolicy';
+import { disposeCache, type LayerCache } from './kvForward';
 import { pickToken, rowPrng } from './pick';
 import type { SampleOptions, SampleResult, Sampler } from './types';
 
 export class KvCacheSampler implements Sampler {
+  private readonly lm: CausalLM;
+  /** The GPT, when it is one: the lab's WebGPU engine samples GPTs on the device. */
+  private readonly gpt: GPT | null;
+
   constructor(
-    private readonly model: GPT,
+    model: GPT | CausalLM,
     /** Bytes one batch of rows may hold (src/model/memory.ts); default: the backend's. */
     private readonly memoryBudgetBytes?: number,
-  ) {}
+  ) {
+    this.gpt = isCausalLM(model) ? null : model;
+    this.lm = isCausalLM(model) ? model : gptCausalLM(model);
+  }
 
   /**
    * Samples every prompt; a batch larger than the memory budget runs as consecutive chunks.
@@ -28,12 +38,12 @@ export class KvCacheSampler implements Sampler {
   async sample(prompts: number[][], options: SampleOptions): Promise<SampleResult> {
     if (prompts.some((p) => p.length === 0))
       throw new Error('sample: every prompt needs at least one token');
-    const nCtx = this.model.config.nCtx;
+    const nCtx = this.lm.contextLength;
     const longest = Math.max(0, ...prompts.map((p) => p.length));
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
     // The lab's WebGPU engine, when it is on (gpu/engine/kernelSampling.ts); null: sample here.
-    const onDevice = await sampleOnDevice(this.model, prompts, options);
+    const onDevice = this.gpt ? await sampleOnDevice(this.gpt, prompts, options) : null;
     if (onDevice) return onDevice;
     const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
     for (const [start, end] of this.chunks(prompts, options.maxNewTokens)) {
@@ -50,7 +60,6 @@ export class KvCacheSampler implements Sampler {
    * stay within the budget; at least one row each.
    */
   private chunks(prompts: number[][], maxNewTokens: number): [number, number][] {
-    const config = this.model.config;
     const budget = this.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
     const ranges: [number, number][] = [];
     let start = 0;
@@ -62,7 +71,7 @@ export class KvCacheSampler implements Sampler {
       const nextLongest = Math.max(longest, prompt.length);
       // Left-aligned caches: the longest prompt's positions, then one per generated token.
       const width = nextLongest + maxNewTokens;
-      const bytes = samplingBytes(config, row - start + 1, nextLongest, width, nextDistinct.size);
+      const bytes = this.lm.samplingBytes(row - start + 1, nextLongest, width, nextDistinct.size);
       if (row > start && bytes > budget) {
         ranges.push([start, row]);
         start = row;
@@ -82,9 +91,9 @@ export class KvCacheSampler implements Sampler {
     options: SampleOptions,
     rowOffset: number,
   ): Promise<SampleResult> {
-    const { maxNewTokens, temperature, topK, seed, stopId } = options;
+    const { maxNewTokens, temperature, topK, seed, stopId, stopIds } = options;
     const B = prompts.length;
-    const { nCtx, nHead: H, vocabSize: V } = this.model.config;
+    const { contextLength: nCtx, cacheHeads: H, vocabSize: V } = this.lm;
     const result: SampleResult = {
       tokens: prompts.map(() => []),
       logProbs: prompts.map(() => []),
@@ -137,7 +146,7 @@ export class KvCacheSampler implements Sampler {
       for (const r of active) {
         if (budget[r]! <= 0) continue;
         const logits = lastLogits.subarray(source[r]! * V, (source[r]! + 1) * V);
-        if (this.take(r, logits, result, prngs, temperature, topK, stopId, budget)) {
+        if (this.take(r, logits, result, prngs, temperature, topK, stopId, budget, stopIds)) {
           survivors.push(r);
           feed.push(result.tokens[r]!.at(-1)!);
         }
@@ -158,8 +167,7 @@ export class KvCacheSampler implements Sampler {
           cache = next;
           active = survivors.slice();
         }
-        const { logits, cache: grown } = decodeStep(
-          this.model,
+        const { logits, cache: grown } = this.lm.decodeStep(
           feed.splice(0, feed.length),
           active.map((r) => position[r]!),
           active.map((r) => firstKey[r]!),
@@ -184,6 +192,7 @@ export class KvCacheSampler implements Sampler {
               topK,
               stopId,
               budget,
+              stopIds,
             )
           ) {
             survivors.push(r);
@@ -207,11 +216,12 @@ export class KvCacheSampler implements Sampler {
     topK: number,
     stopId: number,
     budget: readonly number[],
+    stopIds?: readonly number[],
   ): boolean {
     const pick = pickToken(logits, temperature, topK, prngs[r]!);
     result.tokens[r]!.push(pick.id);
     result.logProbs[r]!.push(pick.logProb);
-    if (pick.id === stopId) {
+    if (pick.id === stopId || stopIds?.includes(pick.id)) {
       result.finished[r] = true;
       return false;
     }
@@ -226,7 +236,7 @@ export class KvCacheSampler implements Sampler {
     distinct: number[][],
     width: number,
   ): Promise<{ lastLogits: Float32Array; cache: LayerCache[] }> {
-    const { nLayer, vocabSize: V } = this.model.config;
+    const { numLayers: nLayer, vocabSize: V } = this.lm;
     const lastLogits = new Float32Array(distinct.length * V);
     const byLength = new Map<number, number[]>();
     distinct.forEach((p, d) => {
@@ -244,7 +254,7 @@ export class KvCacheSampler implements Sampler {
           [group.length, length],
           'int32',
         );
-        const { logits, cache } = forwardCached(this.model, ids, 0, null);
+        const { logits, cache } = this.lm.forwardCached(ids, 0, null);
         ids.dispose();
         const last = tf.tidy(() =>
           tf.reshape(tf.slice(logits, [0, length - 1, 0], [group.length, 1, V]), [-1]),
@@ -273,7 +283,7 @@ export class KvCacheSampler implements Sampler {
         });
       }
       // Back into distinct order: concatenate the groups, then gather by group position.
-      const H = this.model.config.nHead;
+      const H = this.lm.cacheHeads;
       const order = parts[0]?.flatMap((part) => part.order) ?? [];
       const positionOf = new Map(order.map((d, i) => [d, i]));
       const index = distinct.flatMap((_, d) =>

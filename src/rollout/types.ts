@@ -12,6 +12,8 @@ export interface SampleOptions {
   seed: number;
   /** Token that ends a sequence (included in the output); default: the tokenizer's <|endoftext|>. */
   stopId: number;
+  /** More tokens that end a sequence (a chat model's end of turn and end of text). */
+  stopIds?: readonly number[];
 }
 
 export interface SampleResult {

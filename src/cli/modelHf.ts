@@ -1,0 +1,119 @@
+// `npm run model` for Hugging Face checkpoints of the Llama family (Llama, Qwen2, Qwen3), from a
+// folder or the Hub (`org/name[@revision]`, HF_ENDPOINT), with an optional PEFT adapter. The
+// lab's own GPT-2 folders keep model.ts' path; this file handles everything else.
+import { existsSync, statSync } from 'node:fs';
+import * as tf from '@tensorflow/tfjs-core';
+import { folderSource } from '../model/families/folderSourceNode';
+import type { CheckpointSource } from '../model/families/hfCheckpoint';
+import { readConfig } from '../model/families/hfCheckpoint';
+import { llamaParameterCount } from '../model/families/hfConfig';
+import { disposeLlamaModel } from '../model/families/llama';
+import { loadLlama } from '../model/families/load';
+import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
+import { nodeHubCache } from '../model/hub/hubCacheNode';
+import { KvCacheSampler } from '../rollout';
+
+/** A folder if one exists at `arg`, else a Hub id; anything else is refused by name. */
+export function checkpointSource(arg: string, flag = '--checkpoint'): CheckpointSource {
+  if (existsSync(arg)) {
+    if (!statSync(arg).isDirectory()) throw new Error(`${flag} ${arg} is a file, not a folder`);
+    return folderSource(arg);
+  }
+  const id = parseHubId(arg);
+  if (!id) throw new Error(`${flag} ${arg} is neither a folder nor a Hub id (org/name[@revision])`);
+  return hubSource(id, {
+    endpoint: process.env.HF_ENDPOINT || undefined,
+    token: process.env.HF_TOKEN || undefined,
+    cache: nodeHubCache(),
+    onProgress: printProgress,
+  });
+}
+
+const MB = 1024 * 1024;
+
+/** Download progress on stderr: bytes, total and ETA, at most twice a second per file. */
+function printProgress(p: HubProgress): void {
+  const total = p.total === null ? '' : ` of ${(p.total / MB).toFixed(1)} MB`;
+  const eta = p.done ? 'done' : p.etaSeconds === null ? '' : `ETA ${Math.ceil(p.etaSeconds)} s`;
+  process.stderr.write(
+    `hub: ${p.repo} ${p.file} ${(p.received / MB).toFixed(1)} MB${total} ${eta}\n`,
+  );
+}
+
+/** Whether the checkpoint is the lab's GPT-2 (model.ts' own path) rather than a Hugging Face family. */
+export async function isLabGpt2Folder(arg: string): Promise<boolean> {
+  if (!existsSync(arg)) return false;
+  const { family } = await readConfig(folderSource(arg));
+  return family === 'gpt2';
+}
+
+export interface HfCommand {
+  command: 'logits' | 'info' | 'sample';
+  checkpoint: string;
+  adapter?: string;
+  text: string;
+  /** Render the chat template around the text (one user turn, then the assistant's turn). */
+  chat: boolean;
+  maxNewTokens: number;
+  temperature: number;
+  topK: number;
+  seed: number;
+}
+
+/** Runs one command and returns the JSON it prints. */
+export async function runHfCommand(c: HfCommand): Promise<unknown> {
+  const source = checkpointSource(c.checkpoint);
+  const { family } = await readConfig(source);
+  if (family === 'gpt2')
+    throw new Error(`${source.label}: a GPT-2 checkpoint loads from a folder of the lab's own`);
+  const adapter = c.adapter ? checkpointSource(c.adapter, '--adapter') : undefined;
+  const loaded = await loadLlama(source, adapter);
+  try {
+    const { config } = loaded.checkpoint;
+    if (c.command === 'info') {
+      return {
+        config,
+        parameters: llamaParameterCount(config),
+        dtypes: [...new Set([...loaded.checkpoint.weights.values()].map((t) => t.dtype))],
+        stopIds: loaded.tokenizer.stopIds,
+        chatTemplate: loaded.tokenizer.hasChatTemplate,
+        adapter: loaded.adapter
+          ? { scale: loaded.adapter.scale, modules: loaded.adapter.modules.size }
+          : null,
+      };
+    }
+    const prompt = c.chat
+      ? loaded.tokenizer.applyChatTemplate([{ role: 'user', content: c.text }])
+      : c.text;
+    const ids = loaded.tokenizer.encode(prompt);
+    if (ids.length === 0) throw new Error('--text must not be empty');
+    if (c.command === 'logits') {
+      const last = tf.tidy(() => {
+        const logits = loaded.lm.forward(tf.tensor2d([ids], [1, ids.length], 'int32'));
+        return tf.slice(logits, [0, ids.length - 1, 0], [1, 1, config.vocabSize]);
+      });
+      const values = Array.from(await last.data());
+      last.dispose();
+      return { ids, logits: values };
+    }
+    const stopIds = loaded.tokenizer.stopIds;
+    const out = await new KvCacheSampler(loaded.lm).sample([ids], {
+      maxNewTokens: c.maxNewTokens,
+      temperature: c.temperature,
+      topK: c.topK,
+      seed: c.seed,
+      stopId: stopIds[0] ?? -1,
+      stopIds,
+    });
+    const tokens = out.tokens[0]!;
+    return {
+      prompt: c.chat ? prompt : undefined,
+      ids: tokens,
+      text: loaded.tokenizer.decode(tokens),
+      logProbs: out.logProbs[0],
+      finished: out.finished[0],
+    };
+  } finally {
+    disposeLlamaModel(loaded.model);
+  }
+}

@@ -1,0 +1,145 @@
+// A Hugging Face checkpoint of the Llama family, read from any source of files (a folder in
+// Node, the Hub through its cache, a fetch in the browser): config.json, the weights
+// (model.safetensors, or the shards model.safetensors.index.json names), the tokenizer files.
+// Everything is checked before anything is built — sizes, dtypes, names and shapes against
+// config.json — so a bad checkpoint is refused in words naming the file, and nothing is left
+// half-loaded. Weights stay as the files hold them (16-bit views); the tfjs path widens them,
+// the WGSL engine can upload the raw words.
+import type { StoredTensor } from '../safetensors';
+import { readSafetensors } from '../safetensors';
+import { familyOf, llamaWeightSpecs, parseLlamaConfig } from './hfConfig';
+import type { LlamaConfig } from './llamaConfig';
+
+export interface CheckpointSource {
+  /** The folder or Hub id, for messages. */
+  label: string;
+  /** The file's bytes, or null when the checkpoint has no such file. */
+  read(file: string): Promise<Uint8Array | null>;
+}
+
+export interface HfCheckpoint {
+  label: string;
+  config: LlamaConfig;
+  /** config.json as parsed (fields the lab does not use included). */
+  configJson: Record<string, unknown>;
+  /** Every weight llamaWeightSpecs names, as the file holds it (F32, F16 or BF16). */
+  weights: Map<string, StoredTensor>;
+  tokenizerJson: unknown;
+  tokenizerConfig: Record<string, unknown> | null;
+  generationConfig: Record<string, unknown> | null;
+}
+
+export const INDEX_FILE = 'model.safetensors.index.json';
+
+export function parseJsonFile<T>(bytes: Uint8Array, file: string, label: string): T {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as T;
+  } catch (err) {
+    throw new Error(`${label}: ${file} is not valid JSON (${(err as Error).message})`);
+  }
+}
+
+async function required(source: CheckpointSource, file: string): Promise<Uint8Array> {
+  const bytes = await source.read(file);
+  if (!bytes) throw new Error(`${source.label}: ${file} is missing`);
+  return bytes;
+}
+
+async function optionalJson<T>(source: CheckpointSource, file: string): Promise<T | null> {
+  const bytes = await source.read(file);
+  return bytes ? parseJsonFile<T>(bytes, file, source.label) : null;
+}
+
+/** The weight files a checkpoint has: the index's shards, or model.safetensors. */
+export function shardFiles(index: unknown, label: string): string[] {
+  const map = (index as { weight_map?: unknown })?.weight_map;
+  if (typeof map !== 'object' || map === null || Array.isArray(map))
+    throw new Error(`${label}: ${INDEX_FILE} has no weight_map`);
+  const files = [...new Set(Object.values(map as Record<string, unknown>))];
+  if (files.some((f) => typeof f !== 'string' || f.includes('/') || !f.endsWith('.safetensors')))
+    throw new Error(`${label}: ${INDEX_FILE} names a shard that is not a .safetensors file`);
+  return files as string[];
+}
+
+/** The config alone: which family, and for the Llama family its parsed config. */
+export async function readConfig(
+  source: CheckpointSource,
+): Promise<{ json: Record<string, unknown>; family: 'gpt2' | 'llama' }> {
+  const json = parseJsonFile<Record<string, unknown>>(
+    await required(source, 'config.json'),
+    'config.json',
+    source.label,
+  );
+  return { json, family: familyOf(json, `${source.label}: config.json`) };
+}
+
+/** Reads and checks a Llama-family checkpoint. */
+export async function readHfCheckpoint(source: CheckpointSource): Promise<HfCheckpoint> {
+  const { label } = source;
+  const { json: configJson } = await readConfig(source);
+  const config = parseLlamaConfig(configJson, `${label}: config.json`);
+
+  const indexBytes = await source.read(INDEX_FILE);
+  const index = indexBytes ? parseJsonFile<unknown>(indexBytes, INDEX_FILE, label) : null;
+  const files = index ? shardFiles(index, label) : ['model.safetensors'];
+  const found = new Map<string, { tensor: StoredTensor; file: string }>();
+  for (const file of files) {
+    const bytes = await source.read(file);
+    if (!bytes) {
+      throw new Error(
+        index
+          ? `${label}: ${file} (a shard ${INDEX_FILE} names) is missing`
+          : `${label}: model.safetensors is missing (and there is no ${INDEX_FILE})`,
+      );
+    }
+    const { tensors } = readSafetensors(bytes, `${label}: ${file}`);
+    for (const [name, tensor] of tensors) {
+      const where = (index as { weight_map: Record<string, string> } | null)?.weight_map[name];
+      if (index && where !== file)
+        throw new Error(`${label}: ${file} holds ${name}, which ${INDEX_FILE} places elsewhere`);
+      found.set(name, { tensor, file });
+    }
+  }
+  if (index) {
+    const map = (index as { weight_map: Record<string, string> }).weight_map;
+    const absent = Object.keys(map).find((name) => !found.has(name));
+    if (absent)
+      throw new Error(`${label}: ${map[absent]} has no ${absent} (${INDEX_FILE} says it does)`);
+  }
+
+  const weights = new Map<string, StoredTensor>();
+  for (const spec of llamaWeightSpecs(config)) {
+    const hit = found.get(spec.name);
+    if (!hit)
+      throw new Error(`${label}: the weights have no ${spec.name} (config.json implies it)`);
+    if (hit.tensor.shape.join(',') !== spec.shape.join(',')) {
+      throw new Error(
+        `${label}: ${hit.file} has ${spec.name} of shape [${hit.tensor.shape}], config.json implies [${spec.shape}]`,
+      );
+    }
+    weights.set(spec.name, hit.tensor);
+  }
+  // A tied head's copy and old rotary buffers are harmless; anything else means another model.
+  const ignorable = (name: string) =>
+    name.endsWith('.rotary_emb.inv_freq') ||
+    (config.tieWordEmbeddings && name === 'lm_head.weight');
+  const extra = [...found.keys()].filter((name) => !weights.has(name) && !ignorable(name));
+  if (extra.length)
+    throw new Error(
+      `${label}: unexpected tensors for ${config.modelType}: ${extra.slice(0, 3).join(', ')}`,
+    );
+
+  return {
+    label,
+    config,
+    configJson,
+    weights,
+    tokenizerJson: parseJsonFile<unknown>(
+      await required(source, 'tokenizer.json'),
+      'tokenizer.json',
+      label,
+    ),
+    tokenizerConfig: await optionalJson(source, 'tokenizer_config.json'),
+    generationConfig: await optionalJson(source, 'generation_config.json'),
+  };
+}

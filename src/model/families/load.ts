@@ -1,0 +1,55 @@
+// A Llama-family checkpoint from any source (hfCheckpoint.ts), with its tokenizer and an
+// optional PEFT adapter, as a tfjs model behind the policy interface. Everything is read and
+// checked first (weights, tokenizer, chat template, the adapter's targets); only then are the
+// weights widened to float32 one at a time and handed to tfjs, so a refusal leaves nothing behind
+// and the 16-bit file and its float32 copy are never both whole in memory beyond the file itself.
+import * as tf from '@tensorflow/tfjs-core';
+import { HfTokenizer } from '../../tokenizer/hfTokenizer';
+import type { CausalLM } from '../policy';
+import { toFloat32 } from '../safetensors';
+import { type CheckpointSource, type HfCheckpoint, readHfCheckpoint } from './hfCheckpoint';
+import { type LlamaModel, llamaCausalLM } from './llama';
+import { addLora, checkLoraTargets, type LoraAdapter, readLoraAdapter } from './lora';
+
+export interface LoadedLlama {
+  checkpoint: HfCheckpoint;
+  model: LlamaModel;
+  lm: CausalLM;
+  tokenizer: HfTokenizer;
+  adapter: LoraAdapter | null;
+}
+
+export async function loadLlama(
+  source: CheckpointSource,
+  adapterSource?: CheckpointSource,
+): Promise<LoadedLlama> {
+  const checkpoint = await readHfCheckpoint(source);
+  const { config, weights, label } = checkpoint;
+  const tokenizer = new HfTokenizer(
+    checkpoint.tokenizerJson,
+    checkpoint.tokenizerConfig,
+    checkpoint.generationConfig,
+    label,
+  );
+  if (tokenizer.vocabSize > config.vocabSize) {
+    throw new Error(
+      `${label}: tokenizer.json has ${tokenizer.vocabSize} tokens but config.json says vocab_size ${config.vocabSize}`,
+    );
+  }
+  const adapter = adapterSource ? await readLoraAdapter(adapterSource) : null;
+  if (adapter) checkLoraTargets(new Map([...weights].map(([n, t]) => [n, t.shape])), adapter);
+
+  const model: LlamaModel = { config, weights: new Map() };
+  try {
+    for (const [name, stored] of weights) {
+      const data = toFloat32(stored);
+      const pair = adapter?.modules.get(name.replace(/\.weight$/, ''));
+      if (pair && adapter) addLora(data, stored.shape, pair, adapter.scale);
+      model.weights.set(name, tf.tensor(data, stored.shape, 'float32'));
+    }
+  } catch (err) {
+    for (const t of model.weights.values()) t.dispose();
+    throw err;
+  }
+  return { checkpoint, model, lm: llamaCausalLM(model), tokenizer, adapter };
+}

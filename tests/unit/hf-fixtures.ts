@@ -1,0 +1,394 @@
+// Small random checkpoints in the Hugging Face Hub's exact layout, for the Llama-family tests:
+// config.json, generation_config.json, tokenizer.json (a byte-level BPE with a few merges and
+// added special tokens), tokenizer_config.json (a Qwen-like chat template), and the weights —
+// model.safetensors, or shards with model.safetensors.index.json — in F32, F16 or BF16. Also
+// PEFT LoRA adapters. Tensors are written one at a time to the file, so a checkpoint of real
+// size (Qwen2.5-Coder-0.5B's shape) never sits whole in memory.
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  llamaWeightSpecs,
+  parseLlamaConfig,
+  type WeightSpec,
+} from '../../src/model/families/hfConfig';
+import type { LlamaConfig } from '../../src/model/families/llamaConfig';
+import {
+  encodeSafetensors,
+  f32ToBf16,
+  f32ToF16,
+  type SafetensorsDtype,
+} from '../../src/model/safetensors';
+import { Rng } from '../../src/tasks/random';
+
+/** GPT-2's byte → printable character table (bytes_to_unicode). */
+export function byteToUnicode(): string[] {
+  const keep: number[] = [];
+  for (let b = 33; b <= 126; b++) keep.push(b);
+  for (let b = 161; b <= 172; b++) keep.push(b);
+  for (let b = 174; b <= 255; b++) keep.push(b);
+  const table: string[] = [];
+  let extra = 0;
+  for (let b = 0; b < 256; b++)
+    table[b] = String.fromCodePoint(keep.includes(b) ? b : 256 + extra++);
+  return table;
+}
+
+export const SPECIAL_TOKENS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'] as const;
+
+const MERGES: [string, string][] = [
+  ['Ġ', 't'],
+  ['h', 'e'],
+  ['Ġt', 'he'],
+  ['i', 'n'],
+  ['e', 'r'],
+  ['Ġ', 'a'],
+  ['o', 'n'],
+  ['r', 'e'],
+  ['Ġ', 's'],
+  ['e', 's'],
+  ['Ġ', 'f'],
+  ['u', 'n'],
+  ['Ġf', 'un'],
+];
+
+/** A byte-level BPE in tokenizer.json's format: 256 byte tokens, the merges, then the specials. */
+export function byteLevelTokenizerJson(): { json: object; size: number } {
+  const vocab: Record<string, number> = {};
+  for (const ch of byteToUnicode()) vocab[ch] = Object.keys(vocab).length;
+  for (const [a, b] of MERGES) vocab[a + b] = Object.keys(vocab).length;
+  const base = Object.keys(vocab).length;
+  const json = {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: SPECIAL_TOKENS.map((content, i) => ({
+      id: base + i,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'ByteLevel',
+      add_prefix_space: false,
+      trim_offsets: true,
+      use_regex: true,
+    },
+    post_processor: {
+      type: 'ByteLevel',
+      add_prefix_space: false,
+      trim_offsets: true,
+      use_regex: true,
+    },
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: MERGES.map(([a, b]) => `${a} ${b}`),
+    },
+  };
+  return { json, size: base + SPECIAL_TOKENS.length };
+}
+
+/** Qwen2.5's chat template, shortened (no tools): a default system turn, then ChatML. */
+export const CHAT_TEMPLATE =
+  "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}" +
+  "{%- else %}{{- '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}{%- endif %}" +
+  "{%- for message in messages %}{%- if not (message.role == 'system' and loop.first) %}" +
+  "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- endif %}{%- endfor %}" +
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
+export type FixtureName = 'qwen2' | 'llama' | 'qwen3';
+
+export interface FixtureSpec {
+  config: Record<string, unknown>;
+  dtype: SafetensorsDtype;
+  /** 1: model.safetensors; more: that many shards and an index. */
+  shards: number;
+}
+
+/** The three small checkpoints the issue names. vocab_size above the tokenizer's, as Qwen's is. */
+export function fixtureSpec(name: FixtureName, vocabSize = 280): FixtureSpec {
+  const common = { vocab_size: vocabSize, hidden_act: 'silu', max_position_embeddings: 256 };
+  if (name === 'qwen2') {
+    return {
+      dtype: 'BF16',
+      shards: 1,
+      config: {
+        ...common,
+        architectures: ['Qwen2ForCausalLM'],
+        model_type: 'qwen2',
+        hidden_size: 32,
+        intermediate_size: 64,
+        num_hidden_layers: 2,
+        num_attention_heads: 4,
+        num_key_value_heads: 2,
+        rope_theta: 1000000.0,
+        rms_norm_eps: 1e-6,
+        tie_word_embeddings: true,
+        use_sliding_window: false,
+        sliding_window: 32768,
+        torch_dtype: 'bfloat16',
+      },
+    };
+  }
+  if (name === 'llama') {
+    return {
+      dtype: 'F16',
+      shards: 1,
+      config: {
+        ...common,
+        architectures: ['LlamaForCausalLM'],
+        model_type: 'llama',
+        hidden_size: 32,
+        intermediate_size: 48,
+        num_hidden_layers: 2,
+        num_attention_heads: 8,
+        num_key_value_heads: 2,
+        rope_theta: 10000.0,
+        rope_scaling: null,
+        rms_norm_eps: 1e-5,
+        attention_bias: false,
+        mlp_bias: false,
+        tie_word_embeddings: false,
+        torch_dtype: 'float16',
+      },
+    };
+  }
+  return {
+    dtype: 'F32',
+    shards: 2,
+    config: {
+      ...common,
+      architectures: ['Qwen3ForCausalLM'],
+      model_type: 'qwen3',
+      hidden_size: 32,
+      intermediate_size: 64,
+      num_hidden_layers: 3,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      head_dim: 16,
+      rope_theta: 1000000.0,
+      rms_norm_eps: 1e-6,
+      attention_bias: false,
+      tie_word_embeddings: true,
+      torch_dtype: 'float32',
+    },
+  };
+}
+
+/** Qwen2.5-Coder-0.5B-Instruct's published shape. */
+export function qwen05bSpec(): FixtureSpec {
+  return {
+    dtype: 'BF16',
+    shards: 1,
+    config: {
+      architectures: ['Qwen2ForCausalLM'],
+      model_type: 'qwen2',
+      vocab_size: 151936,
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_hidden_layers: 24,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      hidden_act: 'silu',
+      max_position_embeddings: 32768,
+      rope_theta: 1000000.0,
+      rms_norm_eps: 1e-6,
+      tie_word_embeddings: true,
+      use_sliding_window: false,
+      sliding_window: 32768,
+      torch_dtype: 'bfloat16',
+    },
+  };
+}
+
+/** Fills a tensor's values: norms near 1, everything else small and centred. */
+function filler(spec: WeightSpec, rng: Rng): (i: number) => number {
+  const isNorm = spec.name.endsWith('norm.weight');
+  const isBias = spec.name.endsWith('.bias');
+  const std =
+    isNorm || isBias ? 0.1 : spec.shape.length === 2 ? 1 / Math.sqrt(spec.shape[1]!) : 0.1;
+  // Uniform with the given std (fast enough for half a billion values).
+  const half = std * Math.sqrt(3);
+  return () => (isNorm ? 1 : 0) + (rng.next() * 2 - 1) * half;
+}
+
+const WIDTH: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
+
+/** Streams one safetensors file: the header, then each tensor as it is generated. */
+function writeShard(path: string, specs: WeightSpec[], dtype: SafetensorsDtype, rng: Rng): void {
+  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
+  let offset = 0;
+  for (const s of specs) {
+    const bytes = s.shape.reduce((a, b) => a * b, 1) * WIDTH[dtype];
+    header[s.name] = { dtype, shape: s.shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((8 + json.length) % 8)) % 8);
+  const headerBytes = new TextEncoder().encode(json);
+  const fd = openSync(path, 'w');
+  try {
+    const length = new Uint8Array(8);
+    new DataView(length.buffer).setBigUint64(0, BigInt(headerBytes.length), true);
+    writeSync(fd, length);
+    writeSync(fd, headerBytes);
+    const chunk = 1 << 20;
+    for (const s of specs) {
+      const count = s.shape.reduce((a, b) => a * b, 1);
+      const value = filler(s, rng);
+      for (let at = 0; at < count; at += chunk) {
+        const n = Math.min(chunk, count - at);
+        const buf = new Uint8Array(n * WIDTH[dtype]);
+        const dv = new DataView(buf.buffer);
+        for (let i = 0; i < n; i++) {
+          const v = value(at + i);
+          if (dtype === 'F32') dv.setFloat32(4 * i, v, true);
+          else dv.setUint16(2 * i, dtype === 'BF16' ? f32ToBf16(v) : f32ToF16(v), true);
+        }
+        writeSync(fd, buf);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes a whole checkpoint folder; returns its parsed config. */
+export function writeHfCheckpoint(dir: string, spec: FixtureSpec, seed: number): LlamaConfig {
+  mkdirSync(dir, { recursive: true });
+  const config = parseLlamaConfig(spec.config);
+  const specs = llamaWeightSpecs(config);
+  const rng = new Rng(seed);
+  const { json: tokenizer } = byteLevelTokenizerJson();
+  const endOfText = 256 + MERGES.length;
+  const imEnd = endOfText + 2;
+  const write = (file: string, value: unknown) =>
+    writeFileSync(join(dir, file), `${JSON.stringify(value, null, 2)}\n`);
+  write('config.json', {
+    ...spec.config,
+    bos_token_id: endOfText,
+    eos_token_id: imEnd,
+    transformers_version: '4.43.1',
+  });
+  write('generation_config.json', {
+    bos_token_id: endOfText,
+    eos_token_id: [imEnd, endOfText],
+    pad_token_id: endOfText,
+    do_sample: true,
+    temperature: 0.7,
+  });
+  write('tokenizer.json', tokenizer);
+  write('tokenizer_config.json', {
+    add_prefix_space: false,
+    bos_token: null,
+    eos_token: '<|im_end|>',
+    pad_token: '<|endoftext|>',
+    unk_token: null,
+    chat_template: CHAT_TEMPLATE,
+    clean_up_tokenization_spaces: false,
+    model_max_length: 32768,
+    tokenizer_class: 'Qwen2Tokenizer',
+  });
+  if (spec.shards === 1) {
+    writeShard(join(dir, 'model.safetensors'), specs, spec.dtype, rng);
+  } else {
+    const weightMap: Record<string, string> = {};
+    const per = Math.ceil(specs.length / spec.shards);
+    let total = 0;
+    for (let s = 0; s < spec.shards; s++) {
+      const file = `model-${String(s + 1).padStart(5, '0')}-of-${String(spec.shards).padStart(5, '0')}.safetensors`;
+      const part = specs.slice(s * per, (s + 1) * per);
+      for (const t of part) {
+        weightMap[t.name] = file;
+        total += t.shape.reduce((a, b) => a * b, 1) * WIDTH[spec.dtype];
+      }
+      writeShard(join(dir, file), part, spec.dtype, rng);
+    }
+    write('model.safetensors.index.json', {
+      metadata: { total_size: total },
+      weight_map: weightMap,
+    });
+  }
+  return config;
+}
+
+export interface AdapterOptions {
+  r: number;
+  alpha: number;
+  rslora?: boolean;
+  targets?: string[];
+}
+
+/** A PEFT LoRA adapter for `config` (A and B both random, so it changes the logits). */
+export function writeLoraAdapter(
+  dir: string,
+  config: LlamaConfig,
+  options: AdapterOptions,
+  seed: number,
+): void {
+  mkdirSync(dir, { recursive: true });
+  const targets = options.targets ?? [
+    'q_proj',
+    'k_proj',
+    'v_proj',
+    'o_proj',
+    'gate_proj',
+    'up_proj',
+    'down_proj',
+  ];
+  const rng = new Rng(seed);
+  const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+  for (const spec of llamaWeightSpecs(config)) {
+    const module = spec.name.replace(/\.weight$/, '');
+    if (!targets.some((t) => module.endsWith(`.${t}`))) continue;
+    const [out, inn] = spec.shape as [number, number];
+    const random = (n: number) =>
+      Float32Array.from({ length: n }, () => (rng.next() * 2 - 1) * 0.2);
+    tensors.set(`base_model.model.${module}.lora_A.weight`, {
+      shape: [options.r, inn],
+      data: random(options.r * inn),
+    });
+    tensors.set(`base_model.model.${module}.lora_B.weight`, {
+      shape: [out, options.r],
+      data: random(out * options.r),
+    });
+  }
+  writeFileSync(
+    join(dir, 'adapter_model.safetensors'),
+    encodeSafetensors(tensors, { format: 'pt' }),
+  );
+  writeFileSync(
+    join(dir, 'adapter_config.json'),
+    JSON.stringify(
+      {
+        peft_type: 'LORA',
+        task_type: 'CAUSAL_LM',
+        base_model_name_or_path: 'fixture',
+        r: options.r,
+        lora_alpha: options.alpha,
+        lora_dropout: 0.0,
+        use_rslora: options.rslora ?? false,
+        use_dora: false,
+        fan_in_fan_out: false,
+        bias: 'none',
+        target_modules: targets,
+        rank_pattern: {},
+        alpha_pattern: {},
+      },
+      null,
+      2,
+    ),
+  );
+}
