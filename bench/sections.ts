@@ -2,6 +2,7 @@
 // (they import src/ downward; nothing in src/ imports them).
 
 import { chartsBench } from './charts/charts';
+import { gpuReportBench } from './gpuReport';
 import { grpoBench } from './grpo';
 import { kernelsBench } from './kernels';
 import { memoryBench } from './memory';
@@ -22,4 +23,5 @@ export const benchSections: Record<string, BenchSection> = {
   memory: memoryBench,
   kernels: kernelsBench,
   webgpu: webgpuBench,
+  'gpu-report': gpuReportBench,
 };
