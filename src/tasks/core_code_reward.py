@@ -9,7 +9,8 @@ passes - 0.5 when no function can be extracted). Python standard library only.
 Server address: the environment variable CORE_CODE_REWARD_URL (default http://127.0.0.1:5000).
 
   verl      custom_reward_function.path=DIR/core_code_reward.py
-            custom_reward_function.name=compute_score
+            custom_reward_function.name=compute_score  (one completion a call), or
+            custom_reward_function.name=compute_score_batch reward_model.reward_manager=batch
   TRL       GRPOTrainer(reward_funcs=[core_code_reward.trl_reward], train_dataset=...)
             (the exported dataset's `task_id` column arrives as a keyword argument)
   OpenRLHF  --reward.remote_url http://127.0.0.1:5000/get_reward  (the server itself; older
@@ -98,6 +99,13 @@ def _text(completion):
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
     """verl's custom reward: solution_str is the response, ground_truth the task id."""
     return float(get_reward([solution_str], [""], [ground_truth])["rewards"][0])
+
+
+def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=None, **kwargs):
+    """verl's BatchRewardManager (reward_model.reward_manager=batch): one request per batch, so
+    a task's completions are compared with each other for the efficiency term."""
+    answer = get_reward(list(solution_strs), [""] * len(solution_strs), list(ground_truths))
+    return [float(r) for r in answer["rewards"]]
 
 
 def trl_reward(prompts, completions, task_id, **kwargs):

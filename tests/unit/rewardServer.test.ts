@@ -232,6 +232,7 @@ texts = [i["completion"] for i in items]
 ids = [i["task_id"] for i in items]
 print(json.dumps({
   "verl": [r.compute_score("core-code-lab", t, g, {"index": 0}) for t, g in zip(texts, ids)],
+  "verl_batch": r.compute_score_batch(["core-code-lab"] * len(texts), texts, ids, [{}] * len(texts)),
   "trl": r.trl_reward(prompts=[[{"role": "user", "content": "x"}]] * len(texts),
                       completions=[[{"role": "assistant", "content": t}] for t in texts], task_id=ids),
   "openrlhf": r.reward_func([${JSON.stringify(prompt)} + t for t in texts], [${JSON.stringify(prompt)}] * len(texts), ids),
@@ -245,9 +246,15 @@ print(json.dumps({
       timeout: 60_000,
     });
     expect(run.status, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout) as { verl: number[]; trl: number[]; openrlhf: Answer };
+    const out = JSON.parse(run.stdout) as {
+      verl: number[];
+      verl_batch: number[];
+      trl: number[];
+      openrlhf: Answer;
+    };
     expect(out.verl).toEqual(singles); // compute_score: one completion a request
     expect(out.trl).toEqual(batch.rewards); // a TRL batch: one request
+    expect(out.verl_batch).toEqual(batch.rewards); // verl's batch reward manager
     expect(out.openrlhf).toEqual(batch);
   }, 60_000);
 
