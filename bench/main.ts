@@ -1,11 +1,23 @@
 // `npm run bench`: every section prints one table; variants are compared as ratios
 // measured in the same run, because these machines are shared and noisy.
-// Usage: npm run bench [-- section-name ...]
+// Usage: npm run bench [-- section-name ...] [flags]
+// Sections' flags are declared here (the CLI refuses any other), and sections read them.
 
+import type { FlagSpecs } from '../src/cli/flags';
+import { commandLine } from '../src/cli/runCli';
 import { benchSections } from './sections';
 import { type BenchSection, formatTable } from './table';
 
-const only = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+const FLAGS = {
+  json: { kind: 'boolean', help: 'webgpu: one JSON object per row' },
+  'no-build': { kind: 'boolean', help: 'charts, page: measure the existing dist/ build' },
+  seconds: { kind: 'number', help: 'page: seconds of training to watch (default 60)' },
+  path: { kind: 'string', help: "page: the page's path and query (default /)" },
+} satisfies FlagSpecs;
+const { words: only } = commandLine('bench', FLAGS, {
+  usage: `npm run bench [-- ${Object.keys(benchSections).join('|')} …] [flags]`,
+  words: { name: 'section', choices: Object.keys(benchSections), min: 0, max: Infinity },
+});
 const selected = Object.entries(benchSections as Record<string, BenchSection>).filter(
   ([name]) => only.length === 0 || only.includes(name),
 );

@@ -4,9 +4,12 @@
 // resident figure is that configuration's own (the wasm heap never shrinks).
 // Usage: vite-node bench/memoryStep.ts -- --preset tiny --backend wasm [--budget MIB]
 import { existsSync } from 'node:fs';
-import { parseFlags } from '../src/cli/flags';
+import type { FlagSpecs } from '../src/cli/flags';
+import { commandLine } from '../src/cli/runCli';
 import { classifyFailure, watchEngineLog } from '../src/engine/failure';
 import { defaultRunConfig, TrainingSession } from '../src/engine/session';
+import { PRESET_NAMES } from '../src/engine/settings';
+import { BACKEND_CHOICES } from '../src/engine/types';
 import { type BackendName, initBackend } from '../src/gpu/backend';
 import {
   createModel,
@@ -19,11 +22,23 @@ import { loadCheckpointDir } from '../src/model/checkpointNode';
 import { createSandbox } from '../src/sandbox/nodeSandbox';
 import { CharTokenizer } from '../src/tokenizer';
 
-const flags = parseFlags(process.argv.slice(2).filter((arg) => arg !== '--'));
-const preset = (flags.get('preset') ?? 'tiny') as PresetName;
-const backendName = (flags.get('backend') ?? 'wasm') as BackendName;
-const budget = flags.has('budget') ? Number(flags.get('budget')) : undefined;
-const steps = Number(flags.get('steps') ?? 1);
+const FLAGS = {
+  preset: { kind: 'choice', choices: PRESET_NAMES, help: 'model size (default tiny)' },
+  backend: {
+    kind: 'choice',
+    choices: [...BACKEND_CHOICES, 'webgpu'],
+    help: 'where it runs (default wasm; webgpu: tfjs-webgpu)',
+  },
+  budget: { kind: 'number', help: 'micro-batch memory budget in MiB (default: the backend’s)' },
+  steps: { kind: 'integer', help: 'GRPO steps to measure (default 1)' },
+} satisfies FlagSpecs;
+const { flags } = commandLine('memory-step', FLAGS, {
+  usage: 'vite-node bench/memoryStep.ts -- --preset tiny --backend wasm [--budget MIB]',
+});
+const preset = (flags.preset ?? 'tiny') as PresetName;
+const backendName = (flags.backend ?? 'wasm') as BackendName;
+const budget = flags.budget;
+const steps = flags.steps ?? 1;
 const recent: string[] = [];
 watchEngineLog(recent, () => {});
 

@@ -1,28 +1,55 @@
 // `npm run --silent eval -- --checkpoint DIR --suite heldout|L1|L2|L3|L4 [--samples K] [--json]`
-// DIR holds planner/ and coder/ checkpoints. Loads public/tasks/suite-<name>.json, runs
+// DIR holds planner/ and coder/ checkpoints. Loads public/tasks/suite-<name>.json (or a
+// FILE.json in that format), runs
 // Planner → Coder, judges the programs in the QuickJS sandbox and reports pass@1 (greedy),
 // pass@K over K sampled pairs, and the cost and peak memory of passing programs, per tier.
 // The evaluator is the engine's (src/agents/evaluate.ts), with the default run config's
 // token caps (maxPlanTokens, maxProgramTokens).
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { evaluateSuites, type TierReport } from '../agents/evaluate';
 import { DEFAULT_RUN_CONFIG } from '../engine/runConfig';
-import { type BackendChoice, initBackend } from '../gpu/backend';
+import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
+import { initBackend } from '../gpu/backend';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import { createSandbox } from '../sandbox/nodeSandbox';
-import { loadSuite } from '../tasks';
-import { parseFlags } from './flags';
+import { SUITE_NAMES } from '../tasks';
+import type { FlagSpecs } from './flags';
+import { commandLine, UsageError } from './runCli';
+import { readSuiteFile } from './suiteFiles';
 
-const f = parseFlags(process.argv.slice(2));
-const checkpoint = f.get('checkpoint');
-const suites = (f.get('suite') ?? 'heldout').split(',');
-if (!checkpoint) {
-  console.error('eval: --checkpoint DIR is required (DIR holds planner/ and coder/)');
-  process.exit(2);
+const FLAGS = {
+  checkpoint: { kind: 'string', help: 'a folder with planner/ and coder/ (required)' },
+  suite: {
+    kind: 'string',
+    help: `comma-separated: ${SUITE_NAMES.join(', ')} or FILE.json (default heldout)`,
+  },
+  backend: {
+    kind: 'choice',
+    choices: BACKEND_CHOICES,
+    help: 'where the models run (default auto)',
+  },
+  samples: { kind: 'integer', help: 'K sampled pairs per task for pass@K (default 1)' },
+  temperature: { kind: 'number', help: 'sampling temperature of the K samples (default 0.8)' },
+  seed: { kind: 'integer', help: 'seed of the sampling (default 1)' },
+  limit: { kind: 'integer', help: 'only the first N tasks of each suite' },
+  show: { kind: 'boolean', help: 'with --json: every example, not the first 3' },
+  json: { kind: 'boolean', help: 'print one JSON report instead of tables' },
+} satisfies FlagSpecs;
+const { flags: f } = commandLine('eval', FLAGS, {
+  usage: 'npm run --silent eval -- --checkpoint DIR --suite heldout|L1|…|FILE.json [flags]',
+});
+const checkpoint = f.checkpoint;
+const suites = (f.suite ?? 'heldout').split(',');
+if (!checkpoint)
+  throw new UsageError('--checkpoint DIR is required (DIR holds planner/ and coder/)');
+// Every suite is read before any model: a bad suite costs no model load.
+const suiteTasks = new Map<string, Awaited<ReturnType<typeof readSuiteFile>>['tasks']>();
+for (const suite of suites) {
+  const file = suite.endsWith('.json') ? suite : join('public/tasks', `suite-${suite}.json`);
+  suiteTasks.set(suite, (await readSuiteFile(file)).tasks);
 }
-const backend = await initBackend((f.get('backend') ?? 'auto') as BackendChoice);
+const backend = await initBackend((f.backend ?? 'auto') as BackendChoice);
 const planner = await loadCheckpointDir(join(checkpoint, 'planner'), false);
 const coder = await loadCheckpointDir(join(checkpoint, 'coder'), false);
 const agents = {
@@ -36,9 +63,8 @@ const sandbox = await createSandbox();
 const out: Record<string, unknown> = { checkpoint, backend, suites: {} };
 try {
   for (const suite of suites) {
-    const file = join('public/tasks', `suite-${suite}.json`);
-    const tasks = loadSuite(await readFile(file, 'utf8')).tasks;
-    const limit = f.has('limit') ? Number(f.get('limit')) : tasks.length;
+    const tasks = suiteTasks.get(suite)!;
+    const limit = f.limit ?? tasks.length;
     const start = performance.now();
     const result = await evaluateSuites(
       agents,
@@ -48,9 +74,9 @@ try {
         maxProgramTokens,
         referencePlans: true,
         coderAlone: true,
-        samples: Number(f.get('samples') ?? 1),
-        temperature: Number(f.get('temperature') ?? 0.8),
-        seed: Number(f.get('seed') ?? 1),
+        samples: f.samples ?? 1,
+        temperature: f.temperature ?? 0.8,
+        seed: f.seed ?? 1,
       },
       sandbox,
     );
@@ -59,14 +85,14 @@ try {
     (out.suites as Record<string, unknown>)[suite] = {
       ...report,
       seconds,
-      examples: f.has('show') ? report.examples : report.examples.slice(0, 3),
+      examples: f.show ? report.examples : report.examples.slice(0, 3),
     };
-    if (!f.has('json')) printSuite(suite, report.overall, report.tiers, seconds);
+    if (!f.json) printSuite(suite, report.overall, report.tiers, seconds);
   }
 } finally {
   await sandbox.close();
 }
-if (f.has('json')) console.log(JSON.stringify(out, null, 2));
+if (f.json) console.log(JSON.stringify(out, null, 2));
 process.exit(0);
 
 function printSuite(

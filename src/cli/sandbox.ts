@@ -1,39 +1,22 @@
 // `npm run --silent sandbox -- --suite FILE.jsonl [--solution-field canonical_solution] [--json]`
 // Runs an MBXP / HumanEval-X style suite through the sandbox pool and prints one JSON line per
 // task (--json) or a human summary.
-import { readFileSync } from 'node:fs';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { parseSuite, type SuiteRow } from '../sandbox/suite';
 import type { RunResult } from '../sandbox/types';
+import type { FlagSpecs } from './flags';
+import { readTextFile } from './jsonFiles';
+import { commandLine, UsageError } from './runCli';
 
-interface CliOptions {
-  suite: string;
-  solutionField: string;
-  json: boolean;
-  workers: number | undefined;
-}
-
-function parseArgs(argv: string[]): CliOptions {
-  const args = argv.filter((arg) => arg !== '--');
-  const value = (flag: string) => {
-    const at = args.indexOf(flag);
-    return at >= 0 ? args[at + 1] : undefined;
-  };
-  const suite = value('--suite');
-  if (!suite) {
-    console.error(
-      'usage: npm run --silent sandbox -- --suite FILE.jsonl [--solution-field canonical_solution] [--workers N] [--json]',
-    );
-    process.exit(2);
-  }
-  const workers = value('--workers');
-  return {
-    suite,
-    solutionField: value('--solution-field') ?? 'canonical_solution',
-    json: args.includes('--json'),
-    workers: workers ? Number(workers) : undefined,
-  };
-}
+const FLAGS = {
+  suite: { kind: 'string', help: 'the suite, FILE.jsonl (required)' },
+  'solution-field': {
+    kind: 'string',
+    help: 'the field holding each solution (default canonical_solution)',
+  },
+  workers: { kind: 'integer', help: 'sandbox workers (default: the pool’s own)' },
+  json: { kind: 'boolean', help: 'one JSON line per task instead of a summary' },
+} satisfies FlagSpecs;
 
 function jsonLine(row: SuiteRow, result: RunResult | undefined): string {
   if ('skipped' in row) {
@@ -54,8 +37,21 @@ function jsonLine(row: SuiteRow, result: RunResult | undefined): string {
   });
 }
 
-const options = parseArgs(process.argv.slice(2));
-const { rows, problems } = parseSuite(readFileSync(options.suite, 'utf8'), options.solutionField);
+const { flags } = commandLine('sandbox', FLAGS, {
+  usage:
+    'npm run --silent sandbox -- --suite FILE.jsonl [--solution-field canonical_solution] [--workers N] [--json]',
+});
+if (!flags.suite) throw new UsageError('--suite FILE.jsonl is required');
+if (flags.workers !== undefined && flags.workers < 1) {
+  throw new UsageError(`--workers must be at least 1, got ${flags.workers}`);
+}
+const options = {
+  suite: flags.suite,
+  solutionField: flags['solution-field'] ?? 'canonical_solution',
+  json: flags.json === true,
+  workers: flags.workers,
+};
+const { rows, problems } = parseSuite(await readTextFile(options.suite), options.solutionField);
 for (const problem of problems) console.error(`${options.suite}: ${problem.message}`);
 
 const started = performance.now();

@@ -20,53 +20,70 @@ import {
   type Tier,
   toJsonl,
 } from '../tasks';
+import { EXPORT_FORMATS } from '../tasks/exportFormats';
 import { exportForEngine, exportFormat } from '../tasks/exportNode';
 import { checkInNode } from '../tasks/nodeCheck';
+import type { FlagSpecs } from './flags';
+import { commandLine, UsageError } from './runCli';
 
 const SUITE_DIR = fileURLToPath(new URL('../../public/tasks/', import.meta.url));
 
-function flag(args: string[], name: string): string | undefined {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-}
+const FLAGS = {
+  tier: { kind: 'string', help: `comma-separated tiers of ${TIERS.join(',')} (default all)` },
+  split: { kind: 'choice', choices: SPLITS, help: 'which split (default train)' },
+  count: { kind: 'integer', help: 'how many tasks' },
+  seed: { kind: 'integer', help: 'seed of the draw (default 1)' },
+  out: { kind: 'string', help: 'export: FILE.jsonl (default stdout); with --format, a folder' },
+  format: {
+    kind: 'choice',
+    choices: EXPORT_FORMATS,
+    help: 'export: an engine’s dataset, task file and reward .py (default lab: task JSONL)',
+  },
+  check: { kind: 'boolean', help: 'suites: only check that the files are current' },
+  sandbox: { kind: 'boolean', help: 'check: also run every reference in the QuickJS sandbox' },
+} satisfies FlagSpecs;
+const {
+  flags: f,
+  words: [command],
+} = commandLine('tasks', FLAGS, {
+  usage:
+    'npm run --silent tasks -- export|suites|show|check [--tier L1,L2] [--split train] [--count N] [--seed S] [--out FILE]',
+  words: { name: 'command', choices: ['export', 'suites', 'show', 'check'] },
+});
 
 function fail(message: string): never {
-  console.error(message);
+  console.error(`tasks: ${message}`);
   process.exit(1);
 }
 
 function parseTiers(text: string | undefined): Tier[] {
   const tiers = (text ?? TIERS.join(',')).split(',').map((t) => t.trim().toUpperCase());
-  for (const t of tiers)
-    if (!TIERS.includes(t as Tier)) fail(`unknown tier "${t}" (use ${TIERS.join(', ')})`);
+  for (const t of tiers) {
+    if (!TIERS.includes(t as Tier)) {
+      throw new UsageError(`--tier: unknown tier "${t}" (use ${TIERS.join(', ')})`);
+    }
+  }
   return tiers as Tier[];
 }
 
-function parseSplit(text: string | undefined): Split {
-  const split = (text ?? 'train') as Split;
-  if (!SPLITS.includes(split)) fail(`unknown split "${text}" (use ${SPLITS.join(', ')})`);
-  return split;
+function atLeastZero(value: number | undefined, fallback: number, name: string): number {
+  if (value !== undefined && value < 0) throw new UsageError(`--${name} must be ≥ 0, got ${value}`);
+  return value ?? fallback;
 }
 
-function parseInt10(text: string | undefined, fallback: number, name: string): number {
-  const value = text === undefined ? fallback : Number(text);
-  if (!Number.isInteger(value) || value < 0) fail(`--${name} must be a whole number`);
-  return value;
-}
-
-function request(args: string[], count: number) {
+function request(count: number) {
   return {
-    tiers: parseTiers(flag(args, 'tier')),
-    split: parseSplit(flag(args, 'split')),
-    count: parseInt10(flag(args, 'count'), count, 'count'),
-    seed: parseInt10(flag(args, 'seed'), 1, 'seed'),
+    tiers: parseTiers(f.tier),
+    split: (f.split ?? 'train') as Split,
+    count: atLeastZero(f.count, count, 'count'),
+    seed: atLeastZero(f.seed, 1, 'seed'),
   };
 }
 
-function exportTasks(args: string[]): void {
-  const format = exportFormat(flag(args, 'format'));
-  const req = request(args, 100);
-  const out = flag(args, 'out');
+function exportTasks(): void {
+  const format = exportFormat(f.format);
+  const req = request(100);
+  const out = f.out;
   if (format !== 'lab') {
     console.log(exportForEngine(format, generateTasks(req), req.split, out));
     return;
@@ -76,12 +93,12 @@ function exportTasks(args: string[]): void {
   else process.stdout.write(text);
 }
 
-function suites(args: string[]): void {
+function suites(): void {
   let stale = 0;
   for (const spec of SUITES) {
     const path = `${SUITE_DIR}${spec.file}`;
     const text = serializeSuite(buildSuite(spec));
-    if (args.includes('--check')) {
+    if (f.check) {
       let current = '';
       try {
         current = readFileSync(path, 'utf8');
@@ -98,8 +115,8 @@ function suites(args: string[]): void {
   if (stale) fail(`${stale} suite file(s) differ from what the generator makes`);
 }
 
-function show(args: string[]): void {
-  for (const task of generateTasks(request(args, 3))) {
+function show(): void {
+  for (const task of generateTasks(request(3))) {
     console.log(`# ${task.id} (${task.tier})\n${task.statement}`);
     for (const s of task.strategies) console.log(`-- ${s.name}\n${s.plan}\n${s.code}`);
     console.log(
@@ -108,8 +125,8 @@ function show(args: string[]): void {
   }
 }
 
-async function check(args: string[]): Promise<void> {
-  const tasks = generateTasks(request(args, 200));
+async function check(): Promise<void> {
+  const tasks = generateTasks(request(200));
   let failures = 0;
   for (const task of tasks) {
     for (const s of task.strategies) {
@@ -121,7 +138,7 @@ async function check(args: string[]): Promise<void> {
     }
   }
   console.log(`node: ${tasks.length} tasks, ${failures} failing strategies`);
-  if (args.includes('--sandbox')) {
+  if (f.sandbox) {
     const sandbox = await createSandbox();
     try {
       const bad = await checkInSandbox(sandbox, tasks);
@@ -136,26 +153,17 @@ async function check(args: string[]): Promise<void> {
   if (failures) process.exitCode = 1;
 }
 
-const [command, ...rest] = process.argv.slice(2).filter((a) => a !== '--');
-try {
-  switch (command) {
-    case 'export':
-      exportTasks(rest);
-      break;
-    case 'suites':
-      suites(rest);
-      break;
-    case 'show':
-      show(rest);
-      break;
-    case 'check':
-      await check(rest);
-      break;
-    default:
-      fail(
-        'usage: tasks export|suites|show|check [--tier L1,L2] [--split train] [--count N] [--seed S] [--out FILE]',
-      );
-  }
-} catch (error) {
-  fail(`tasks ${command}: ${error instanceof Error ? error.message : String(error)}`);
+switch (command) {
+  case 'export':
+    exportTasks();
+    break;
+  case 'suites':
+    suites();
+    break;
+  case 'show':
+    show();
+    break;
+  case 'check':
+    await check();
+    break;
 }

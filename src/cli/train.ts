@@ -25,7 +25,6 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { classifyFailure, watchEngineLog } from '../engine/failure';
 import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
-import { runConfigFromFlags as settingsFromFlags } from '../engine/settings';
 import { getCheckpoint } from '../engine/snapshotFiles';
 import {
   BACKEND_CHOICES,
@@ -48,31 +47,47 @@ import { hasAgent } from '../rl/config';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite, SUITES } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
-import { parseFlags } from './flags';
+import type { FlagSpecs } from './flags';
+import { parseJsonText, readJsonFile } from './jsonFiles';
+import { commandLine, UsageError } from './runCli';
+import { runConfigFromSettingFlags, settingFlags } from './settingFlags';
 
+/** Every run setting's flag (engine/settings.ts), then the run's own. */
+const FLAGS = {
+  ...settingFlags(),
+  steps: { kind: 'integer', help: 'GRPO steps (default 10; with --resume, the run’s own)' },
+  minutes: { kind: 'number', help: 'a wall-clock budget instead of --steps; then --final-eval' },
+  out: { kind: 'string', help: 'the run’s folder (replaced if there)' },
+  resume: { kind: 'string', help: 'continue the run in this folder from its last snapshot' },
+  checkpoint: {
+    kind: 'string',
+    help: 'warm starts: a folder with planner/ and coder/ (default public/checkpoints/<preset>)',
+  },
+  'final-eval': { kind: 'boolean', help: 'evaluate the end of the run into DIR/eval.json' },
+} satisfies FlagSpecs;
 const argv = process.argv.slice(2);
-if (argv[0] !== 'grpo') {
-  console.error(
-    'usage: npm run --silent train -- grpo --steps S --out DIR [options] | --resume DIR',
-  );
-  process.exit(2);
-}
-const f = parseFlags(argv.slice(1));
+const { flags: f } = commandLine('train', FLAGS, {
+  usage: 'npm run --silent train -- grpo --steps S --out DIR [flags] | grpo --resume DIR',
+  words: { name: 'command', choices: ['grpo'] },
+});
+/** The setting flags' values (their names come from the table, so untyped here). */
+const settingValues: Readonly<Record<string, unknown>> = f;
 // XNNPACK's failure line leaves an op's output unwritten: it ends the run (see failure.ts).
 const recentLogLines: string[] = [];
 watchEngineLog(recentLogLines, () => {});
-const number = (name: string): number | undefined =>
-  f.has(name) ? Number(f.get(name)) : undefined;
-
-const resumeDir = f.get('resume');
+const resumeDir = f.resume;
+const out = resumeDir ?? f.out;
+if (!out) throw new UsageError('give --out DIR (or --resume DIR)');
+// A new run's settings are checked before anything is loaded or written.
+const newConfig = resumeDir ? null : runConfigFromFlags();
 /** What a resumed run was started with (its DIR/config.json), read once. */
 const resumed = resumeDir
-  ? (JSON.parse(await readFile(join(resumeDir, 'config.json'), 'utf8')) as {
+  ? await readJsonFile<{
       config?: RunConfig;
       steps: number | null;
       minutes?: number | null;
       finalEval: boolean;
-    })
+    }>(join(resumeDir, 'config.json'))
   : null;
 const backend = await initBackend(backendOfRun());
 // The kernels turn themselves off on a lost or failed device; the run goes on on tfjs.
@@ -84,35 +99,33 @@ onBackendChange((report, why) =>
 );
 const sandbox = await createSandbox();
 const suites = await readSuites();
-const out = resumeDir ?? f.get('out');
-if (!out) {
-  console.error('train: give --out DIR (or --resume DIR)');
-  process.exit(2);
-}
 
 let session: TrainingSession;
 let totalSteps: number;
 let finalEval: boolean;
-let minutes = number('minutes');
+let minutes = f.minutes;
 if (resumeDir && resumed) {
   // A run made with --minutes resumes with a fresh budget of the same length.
-  if (minutes === undefined && number('steps') === undefined && resumed.steps === null) {
+  if (minutes === undefined && f.steps === undefined && resumed.steps === null) {
     minutes = resumed.minutes ?? undefined;
   }
   const snapshot = await readSnapshot(join(resumeDir, 'snapshot'));
-  if (f.has('memory-budget')) {
-    snapshot.config = { ...snapshot.config, memoryBudgetMiB: number('memory-budget') };
+  if (settingValues['memory-budget'] !== undefined) {
+    snapshot.config = {
+      ...snapshot.config,
+      memoryBudgetMiB: Number(settingValues['memory-budget']),
+    };
   }
   session = await TrainingSession.restore(snapshot, { sandbox, suites });
-  totalSteps = number('steps') ?? resumed.steps ?? Number.POSITIVE_INFINITY;
+  totalSteps = f.steps ?? resumed.steps ?? Number.POSITIVE_INFINITY;
   finalEval = resumed.finalEval || minutes !== undefined;
   // Lines written after the last snapshot are redone, so drop them.
   for (const file of ['metrics.jsonl', 'samples.jsonl']) {
     await keepStepsUpTo(join(resumeDir, file), snapshot.step);
   }
 } else {
-  const config = runConfigFromFlags();
-  const checkpoint = f.get('checkpoint') ?? `public/checkpoints/${config.preset}`;
+  const config = newConfig ?? runConfigFromFlags();
+  const checkpoint = f.checkpoint ?? `public/checkpoints/${config.preset}`;
   // With a Retriever the Planner reads a worked example first: its warm start continued on
   // such prompts (planner-retrieval/, from npm run warmstart-agents) when the folder has it.
   const plannerDir =
@@ -139,8 +152,8 @@ if (resumeDir && resumed) {
     }
   }
   session = await TrainingSession.create(config, { planner, coder, ...extra, sandbox, suites });
-  totalSteps = number('steps') ?? (minutes !== undefined ? Number.POSITIVE_INFINITY : 10);
-  finalEval = f.get('final-eval') === 'true' || minutes !== undefined;
+  totalSteps = f.steps ?? (minutes !== undefined ? Number.POSITIVE_INFINITY : 10);
+  finalEval = f['final-eval'] === true || minutes !== undefined;
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
   const provenance = {
@@ -247,18 +260,17 @@ function failAndExplain(error: unknown): never {
   process.exit(1);
 }
 
-/** --backend, else the resumed run's own, else auto. */
+/** --backend (a choice the flag parser checked), else the resumed run's own, else auto. */
 function backendOfRun(): BackendChoice {
-  const given = f.get('backend');
+  const given = settingValues.backend as string | undefined;
   if (given === undefined) return resumed?.config?.backend ?? 'auto';
   if (isBackendChoice(given)) return given;
-  console.error(`train: --backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${given}`);
-  process.exit(2);
+  throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${given}`);
 }
 
 /** The run the flags describe (every setting's flag is in engine/settings.ts), validated. */
 function runConfigFromFlags(): RunConfig {
-  return defaultRunConfig(settingsFromFlags(f, defaultRunConfig()));
+  return defaultRunConfig(runConfigFromSettingFlags(settingValues, defaultRunConfig()));
 }
 
 async function loadRole(
@@ -321,10 +333,9 @@ async function writeSnapshot(dir: string, snapshot: RunSnapshot): Promise<void> 
 }
 
 async function readSnapshot(dir: string): Promise<RunSnapshot> {
-  const head = JSON.parse(await readFile(join(dir, 'run-config.json'), 'utf8')) as {
-    config: RunConfig;
-    step: number;
-  };
+  const head = await readJsonFile<{ config: RunConfig; step: number }>(
+    join(dir, 'run-config.json'),
+  );
   const files: RunSnapshot['files'] = {};
   const walk = async (sub: string) => {
     for (const entry of await readdir(join(dir, sub), { withFileTypes: true })) {
@@ -340,8 +351,11 @@ async function readSnapshot(dir: string): Promise<RunSnapshot> {
 
 async function keepStepsUpTo(path: string, step: number): Promise<void> {
   if (!existsSync(path)) return;
-  const lines = (await readFile(path, 'utf8')).split('\n').filter((line) => line.trim() !== '');
-  const kept = lines.filter((line) => (JSON.parse(line) as { step: number }).step <= step);
+  const lines = (await readFile(path, 'utf8')).split('\n');
+  const kept = lines.filter(
+    (line, i) =>
+      line.trim() !== '' && parseJsonText<{ step: number }>(line, path, i + 1).step <= step,
+  );
   await writeFile(path, kept.map((line) => `${line}\n`).join(''));
 }
 

@@ -7,33 +7,56 @@
 //          --coder-alone (only a Coder, statement → code with no plan: `single` mode's warm start)
 //          --merges N (BPE merges fitted on the train split, default 512; 0: characters)
 import { join } from 'node:path';
-import { type BackendChoice, initBackend } from '../gpu/backend';
+import { PRESET_NAMES } from '../engine/settings';
+import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
+import { initBackend } from '../gpu/backend';
+import type { PresetName } from '../model';
 import { saveCheckpointDir } from '../model/checkpointNode';
 import { DEFAULT_MERGES, warmStartModels } from '../sft/warmStart';
-import { parseFlags } from './flags';
+import type { FlagSpecs } from './flags';
+import { commandLine, UsageError } from './runCli';
 
-const f = parseFlags(process.argv.slice(2));
-const preset = f.get('preset') ?? 'tiny';
-const seed = Number(f.get('seed') ?? 1);
-const minutes = f.has('minutes') ? Number(f.get('minutes')) : undefined;
-const steps = f.has('steps') ? Number(f.get('steps')) : undefined;
-const out = f.get('out') ?? `public/checkpoints/${preset}`;
-const batchSize = Number(f.get('batch') ?? 16);
-const plannerShare = Number(f.get('planner-share') ?? 0.35);
-const shared = f.get('shared') === 'true';
-const coderAlone = f.has('coder-alone') && f.get('coder-alone') !== 'false';
-const merges = Number(f.get('merges') ?? DEFAULT_MERGES);
+const FLAGS = {
+  preset: { kind: 'choice', choices: PRESET_NAMES, help: 'model size (default tiny)' },
+  seed: { kind: 'integer', help: 'seed (default 1)' },
+  minutes: { kind: 'number', help: 'time budget of both roles together' },
+  steps: { kind: 'integer', help: 'steps per role, instead of --minutes' },
+  out: {
+    kind: 'string',
+    help: 'folder for planner/ and coder/ (default public/checkpoints/<preset>)',
+  },
+  backend: { kind: 'choice', choices: BACKEND_CHOICES, help: 'where it trains (default auto)' },
+  batch: { kind: 'integer', help: 'examples per step (default 16)' },
+  'planner-share': { kind: 'number', help: 'the Planner’s share of the time (default 0.35)' },
+  shared: { kind: 'boolean', help: 'one model for both roles, with role tokens' },
+  'coder-alone': {
+    kind: 'boolean',
+    help: 'only a Coder, statement → code (single mode’s warm start)',
+  },
+  merges: {
+    kind: 'integer',
+    help: `BPE merges fitted on the train split (default ${DEFAULT_MERGES}; 0: characters)`,
+  },
+} satisfies FlagSpecs;
+const { flags: f } = commandLine('warmstart', FLAGS, {
+  usage: 'npm run warmstart -- --preset tiny --seed 1 --minutes 50 --out DIR [flags]',
+});
+const preset = (f.preset ?? 'tiny') as PresetName;
+const seed = f.seed ?? 1;
+const minutes = f.minutes;
+const steps = f.steps;
+const out = f.out ?? `public/checkpoints/${preset}`;
+const batchSize = f.batch ?? 16;
+const plannerShare = f['planner-share'] ?? 0.35;
+const shared = f.shared === true;
+const coderAlone = f['coder-alone'] === true;
+const merges = f.merges ?? DEFAULT_MERGES;
 
 if (minutes === undefined && steps === undefined) {
-  console.error('warmstart: give --minutes N or --steps N');
-  process.exit(2);
-}
-if (preset !== 'tiny' && preset !== 'small' && preset !== 'base') {
-  console.error(`warmstart: unknown preset "${preset}" (tiny, small, base)`);
-  process.exit(2);
+  throw new UsageError('give --minutes N or --steps N');
 }
 
-const backend = await initBackend((f.get('backend') ?? 'auto') as BackendChoice);
+const backend = await initBackend((f.backend ?? 'auto') as BackendChoice);
 console.log(
   JSON.stringify({
     event: 'start',

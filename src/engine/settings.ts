@@ -31,6 +31,8 @@ export interface Setting {
   urlKey?: string;
   /** Its command-line flag, without the dashes (`npm run train -- grpo --plans 4`). */
   cliFlag: string;
+  /** An older spelling of the flag, still accepted (`--lr` for `--learning-rate`). */
+  cliAlias?: string;
   /** Its name on the page, also put in place of the field in validation messages. */
   label: string;
   help?: string;
@@ -202,7 +204,8 @@ export const SETTINGS: readonly Setting[] = [
   {
     path: 'grpo.learningRate',
     urlKey: 'lr',
-    cliFlag: 'lr',
+    cliFlag: 'learning-rate',
+    cliAlias: 'lr',
     label: 'Learning rate',
     help: 'AdamW learning rate of both roles. Too high and the warm start’s skills are lost within a few steps.',
     kind: 'number',

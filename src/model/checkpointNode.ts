@@ -1,4 +1,5 @@
 // Node only: checkpoint folders on disk.
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CharTokenizer } from '../tokenizer';
@@ -30,8 +31,11 @@ export async function readCheckpointDir(dir: string): Promise<CheckpointFiles> {
   const read = async (name: string) => {
     try {
       return await readFile(join(dir, name));
-    } catch {
-      throw new Error(`checkpoint ${dir}: cannot read ${name}`);
+    } catch (error) {
+      if (!existsSync(dir)) throw new Error(`checkpoint ${dir}: no such folder`);
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such file' : (error as Error).message;
+      throw new Error(`checkpoint ${dir}: cannot read ${name} (${why})`);
     }
   };
   const [weights, config, tokenizer] = await Promise.all(
@@ -44,6 +48,12 @@ export async function readCheckpointDir(dir: string): Promise<CheckpointFiles> {
   };
 }
 
+/** A checkpoint folder's model; any refusal names the folder (the message names the file). */
 export async function loadCheckpointDir(dir: string, trainable = true): Promise<LoadedCheckpoint> {
-  return loadCheckpoint(await readCheckpointDir(dir), trainable);
+  const files = await readCheckpointDir(dir);
+  try {
+    return loadCheckpoint(files, trainable);
+  } catch (error) {
+    throw new Error(`checkpoint ${dir}: ${(error as Error).message}`);
+  }
 }
