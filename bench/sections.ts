@@ -5,8 +5,10 @@ import { chartsBench } from './charts/charts';
 import { gpuReportBench } from './gpuReport';
 import { grpoBench } from './grpo';
 import { kernelsBench } from './kernels';
+import { llamaBench } from './llama';
 import { memoryBench } from './memory';
 import { modelBench } from './models';
+import { pageBench } from './page';
 import { rewardServerBench } from './rewardServer';
 import { sandboxBench } from './sandbox';
 import type { BenchSection } from './table';
@@ -22,6 +24,8 @@ export const benchSections: Record<string, BenchSection> = {
   grpo: grpoBench,
   memory: memoryBench,
   kernels: kernelsBench,
+  llama: llamaBench,
   webgpu: webgpuBench,
   'gpu-report': gpuReportBench,
+  page: pageBench,
 };

@@ -92,3 +92,22 @@ describe('device Llama forward', () => {
     await expect(model.step(1)).rejects.toThrow('prefill a prompt first');
   });
 });
+
+describe('the Llama kernels in the self-check registry', () => {
+  it('every entry passes on this device; llamaLogitsOnDevice runs them first', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const { LLAMA_CHECKS, llamaSelfCheck } = await import(
+      '../../src/gpu/engine/selfCheck/checksLlama'
+    );
+    const { kernelChecks } = await import('../../src/gpu/engine/selfCheck/registry');
+    for (const check of LLAMA_CHECKS) expect(kernelChecks()).toContain(check);
+    expect(await llamaSelfCheck(rt, true)).toEqual([]);
+    const { llamaLogitsOnDevice } = await import('../../src/gpu/engine/llamaKernels');
+    const config = llamaConfig({ modelType: 'qwen2', attentionBias: true });
+    const weights = randomLlama(config, 'BF16', 12);
+    const ids = [5, 6, 7];
+    const [want] = llamaReferenceLogits(config, weights, ids);
+    const got = await llamaLogitsOnDevice(config, weights, ids);
+    expect(relativeToLargest(got, want as Float64Array)).toBeLessThan(1e-4);
+  });
+});

@@ -5,18 +5,30 @@ import { getKernelDevice } from '../kernels/device';
 import { DeviceLlama, type DeviceLlamaOptions, type LlamaTensors } from './deviceLlama';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
+import { llamaSelfCheck } from './selfCheck/checksLlama';
+
+/** Devices whose Llama kernels passed the self-check (run once per device). */
+const checked = new WeakSet<GPUDevice>();
 
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
 export async function openDeviceLlama(
   config: LlamaConfig,
   weights: LlamaTensors,
-  options: DeviceLlamaOptions = {},
+  options: DeviceLlamaOptions & { selfCheck?: boolean } = {},
 ): Promise<{ model: DeviceLlama; adapter: string; free(): void }> {
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU device for the kernels: ${opened.why}`);
   const rt = new GpuRuntime(opened.gpu.device);
   try {
     await rt.load([...SHADERS]);
+    if (options.selfCheck !== false && !checked.has(rt.device)) {
+      const failed = await llamaSelfCheck(rt, opened.gpu.software);
+      if (failed.length)
+        throw new Error(
+          `the Llama kernels failed their self-check on this device: ${failed.join('; ')}`,
+        );
+      checked.add(rt.device);
+    }
     const model = new DeviceLlama(rt, config, weights, options);
     return { model, adapter: opened.gpu.adapter, free: () => rt.destroy() };
   } catch (error) {

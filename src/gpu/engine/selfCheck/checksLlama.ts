@@ -1,0 +1,278 @@
+// The Llama family's kernels in the self-check's registry: RMSNorm (forward, backward), RoPE
+// (forward and its inverse, the backward), SwiGLU (forward, backward), grouped-query attention
+// (forward, backward, cache store + decode) and the 16-bit-weight matmul (F16, BF16). None is
+// indispensable (the GPT-2 engine does not run them, and selfCheck/index.ts does not import this
+// module: the GPT-2 engine's start is not slowed); the Llama engine runs them
+// (llamaKernels.ts). Fixed odd sizes, off every workgroup.
+
+import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
+import {
+  rmsNormBackwardRef,
+  rmsNormRef,
+  ropeRef,
+  ropeTable,
+  swigluBackwardRef,
+  swigluRef,
+} from '../../kernels/referenceLlama';
+import {
+  attentionBackwardRef,
+  attentionDecodeRef,
+  attentionRef,
+  matmulRef,
+} from '../../kernels/referenceOps';
+import * as op from '../ops';
+import * as ol from '../opsLlama';
+import type { GpuRuntime } from '../runtime';
+import { type KernelCheck, randoms, registerKernelCheck } from './registry';
+import { runChecks } from './run';
+import { describeFailure } from './types';
+
+/** selfCheck/index.ts' seed (not imported from there: index.ts starts the GPT-2 engine's checks). */
+const SELF_CHECK_SEED = 0x5e1fc4ec;
+
+const TOL = { atol: 1e-4, rtol: 1e-3 };
+
+type Arrays = { x: Float32Array; w: Float32Array; dy: Float32Array; R: number; D: number };
+
+const rmsnormCheck: KernelCheck<Arrays> = {
+  name: 'rmsnorm/forward+backward',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => ({
+    x: randoms(rng, 70 * 100, 3),
+    w: randoms(rng, 100).map((v) => 1 + v / 2),
+    dy: randoms(rng, 70 * 100),
+    R: 70,
+    D: 100,
+  }),
+  async gpu(ctx, i) {
+    const [X, Wb, DY] = [i.x, i.w, i.dy].map((t) => ctx.upload(t)) as GPUBuffer[];
+    const y = ctx.buffer(i.R * i.D);
+    const rstd = ctx.buffer(i.R);
+    const dx = ctx.buffer(i.R * i.D);
+    const dw = ctx.buffer(i.D);
+    await ctx.run([
+      ol.rmsNormForward(X!, Wb!, y, rstd, i.R, i.D, 1e-6, ctx.rt.dummy),
+      ...ol.rmsNormBackward(X!, Wb!, DY!, rstd, dx, dw, i.R, i.D, false),
+    ]);
+    return {
+      y: await ctx.read(y, i.R * i.D),
+      dx: await ctx.read(dx, i.R * i.D),
+      dw: await ctx.read(dw, i.D),
+    };
+  },
+  reference(i) {
+    const b = rmsNormBackwardRef(i.x, i.w, i.dy, i.R, i.D, 1e-6);
+    return { y: rmsNormRef(i.x, i.w, i.R, i.D, 1e-6).y, dx: b.dx, dw: b.dw };
+  },
+};
+
+const ROPE = { R: 13, T: 13, H: 6, kvH: 2, hd: 12, start: 5, theta: 10000 };
+
+const ropeCheck: KernelCheck<{ qkv: Float32Array }> = {
+  name: 'rope/forward+inverse',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => ({ qkv: randoms(rng, ROPE.R * (ROPE.H + 2 * ROPE.kvH) * ROPE.hd, 2) }),
+  async gpu(ctx, i) {
+    const n = i.qkv.length;
+    const table = ctx.upload(ropeTable(ROPE.start + ROPE.T, ROPE.hd, ROPE.theta));
+    const fwd = ctx.upload(i.qkv);
+    const inv = ctx.upload(i.qkv);
+    await ctx.run([
+      ol.rope(ROPE, table, fwd, ROPE.start, ctx.rt.dummy),
+      ol.rope(ROPE, table, inv, ROPE.start, ctx.rt.dummy, true),
+    ]);
+    return { forward: await ctx.read(fwd, n), inverse: await ctx.read(inv, n) };
+  },
+  reference(i) {
+    const pos = (r: number) => ROPE.start + (r % ROPE.T);
+    const args = [i.qkv, ROPE.R, ROPE.H, ROPE.kvH, ROPE.hd, ROPE.theta, pos] as const;
+    return { forward: ropeRef(...args), inverse: ropeRef(...args, true) };
+  },
+};
+
+const swigluCheck: KernelCheck<{ gu: Float32Array; dh: Float32Array; R: number; I: number }> = {
+  name: 'swiglu/forward+backward',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => ({
+    gu: randoms(rng, 37 * 2 * 76, 6),
+    dh: randoms(rng, 37 * 76),
+    R: 37,
+    I: 76,
+  }),
+  async gpu(ctx, i) {
+    const GU = ctx.upload(i.gu);
+    const h = ctx.buffer(i.R * i.I);
+    const dgu = ctx.buffer(i.R * 2 * i.I);
+    await ctx.run([
+      ol.swigluForward(GU, h, i.R, i.I),
+      ol.swigluBackward(GU, ctx.upload(i.dh), dgu, i.R, i.I),
+    ]);
+    return { h: await ctx.read(h, i.R * i.I), dgu: await ctx.read(dgu, i.R * 2 * i.I) };
+  },
+  reference: (i) => ({
+    h: swigluRef(i.gu, i.R, i.I),
+    dgu: swigluBackwardRef(i.gu, i.dh, i.R, i.I),
+  }),
+};
+
+const GQA = { B: 2, T: 13, H: 6, kvH: 2, hd: 16 };
+const W = (GQA.H + 2 * GQA.kvH) * GQA.hd;
+
+const gqaCheck: KernelCheck<{ qkv: Float32Array; dy: Float32Array }> = {
+  name: 'attention/gqa',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => ({
+    qkv: randoms(rng, GQA.B * GQA.T * W, 2),
+    dy: randoms(rng, GQA.B * GQA.T * GQA.H * GQA.hd),
+  }),
+  async gpu(ctx, i) {
+    const { B, T, H } = GQA;
+    const QKV = ctx.upload(i.qkv);
+    const y = ctx.buffer(B * T * H * GQA.hd);
+    const lse = ctx.buffer(B * H * T);
+    const dqkv = ctx.buffer(B * T * W);
+    await ctx.run([
+      op.attentionForward(GQA, QKV, y, lse),
+      ...op.attentionBackward(GQA, QKV, y, ctx.upload(i.dy), lse, dqkv, ctx.buffer(B * H * T)),
+    ]);
+    return { y: await ctx.read(y, B * T * H * GQA.hd), dqkv: await ctx.read(dqkv, B * T * W) };
+  },
+  reference: (i) => ({
+    y: attentionRef(i.qkv, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH).y,
+    dqkv: attentionBackwardRef(i.qkv, i.dy, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH),
+  }),
+};
+
+const DEC = { B: 3, H: 6, kvH: 2, hd: 16, C: 11, pos: [0, 10, 4] };
+
+const gqaDecodeCheck: KernelCheck<{ qkv: Float32Array; k: Float32Array; v: Float32Array }> = {
+  name: 'attention/gqa_decode',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => {
+    const KD = DEC.kvH * DEC.hd;
+    const n = DEC.B * DEC.C * KD;
+    return {
+      qkv: randoms(rng, DEC.B * (DEC.H + 2 * DEC.kvH) * DEC.hd, 2),
+      k: randoms(rng, n, 2),
+      v: randoms(rng, n),
+    };
+  },
+  async gpu(ctx, i) {
+    const { B, H, kvH, hd, C } = DEC;
+    const Wd = (H + 2 * kvH) * hd;
+    const QKV = ctx.upload(i.qkv);
+    const K = ctx.upload(i.k);
+    const V = ctx.upload(i.v);
+    const y = ctx.buffer(B * H * hd);
+    const pos = Uint32Array.from(DEC.pos);
+    await ctx.run([
+      op.attentionCacheStore({ B, T: 1, H, hd, kvH }, C, QKV, ctx.upload(pos), K, V),
+      op.attentionDecode(B, H, hd, C, QKV, K, V, ctx.upload(pos.map((p) => p + 1)), y, {
+        kvH,
+        qStride: Wd,
+      }),
+    ]);
+    return { y: await ctx.read(y, B * H * hd) };
+  },
+  reference(i) {
+    const { B, H, kvH, hd, C } = DEC;
+    const Wd = (H + 2 * kvH) * hd;
+    const KD = kvH * hd;
+    const k = Float64Array.from(i.k);
+    const v = Float64Array.from(i.v);
+    DEC.pos.forEach((p, b) => {
+      for (let j = 0; j < KD; j++) {
+        k[(b * C + p) * KD + j] = i.qkv[b * Wd + H * hd + j] ?? 0;
+        v[(b * C + p) * KD + j] = i.qkv[b * Wd + H * hd + KD + j] ?? 0;
+      }
+    });
+    const q = Float64Array.from({ length: B * H * hd }, (_, e) => {
+      const b = Math.floor(e / (H * hd));
+      return i.qkv[b * Wd + (e % (H * hd))] ?? 0;
+    });
+    const lens = DEC.pos.map((p) => p + 1);
+    return { y: attentionDecodeRef(q, k, v, lens, B, H, hd, C, kvH) };
+  },
+};
+
+const MM = { M: 19, N: 70, K: 64 };
+
+function matmul16Check(
+  dtype: HalfDtype,
+): KernelCheck<{ a: Float32Array; bits: Uint16Array; bias: Float32Array }> {
+  return {
+    name: `matmul/v5_b16_${dtype.toLowerCase()}`,
+    indispensable: false,
+    tolerance: TOL,
+    sized: false,
+    inputs: (_s, rng) => ({
+      a: randoms(rng, MM.M * MM.K),
+      bits: Uint16Array.from(randoms(rng, MM.N * MM.K, 0.5), (v) => f32ToHalf(dtype, v)),
+      bias: randoms(rng, MM.N),
+    }),
+    async gpu(ctx, i) {
+      const cs = Math.ceil(MM.N / 4) * 4;
+      const c = ctx.buffer(MM.M * cs);
+      const words = new Uint32Array(i.bits.buffer, i.bits.byteOffset, i.bits.length / 2);
+      await ctx.run([
+        ol.matmul16({
+          ...MM,
+          a: ctx.upload(i.a),
+          w: ctx.upload(words),
+          dtype,
+          bias: ctx.upload(i.bias),
+          c,
+          dummy: ctx.rt.dummy,
+        }),
+      ]);
+      const all = await ctx.read(c, MM.M * cs);
+      const out = new Float32Array(MM.M * MM.N);
+      for (let r = 0; r < MM.M; r++) out.set(all.subarray(r * cs, r * cs + MM.N), r * MM.N);
+      return { c: out };
+    },
+    reference(i) {
+      const { M, N, K } = MM;
+      const b = Float64Array.from({ length: K * N }, (_, e) =>
+        halfToF32(dtype, i.bits[(e % N) * K + Math.floor(e / N)] ?? 0),
+      );
+      return { c: matmulRef(i.a, b, M, N, K, { bias: i.bias }) };
+    },
+  };
+}
+
+export const LLAMA_CHECKS: readonly KernelCheck[] = [
+  rmsnormCheck,
+  ropeCheck,
+  swigluCheck,
+  gqaCheck,
+  gqaDecodeCheck,
+  matmul16Check('F16'),
+  matmul16Check('BF16'),
+] as KernelCheck[];
+
+for (const check of LLAMA_CHECKS) registerKernelCheck(check);
+
+/**
+ * The Llama checks on this device (the Llama engine runs them before its first model, as the
+ * GPT-2 engine runs its own at start); the failures, in words.
+ */
+export async function llamaSelfCheck(rt: GpuRuntime, software: boolean): Promise<string[]> {
+  const results = await runChecks(LLAMA_CHECKS, {
+    rt,
+    sizes: { nEmbd: 0, nHead: 0, nInner: 0, vocabSize: 0, label: 'llama' },
+    matmul: 'v1_regblock',
+    software,
+    seed: SELF_CHECK_SEED,
+  });
+  return results.filter((r) => !r.ok).map(describeFailure);
+}
