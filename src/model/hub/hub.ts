@@ -66,7 +66,16 @@ function checkComplete(file: string, bytes: Uint8Array, label: string): void {
   }
 }
 
-class Retry extends Error {}
+/** A failure worth another try: a broken connection, a short body. */
+class Retry extends Error {
+  constructor(
+    message: string,
+    /** The server was never reached (refused, no route, DNS). */
+    readonly unreachable = false,
+  ) {
+    super(message);
+  }
+}
 
 /** A Hub checkpoint as a CheckpointSource: each file from the cache, else fetched and kept. */
 export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
@@ -83,7 +92,8 @@ export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
         options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {},
       );
     } catch (err) {
-      throw new Error(`cannot reach ${endpoint} for ${id.repo} (${(err as Error).message})`);
+      const cause = (err as { cause?: { message?: string } }).cause?.message;
+      throw new Retry(`${(err as Error).message}${cause ? `: ${cause}` : ''}`, true);
     }
     options.onFetch?.(url, res.status);
     if (res.status === 404) {
@@ -158,7 +168,7 @@ export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
           // A damaged cache entry: fetch it again below.
         }
       }
-      let why = '';
+      let why: Retry | null = null;
       for (let attempt = 0; attempt < attempts; attempt++) {
         try {
           const bytes = await fetchOnce(file);
@@ -174,10 +184,12 @@ export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
           return bytes;
         } catch (err) {
           if (!(err instanceof Retry)) throw err;
-          why = err.message;
+          why = err;
         }
       }
-      throw new Error(`${label}: ${file} arrived truncated ${attempts} times (${why})`);
+      if (why?.unreachable)
+        throw new Error(`cannot reach ${endpoint} for ${id.repo} (${why.message})`);
+      throw new Error(`${label}: ${file} arrived truncated ${attempts} times (${why?.message})`);
     },
   };
 }
