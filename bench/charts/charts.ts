@@ -3,9 +3,8 @@
 // LineChart once per animation frame, appending a point each time; the table gives frames/s
 // (goal ≥ 30 at 4 × 10k points) and the time per update, with variants (no bands, 1k points)
 // measured in the same run as ratios to the main case.
-import { existsSync } from 'node:fs';
-import { build, preview } from 'vite';
 import { launchChromium } from '../../src/cli/chromium';
+import { serveBuiltPage } from '../servePage';
 import type { BenchSection, BenchTable } from '../table';
 import type { ChartBenchResult } from './benchPage';
 
@@ -46,23 +45,9 @@ const VARIANTS: Variant[] = [
 export const chartsBench: BenchSection = async () => {
   const notes: string[] = [];
   let drawn = 0;
-  if (!process.argv.includes('--no-build')) {
-    try {
-      await build({ logLevel: 'warn' });
-    } catch (error) {
-      if (!existsSync('dist/chart-bench.html')) throw error;
-      notes.push(
-        `vite build failed (${String(error).slice(0, 120)}); measured the existing dist/.`,
-      );
-    }
-  }
-  const server = await preview({
-    logLevel: 'warn',
-    preview: { port: 0, host: '127.0.0.1', strictPort: false },
-  });
-  const address = server.httpServer.address();
-  if (!address || typeof address === 'string') throw new Error('preview server has no port');
-  const base = `http://127.0.0.1:${address.port}/chart-bench.html`;
+  const { origin, server, notes: buildNotes } = await serveBuiltPage('chart-bench.html');
+  notes.push(...buildNotes);
+  const base = `${origin}/chart-bench.html`;
   const browser = await launchChromium();
   try {
     const measure = async (variant: Variant): Promise<ChartBenchResult> => {

@@ -8,7 +8,8 @@
 // Nothing here may pull tfjs, QuickJS or Node into the page's main thread: values come
 // only from plain-data modules (rl/config, rl/rewards, rl/advantages, rl/grpoLossReference,
 // engine/runConfig, engine/settings (the one table of settings), engine/failure,
-// gpu/engine/gpuReportFormat: the GPU report's text); everything else is `export type`.
+// gpu/engine/gpuReportFormat: the GPU report's text) and the
+// IndexedDB database both sides open (engine/labDb: idb only); everything else is `export type`.
 
 export type { BackendName, BackendReport } from '../gpu/backend';
 export {
@@ -63,6 +64,7 @@ export {
   type RecoveryPlan,
   type RecoveryReport,
 } from './failure';
+export { loadSnapshot, openLabDb, saveSnapshot, stepKey } from './labDb';
 export type { EngineCommand, EngineEvent, EngineStatus, WarmStartSummary } from './protocol';
 export {
   type ConfigProblem,

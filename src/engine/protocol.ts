@@ -23,7 +23,7 @@ export type EngineCommand =
   | { type: 'pause' }
   /** Exactly one GRPO step, then pause. */
   | { type: 'step' }
-  /** Ask for a snapshot of the run (for IndexedDB and export). */
+  /** Ask for a snapshot of the run (for export). */
   | { type: 'snapshot' }
   /**
    * Supervised warm start from scratch for both roles (progress events as it goes), then a
@@ -67,6 +67,11 @@ export type EngineEvent =
    * when it evaluates periodically (`evalEvery` > 0), as `npm run train`'s step-0 line.
    */
   | { type: 'eval'; runId: string; report: EvalReport }
+  /**
+   * The run's snapshot, in answer to a `snapshot` command (Export run). Each step's snapshot
+   * the Worker writes to IndexedDB itself (engine/labDb.ts) before its status says idle, so
+   * the page's main thread never clones the weights while training.
+   */
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
   /** A warm start's supervised loss for one role, each time it logs (the page's loss charts). */

@@ -22,6 +22,7 @@ import {
   type Task,
 } from '../tasks';
 import { classifyFailure, type EngineFailure, looksOutOfMemory, watchEngineLog } from './failure';
+import { saveSnapshot } from './labDb';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
 import type { RunConfig, RunSnapshot } from './types';
@@ -388,7 +389,7 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
   session = await TrainingSession.create(command.config, { planner, coder, ...deps });
   watchActivity(session);
   lastSnapshot = await session.snapshot();
-  post({ type: 'snapshot', runId: command.runId, snapshot: lastSnapshot });
+  await keepSnapshot(command.runId, lastSnapshot);
   workerActivity = 'a training step';
   setStatus('idle');
 }
@@ -410,11 +411,27 @@ async function stepOnce() {
     post({ type: 'step', runId, report });
     workerActivity = 'saving the step';
     lastSnapshot = await session.snapshot();
-    post({ type: 'snapshot', runId, snapshot: lastSnapshot });
+    await keepSnapshot(runId, lastSnapshot);
     workerActivity = 'a training step';
   } catch (error) {
     becomeFatal(error);
     throw error;
+  }
+}
+
+/**
+ * Saves the run's snapshot in IndexedDB, where a reload or a replaced Worker finds it. A
+ * failed write (a full disk) loses only this save: the run goes on, and the page says so.
+ */
+async function keepSnapshot(id: string, snapshot: RunSnapshot) {
+  try {
+    await saveSnapshot(id, snapshot);
+  } catch (error) {
+    post({
+      type: 'error',
+      message: `Saving the run failed: ${(error as Error).message}`,
+      recoverable: true,
+    });
   }
 }
 

@@ -79,9 +79,8 @@ function onEvent(event: EngineEvent) {
       consecutiveFailures = 0;
       if (requestedWork === 'step') requestedWork = null;
       commit(event);
+      savePointOf(runId, report.step);
       if (runId !== useLabStore.getState().activeRunId) return;
-      const run = useLabStore.getState().runs.find((r) => r.id === runId);
-      if (run) persist(() => db.saveRun(run));
       persist(() =>
         db.saveStepGroups(
           runId,
@@ -91,15 +90,17 @@ function onEvent(event: EngineEvent) {
       );
       return;
     }
-    case 'warmstartDone':
-    case 'eval': {
+    case 'eval':
+      commit(event);
+      savePointOf(event.runId, event.report.step);
+      return;
+    case 'warmstartDone': {
       commit(event);
       const run = useLabStore.getState().runs.find((r) => r.id === event.runId);
       if (run) persist(() => db.saveRun(run));
       return;
     }
     case 'snapshot':
-      persist(() => db.saveSnapshot(event.runId, event.snapshot));
       answerRequest(event);
       return;
     case 'judged':
@@ -113,6 +114,13 @@ function onEvent(event: EngineEvent) {
     default:
       commit(event);
   }
+}
+
+/** Queues the write of one step's metric point, as the store now holds it. */
+function savePointOf(runId: string, step: number) {
+  const run = useLabStore.getState().runs.find((r) => r.id === runId);
+  const point = run?.points.find((p) => p.step === step);
+  if (point) persist(() => db.savePoint(runId, point));
 }
 
 /** What a Worker that died without a word was doing, as far as the page can tell. */
@@ -381,7 +389,7 @@ export async function addImportedRun(
     ? { ...imported, name: uniqueRunName(imported.name, others) }
     : { ...imported, id: newRunId(), name: uniqueRunName(imported.name, others) };
   useLabStore.setState({ runs: [...others, run] });
-  await db.saveRun(run);
+  await db.saveRunWithPoints(run);
   if (snapshot) await db.saveSnapshot(run.id, snapshot);
   await db.saveGroups(run.id, groups);
   consecutiveFailures = 0;

@@ -35,7 +35,12 @@ export function spawnEngine(handlers: EngineHandlers) {
   worker = spawned;
   // A replaced Worker's late events (a fatal followed by its onerror) are not this engine's.
   spawned.onmessage = (event: MessageEvent<EngineEvent>) => {
-    if (spawned === worker) handlers.onEvent(event.data);
+    if (spawned !== worker) return;
+    const start = performance.now();
+    handlers.onEvent(event.data);
+    // The main thread's cost of one message: the handler, the store update and the
+    // synchronous render it queues as a microtask (npm run bench -- page reads these).
+    queueMicrotask(() => performance.measure('engine-message', { start, detail: event.data.type }));
   };
   spawned.onerror = (event) => {
     event.preventDefault();

@@ -2,10 +2,11 @@
 // EMA smoothing, log scale, hover readout, container-width resize. The uPlot instance is
 // created once per series layout and then fed with setData, so appending points each step
 // redraws without rebuilding the chart.
-import { useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './charts.css';
+import { watchOnScreen } from '../onScreen';
 import {
   type ChartSeries,
   constantCaption,
@@ -268,22 +269,38 @@ export function LineChart({
     }
   }, [key, height]);
 
+  // A chart off screen is redrawn when it scrolls in, not at every step.
+  const figureRef = useRef<HTMLElement>(null);
+  const onScreenRef = useRef(true);
+  const redraw = useCallback(() => {
+    const chart = chartRef.current;
+    if (!chart || !onScreenRef.current) return;
+    const latest = preparedRef.current;
+    if (chart.data !== latest.data) {
+      chart.setData(latest.data, !isZoomed(chart));
+      fitSinglePoint(chart);
+    }
+    if (readoutRef.current) writeReadout(readoutRef.current, latest, chart.cursor.idx ?? null);
+  }, []);
+  useEffect(() => {
+    const figure = figureRef.current;
+    if (!figure) return;
+    return watchOnScreen(figure, (visible) => {
+      onScreenRef.current = visible;
+      if (visible) redraw();
+    });
+  }, [redraw]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: new data is what calls for a redraw.
   useLayoutEffect(() => {
     // Also one task per chart, for the same reason as above.
-    const timer = setTimeout(() => {
-      const chart = chartRef.current;
-      if (!chart) return;
-      if (chart.data !== prepared.data) {
-        chart.setData(prepared.data, !isZoomed(chart));
-        fitSinglePoint(chart);
-      }
-      if (readoutRef.current) writeReadout(readoutRef.current, prepared, chart.cursor.idx ?? null);
-    }, 0);
+    const timer = setTimeout(redraw, 0);
     return () => clearTimeout(timer);
-  }, [prepared]);
+  }, [prepared, redraw]);
 
   return (
     <figure
+      ref={figureRef}
       className={className ? `chart ${className}` : 'chart'}
       data-testid={`chart-${name}`}
       data-points={prepared.points}

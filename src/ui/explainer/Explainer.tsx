@@ -70,16 +70,18 @@ export function Explainer() {
   // Deferred: typesetting runs as interruptible background work.
   const { groups, selection, stale } = useDeferredGroups();
   const presentation = useLabStore((state) => state.presentation);
-  const run = useLabStore(activeRun);
-  const fallbackConfig = useLabStore((state) => state.config);
-  const grpo = (run?.config ?? fallbackConfig).grpo;
+  const grpo = useLabStore((state) => (activeRun(state)?.config ?? state.config).grpo);
 
   const onScreen = useMemo(() => groupOnScreen(groups, selection), [groups, selection]);
-  const explanation = useMemo(() => {
-    if (!onScreen) return null;
-    const stepMetrics = run?.points.find((p) => p.step === onScreen.group.step)?.values;
-    return explainGroup({ ...onScreen, grpo, stepMetrics });
-  }, [onScreen, grpo, run]);
+  // The shown step's metrics only: a new step's point leaves an older step's untouched.
+  const shownStep = onScreen?.group.step;
+  const stepMetrics = useLabStore(
+    (state) => activeRun(state)?.points.find((p) => p.step === shownStep)?.values,
+  );
+  const explanation = useMemo(
+    () => (onScreen ? explainGroup({ ...onScreen, grpo, stepMetrics }) : null),
+    [onScreen, grpo, stepMetrics],
+  );
 
   return (
     <article
@@ -134,6 +136,7 @@ export function Explainer() {
                   group={group}
                   weights={explanation.rewardWeights}
                   scale={explanation.scale}
+                  plannerCredit={explanation.plannerCredit}
                 />
               ),
           )}

@@ -51,11 +51,25 @@ function fitPending() {
   }
 }
 
+/** Typeset formulas by TeX, newest last: a step re-renders many formulas unchanged. */
+const typeset = new Map<string, string>();
+const TYPESET_KEPT = 400;
+
+function typesetHtml(tex: string, display: boolean): string {
+  const key = `${display ? 'D' : 'I'}${tex}`;
+  let html = typeset.get(key);
+  if (html === undefined) {
+    html = katex.renderToString(tex, { displayMode: display, throwOnError: false });
+    if (typeset.size >= TYPESET_KEPT) typeset.delete(typeset.keys().next().value as string);
+  } else {
+    typeset.delete(key);
+  }
+  typeset.set(key, html);
+  return html;
+}
+
 export function Tex({ tex, display = false }: { tex: string; display?: boolean }) {
-  const html = useMemo(
-    () => katex.renderToString(tex, { displayMode: display, throwOnError: false }),
-    [tex, display],
-  );
+  const html = useMemo(() => typesetHtml(tex, display), [tex, display]);
   const box = useRef<HTMLDivElement>(null);
   // biome-ignore lint/correctness/useExhaustiveDependencies: new HTML is a new width to fit.
   useLayoutEffect(() => {

@@ -1,0 +1,149 @@
+// `npm run bench -- page`: the default page (no query string) training for 60 s in headless
+// Chromium, seen through the browser's own long-animation-frame entries (LoAF). Builds the
+// page first (skip with --no-build). The table gives the frames over 200 ms, the slowest
+// frame, and the main-thread time each engine message costs: the page marks every Worker
+// message it handles (`engine-message` measures, handler plus the store update and React's
+// synchronous render it triggers), and LoAF entries attribute the long frames to scripts
+// (which of them are the engine's messages) and to rendering.
+// `--seconds S` changes the 60 s; `--path '?tasks=1'` measures another page.
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../src/cli/chromium';
+import { serveBuiltPage } from './servePage';
+import type { BenchSection } from './table';
+
+const argValue = (name: string) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+};
+
+/** One long animation frame as the page's observer kept it. */
+interface FrameEntry {
+  duration: number;
+  /** Style, layout and paint: from renderStart to the frame's end. */
+  renderMs: number;
+  scripts: { invoker: string; source: string; duration: number }[];
+}
+
+interface PageFigures {
+  frames: FrameEntry[];
+  /** performance.measure('engine-message') durations with the message's type. */
+  messages: { type: string; duration: number }[];
+  steps: number;
+}
+
+/** Installs the observers before the page's own scripts run. */
+function observeFrames() {
+  const w = window as unknown as { __frames: unknown[] };
+  w.__frames = [];
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries() as unknown as {
+      duration: number;
+      startTime: number;
+      renderStart: number;
+      scripts: {
+        invoker: string;
+        sourceURL: string;
+        sourceFunctionName: string;
+        duration: number;
+      }[];
+    }[]) {
+      w.__frames.push({
+        duration: entry.duration,
+        renderMs: entry.renderStart > 0 ? entry.startTime + entry.duration - entry.renderStart : 0,
+        scripts: entry.scripts.map((s) => ({
+          invoker: s.invoker,
+          source: `${s.sourceURL.split('/').pop()}:${s.sourceFunctionName}`,
+          duration: s.duration,
+        })),
+      });
+    }
+  }).observe({ type: 'long-animation-frame', buffered: true });
+}
+
+async function collect(page: Page): Promise<PageFigures> {
+  return page.evaluate(() => {
+    const w = window as unknown as { __frames: FrameEntry[] };
+    const messages = performance.getEntriesByName('engine-message').map((entry) => ({
+      type: String((entry as PerformanceMeasure).detail ?? ''),
+      duration: entry.duration,
+    }));
+    const steps = Number(document.querySelector('[data-testid="step-count"]')?.textContent ?? 0);
+    return { frames: w.__frames, messages, steps };
+  });
+}
+
+function quantile(values: number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+
+export const pageBench: BenchSection = async () => {
+  const seconds = Number(argValue('seconds') ?? 60);
+  const path = argValue('path') ?? '';
+  const notes: string[] = [];
+  const { origin, server, notes: buildNotes } = await serveBuiltPage();
+  notes.push(...buildNotes);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.addInitScript(observeFrames);
+    await page.goto(`${origin}/${path}`);
+    await page
+      .getByTestId('engine-status')
+      .filter({ hasText: /^idle/ })
+      .waitFor({ timeout: 180_000 });
+    const idle = await collect(page);
+    // The idle page's frames are the floor this machine gives any page.
+    await page.evaluate(() => {
+      (window as unknown as { __frames: unknown[] }).__frames = [];
+      performance.clearMeasures('engine-message');
+    });
+    await page.getByRole('button', { name: 'Train' }).click();
+    await page.waitForTimeout(seconds * 1000);
+    const training = await collect(page);
+    await page.getByRole('button', { name: 'Pause' }).click();
+
+    const stepMessages = training.messages.filter((m) => m.type === 'step');
+    const allMs = training.messages.map((m) => m.duration);
+    const stepMs = stepMessages.map((m) => m.duration);
+    const over200 = training.frames.filter((f) => f.duration > 200);
+    const bySource = new Map<string, number>();
+    for (const frame of training.frames) {
+      for (const script of frame.scripts) {
+        const key = `${script.invoker} (${script.source})`;
+        bySource.set(key, (bySource.get(key) ?? 0) + script.duration);
+      }
+    }
+    const top = [...bySource.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6);
+    notes.push(
+      `Long frames' script time by invoker over ${seconds} s: ${
+        top.map(([key, ms]) => `${key} ${ms.toFixed(0)} ms`).join('; ') || 'none'
+      }.`,
+      `Idle page before Train: ${idle.frames.length} long frames, slowest ${Math.max(0, ...idle.frames.map((f) => f.duration)).toFixed(0)} ms.`,
+    );
+    return {
+      title: 'Page main thread while training',
+      environment: `built page ${path || '(no query string: the defaults)'}, ${seconds} s of Train, headless Chromium, ${stepMessages.length} steps landed`,
+      columns: ['figure', 'value', 'budget'],
+      rows: [
+        ['frames over 200 ms', over200.length, 0],
+        ['slowest frame (ms)', Math.max(0, ...training.frames.map((f) => f.duration)), '≤ 200'],
+        [
+          'most render time in one frame (ms)',
+          Math.max(0, ...training.frames.map((f) => f.renderMs)),
+          '',
+        ],
+        ['long frames (> 50 ms)', training.frames.length, ''],
+        ['engine messages handled', allMs.length, ''],
+        ['main-thread ms per step message, median', quantile(stepMs, 0.5), '≤ 50'],
+        ['main-thread ms per step message, max', Math.max(0, ...stepMs), ''],
+        ['main-thread ms per engine message, median', quantile(allMs, 0.5), '≤ 50'],
+      ],
+      notes,
+    };
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+};
