@@ -263,7 +263,10 @@ print(json.dumps({
     const inFlight = postItems(url, [
       { task, completion: 'function solve(a) { while (true) {} }' },
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // SIGTERM only once the server holds the request (this machine may be slow to deliver it).
+    while ((await (await fetch(`${url}/health`)).json()).queued_programs === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     expect((await inFlight).rewards[0]).toBe(0);
@@ -275,26 +278,37 @@ print(json.dumps({
 
 describe('reward service limits (in-process, port 0)', () => {
   const tasks = generateTasks({ tiers: ['L4'], split: 'train', count: 4, seed: 3 });
+  // Short deadlines keep the queue test quick; the reference test uses the lab's own limits.
   let sandbox: Sandbox;
   let service: RewardService;
+  let labSandbox: Sandbox;
+  let referenceService: RewardService;
+  const options = { tasks, taskSource: 'test tasks', host: '127.0.0.1', port: 0 };
 
   beforeAll(async () => {
     sandbox = await createSandbox({ size: 1, limits: { deadlineMs: 400 } });
     service = await startRewardService({
-      tasks,
-      taskSource: 'test tasks',
+      ...options,
       sandbox,
-      host: '127.0.0.1',
-      port: 0,
       maxBodyBytes: 4096,
       maxBatch: 4,
       maxQueued: 4,
+    });
+    labSandbox = await createSandbox({ size: 1 });
+    referenceService = await startRewardService({
+      ...options,
+      sandbox: labSandbox,
+      maxBodyBytes: 1 << 20,
+      maxBatch: 64,
+      maxQueued: 64,
       efficiencyBaseline: 'reference',
     });
   }, 30_000);
   afterAll(async () => {
     await service?.close();
+    await referenceService?.close();
     await sandbox?.close();
+    await labSandbox?.close();
   });
 
   it('refuses what is over its limits with 413 and a full queue with 429 + Retry-After', async () => {
@@ -314,23 +328,23 @@ describe('reward service limits (in-process, port 0)', () => {
     expect(big.json.error).toMatch(/over the server's limit of 4096 bytes/);
 
     const busy = postItems(service.url, [loop, loop, loop, loop]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    while (service.stats().queued < 4) await new Promise((resolve) => setTimeout(resolve, 5));
     const full = await post(service.url, JSON.stringify({ query: ['x'], labels: [task.id] }));
     expect(full.status).toBe(429);
     expect(Number(full.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(full.json.error).toMatch(/queue is full/);
     expect((await busy).rewards).toEqual([0, 0, 0, 0]);
-    const after = await postItems(service.url, [{ task, completion: task.strategies[0]!.code }]);
-    expect(after.rewards[0]).toBeGreaterThanOrEqual(1);
+    const after = await postItems(service.url, [{ task, completion: 'function solve(a) {}' }]);
+    expect(after.rewards).toEqual([0]);
   }, 30_000);
 
   it('--efficiency reference: a lone naive program is paid against the efficient reference', async () => {
     for (const task of tasks) {
       const naive = task.strategies.find((s) => s.name === 'naive')!;
       const efficient = task.strategies.find((s) => s.name === 'efficient')!;
-      const answer = await postItems(service.url, [{ task, completion: naive.code }]);
+      const answer = await postItems(referenceService.url, [{ task, completion: naive.code }]);
       // The lab's formula with the reference's cost as the baseline (rl/rewards referenceCost).
-      const [naiveRun, efficientRun] = await judgePrograms(sandbox, [
+      const [naiveRun, efficientRun] = await judgePrograms(labSandbox, [
         { task, completion: naive.code },
         { task, completion: efficient.code },
       ]);
