@@ -54,6 +54,7 @@ try {
       temperature: f.temperature ?? 0,
       topK: f['top-k'] ?? 0,
       seed: f.seed ?? 1,
+      backend: f.backend,
     });
     console.log(JSON.stringify(out));
     process.exit(0);

@@ -3,15 +3,18 @@
 // lab's own GPT-2 folders keep model.ts' path; this file handles everything else.
 import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
+import { llamaLogitsOnDevice } from '../gpu/engine/llamaKernels';
 import { folderSource } from '../model/families/folderSourceNode';
 import type { CheckpointSource } from '../model/families/hfCheckpoint';
-import { readConfig } from '../model/families/hfCheckpoint';
+import { readConfig, readHfCheckpoint } from '../model/families/hfCheckpoint';
 import { llamaParameterCount } from '../model/families/hfConfig';
-import { disposeLlamaModel } from '../model/families/llama';
+import { disposeLlamaModel, llamaLastLogits } from '../model/families/llama';
 import { loadLlama } from '../model/families/load';
 import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { nodeHubCache } from '../model/hub/hubCacheNode';
+import { raw16, toFloat32 } from '../model/safetensors';
 import { KvCacheSampler } from '../rollout';
+import { HfTokenizer } from '../tokenizer/hfTokenizer';
 
 /** A folder if one exists at `arg`, else a Hub id; anything else is refused by name. */
 export function checkpointSource(arg: string, flag = '--checkpoint'): CheckpointSource {
@@ -58,6 +61,8 @@ export interface HfCommand {
   temperature: number;
   topK: number;
   seed: number;
+  /** `kernels`: logits on the lab's WGSL kernels (weights 16-bit on the device). */
+  backend?: string;
 }
 
 /** Runs one command and returns the JSON it prints. */
@@ -66,6 +71,7 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
   const { family } = await readConfig(source);
   if (family === 'gpt2')
     throw new Error(`${source.label}: a GPT-2 checkpoint loads from a folder of the lab's own`);
+  if (c.backend === 'kernels' && c.command === 'logits') return kernelLogits(source, c);
   const adapter = c.adapter ? checkpointSource(c.adapter, '--adapter') : undefined;
   const loaded = await loadLlama(source, adapter);
   try {
@@ -74,7 +80,7 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
       return {
         config,
         parameters: llamaParameterCount(config),
-        dtypes: [...new Set([...loaded.checkpoint.weights.values()].map((t) => t.dtype))],
+        dtypes: loaded.dtypes,
         stopIds: loaded.tokenizer.stopIds,
         chatTemplate: loaded.tokenizer.hasChatTemplate,
         adapter: loaded.adapter
@@ -88,10 +94,9 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
     const ids = loaded.tokenizer.encode(prompt);
     if (ids.length === 0) throw new Error('--text must not be empty');
     if (c.command === 'logits') {
-      const last = tf.tidy(() => {
-        const logits = loaded.lm.forward(tf.tensor2d([ids], [1, ids.length], 'int32'));
-        return tf.slice(logits, [0, ids.length - 1, 0], [1, 1, config.vocabSize]);
-      });
+      const last = tf.tidy(() =>
+        llamaLastLogits(loaded.model, tf.tensor2d([ids], [1, ids.length], 'int32')),
+      );
       const values = Array.from(await last.data());
       last.dispose();
       return { ids, logits: values };
@@ -116,4 +121,27 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
   } finally {
     disposeLlamaModel(loaded.model);
   }
+}
+
+/** `logits --backend kernels`: the checkpoint's weights as stored, onto the device, no tfjs copy. */
+async function kernelLogits(source: CheckpointSource, c: HfCommand) {
+  if (c.adapter) throw new Error('--adapter is not supported with --backend kernels yet');
+  const checkpoint = await readHfCheckpoint(source);
+  const tokenizer = new HfTokenizer(
+    checkpoint.tokenizerJson,
+    checkpoint.tokenizerConfig,
+    checkpoint.generationConfig,
+    checkpoint.label,
+  );
+  const prompt = c.chat ? tokenizer.applyChatTemplate([{ role: 'user', content: c.text }]) : c.text;
+  const ids = tokenizer.encode(prompt);
+  if (ids.length === 0) throw new Error('--text must not be empty');
+  const weights = new Map(
+    [...checkpoint.weights].map(([name, t]) => [
+      name,
+      { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) },
+    ]),
+  );
+  const logits = await llamaLogitsOnDevice(checkpoint.config, weights, ids);
+  return { ids, logits: Array.from(logits) };
 }
