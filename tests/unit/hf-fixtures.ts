@@ -250,14 +250,14 @@ function writeShard(path: string, specs: WeightSpec[], dtype: SafetensorsDtype, 
       const value = filler(s, rng);
       for (let at = 0; at < count; at += chunk) {
         const n = Math.min(chunk, count - at);
-        const buf = new Uint8Array(n * WIDTH[dtype]);
-        const dv = new DataView(buf.buffer);
+        // Typed arrays in the host's order: little-endian, as safetensors is, on every machine the lab runs on.
+        const words = dtype === 'F32' ? new Float32Array(n) : new Uint16Array(n);
+        const narrow = dtype === 'BF16' ? f32ToBf16 : f32ToF16;
         for (let i = 0; i < n; i++) {
           const v = value(at + i);
-          if (dtype === 'F32') dv.setFloat32(4 * i, v, true);
-          else dv.setUint16(2 * i, dtype === 'BF16' ? f32ToBf16(v) : f32ToF16(v), true);
+          words[i] = dtype === 'F32' ? v : narrow(v);
         }
-        writeSync(fd, buf);
+        writeSync(fd, new Uint8Array(words.buffer));
       }
     }
   } finally {

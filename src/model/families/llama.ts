@@ -184,15 +184,38 @@ function fullAttention(model: LlamaModel, B: number): LlamaAttention {
   return (q, k, v) => causalAttention(q, repeatKv(k, B, groups), repeatKv(v, B, groups));
 }
 
-/** ids [B, T] (int32) → logits [B, T, V]. Call inside tf.tidy. */
-export function llamaForward(model: LlamaModel, ids: tf.Tensor2D): tf.Tensor3D {
+/** ids [B, T] (int32) → the last layer's residual stream [B·T, d], before the final norm. */
+export function llamaHiddenStates(model: LlamaModel, ids: tf.Tensor2D): tf.Tensor2D {
   const [B, T] = ids.shape;
+  if (T > model.config.maxPositionEmbeddings)
+    throw new Error(
+      `sequence of ${T} tokens exceeds max_position_embeddings ${model.config.maxPositionEmbeddings}`,
+    );
   const positions = Array.from({ length: B }, () => Array.from({ length: T }, (_, t) => t));
   const rope = ropeTables(model.config, positions);
   let x = llamaEmbed(model, ids);
   for (let i = 0; i < model.config.numLayers; i++)
     x = llamaBlock(model, i, x, B, rope, fullAttention(model, B));
-  return llamaHead(model, x, B);
+  return x;
+}
+
+/** ids [B, T] (int32) → logits [B, T, V]. Call inside tf.tidy. */
+export function llamaForward(model: LlamaModel, ids: tf.Tensor2D): tf.Tensor3D {
+  return llamaHead(model, llamaHiddenStates(model, ids), ids.shape[0]);
+}
+
+/** The last position's logits only, [B, V]: the head (vocabulary × d) runs once per row. */
+export function llamaLastLogits(model: LlamaModel, ids: tf.Tensor2D): tf.Tensor2D {
+  const [B, T] = ids.shape;
+  const x = llamaHiddenStates(model, ids);
+  const last = tf.gather(
+    x,
+    tf.tensor1d(
+      Array.from({ length: B }, (_, b) => b * T + T - 1),
+      'int32',
+    ),
+  );
+  return tf.reshape(llamaHead(model, last as tf.Tensor2D, B), [B, -1]);
 }
 
 /**
