@@ -1,13 +1,20 @@
 // `npm run experiments`: the lab's miniature of the paper's comparison. Warm start vs
-// single-agent GRPO vs frozen Planner vs CoRe (both roles), each GRPO arm on the run defaults
+// single-agent GRPO vs the paper's ablations (frozen Planner: CoRe without Planner RL; frozen
+// Coder: without Coder RL) vs CoRe (both roles), CoRe's alternating schedule and its Planner
+// credit variants, each GRPO arm on the run defaults
 // (the page's and `npm run train`'s) with the same compute: the same steps, tasks and sampled
 // programs per step (single samples N·M programs per task where CoRe samples N plans × M
 // programs); 3 seeds each; greedy pass@1 per suite and the exec cost / peak memory of passing
-// L4 programs. `single` starts from its own warm start (statement → code, the Coder's SFT
-// budget: public/checkpoints/tiny-single), so the gap measures collaboration, not the prompt.
+// L4 programs, and each run's Collaboration Gain at its final evaluation (greedy pass@1 from
+// the Planner's plan − the same Coder's from the statement alone). `single` starts from its own
+// warm start (statement → code, the Coder's SFT budget: public/checkpoints/tiny-single), so the
+// gap measures collaboration, not the prompt. Runs are budgeted in steps, not minutes, so a
+// seed gives the same result on a busy machine as on a quiet one; a finished run (its eval.json)
+// is skipped and a cut-off one resumes, so the command can be run again until the table is full
+// (in the background: `nohup npm run experiments > /tmp/exp.log 2>&1 &`).
 // Writes runs/experiments/<arm>-s<seed>/ (resumable: a cut-off run continues with --resume),
 // docs/experiments/results.json and the table in docs/EXPERIMENTS.md.
-// Options (env): STEPS=100 SEEDS=1,2,3 JOBS=1 CHECKPOINT=public/checkpoints/tiny
+// Options (env): STEPS=100 SEEDS=1,2,3 JOBS=1 STAGE_STEPS=10 CHECKPOINT=public/checkpoints/tiny
 // SINGLE_CHECKPOINT=public/checkpoints/tiny-single EVAL_TASKS=50 OUT=runs/experiments
 // DOC=docs/EXPERIMENTS.md RESULTS=docs/experiments/results.json ARMS=core,single,...
 // TABLE_ONLY=1 (rewrite the table from the runs on disk; a dry run: OUT=/tmp/x DOC=/tmp/x.md
@@ -22,6 +29,8 @@ const JOBS = Number(process.env.JOBS ?? 1);
 const CHECKPOINT = process.env.CHECKPOINT ?? 'public/checkpoints/tiny';
 const SINGLE_CHECKPOINT = process.env.SINGLE_CHECKPOINT ?? 'public/checkpoints/tiny-single';
 const EVAL_TASKS = Number(process.env.EVAL_TASKS ?? 50);
+// K of the alternating arm: steps per stage (the Planner's K, then the Coder's K, …).
+const STAGE_STEPS = Number(process.env.STAGE_STEPS ?? 10);
 const ROOT = process.env.OUT ?? 'runs/experiments';
 const DOC = process.env.DOC ?? 'docs/EXPERIMENTS.md';
 const RESULTS = process.env.RESULTS ?? 'docs/experiments/results.json';
@@ -80,6 +89,31 @@ const ARMS = {
     checkpoint: CHECKPOINT,
   },
   core: { args: [...collaborative, '--mode', 'core'], checkpoint: CHECKPOINT },
+  // Issue 24: CoRe without Coder RL (the Planner learns against a fixed Coder); CoRe with the
+  // roles in alternating stages of STAGE_STEPS steps; CoRe paying a plan its best program.
+  'frozen-coder': {
+    args: [...collaborative, '--mode', 'frozen-coder'],
+    checkpoint: CHECKPOINT,
+    label: 'frozen Coder, GRPO on the Planner',
+  },
+  alternating: {
+    args: [
+      ...collaborative,
+      '--mode',
+      'core',
+      '--schedule',
+      'alternating',
+      '--stage-steps',
+      String(STAGE_STEPS),
+    ],
+    checkpoint: CHECKPOINT,
+    label: `CoRe, alternating stages (K = ${STAGE_STEPS})`,
+  },
+  'core-best-credit': {
+    args: [...collaborative, '--mode', 'core', '--planner-credit', 'best'],
+    checkpoint: CHECKPOINT,
+    label: 'CoRe, Planner credit best-of-M',
+  },
   // Issue 14: CoRe with a Debugger (D repairs of up to 8 failing programs per step, paid the
   // improvement) and with a Retriever (one of BM25's K = 4 train-split examples per plan,
   // learned); their warm starts sit in CHECKPOINT/debugger, retriever, planner-retrieval.
@@ -218,6 +252,13 @@ function runResult(arm, seed) {
     warm_start: ARMS[arm]?.checkpoint ?? null,
     'pass@1': pass,
     'pass@1_all': metrics['eval/pass@1'] ?? null,
+    // Greedy pass@1 from the Planner's plan − the same Coder's from the statement alone (null
+    // without a Planner: single mode), overall and per suite.
+    collaboration_gain: metrics['eval/collaboration_gain'] ?? null,
+    'pass@1_alone': metrics['eval/pass@1_alone'] ?? null,
+    collaboration_gain_by_suite: Object.fromEntries(
+      SUITES.map((suite) => [suite, metrics[`eval/collaboration_gain/${suite}`] ?? null]),
+    ),
     // With a Debugger: after one repair round of the greedy programs.
     'pass@1_repair': metrics['eval/pass@1_repair'] ?? null,
     l4_exec_cost: metrics['eval/exec_cost/L4'] ?? null,
@@ -270,21 +311,21 @@ function writeTable() {
   };
   const l34 = (r) => ((r['pass@1'].L3 ?? 0) + (r['pass@1'].L4 ?? 0)) / 2;
   const lines = [
-    `| arm | runs | ${SUITES.map((c) => `pass@1 ${c}`).join(' | ')} | pass@1 L3+L4 | pass@1 all / after one repair | L4 exec cost | L4 peak memory (KB) | programs / tokens per step | Coder KL / entropy (last third) | Planner KL / entropy |`,
-    `|---|---|${SUITES.map(() => '---').join('|')}|---|---|---|---|---|---|---|`,
+    `| arm | runs | ${SUITES.map((c) => `pass@1 ${c}`).join(' | ')} | pass@1 L3+L4 | pass@1 all / after one repair | Collaboration Gain (all) / Coder alone | L4 exec cost | L4 peak memory (KB) | programs / tokens per step | Coder KL / entropy (last third) | Planner KL / entropy |`,
+    `|---|---|${SUITES.map(() => '---').join('|')}|---|---|---|---|---|---|---|---|`,
   ];
   for (const [label, arm] of rows) {
     const rs = byArm[arm];
     if (!CHOSEN.includes(arm) && rs.length === 0) continue;
     if (rs.length === 0) {
       lines.push(
-        `| ${label} | 0/${seedsOf(arm).length} (not run yet) |${SUITES.map(() => ' – |').join('')} – | – | – | – | – | – | – |`,
+        `| ${label} | 0/${seedsOf(arm).length} (not run yet) |${SUITES.map(() => ' – |').join('')} – | – | – | – | – | – | – | – |`,
       );
       continue;
     }
     const col = (pick, digits) => fmt(rs.map(pick), digits);
     lines.push(
-      `| ${label} | ${rs.length}/${seedsOf(arm).length} | ${SUITES.map((c) => col((r) => r['pass@1'][c])).join(' | ')} | ${col(l34)} | ${col((r) => r['pass@1_all'])} / ${col((r) => r['pass@1_repair'])} | ${col((r) => r.l4_exec_cost, 1)} | ${col((r) => (r.l4_peak_memory ?? Number.NaN) / 1024, 1)} | ${ARMS[arm].evalOnly ? '–' : `${col((r) => r.programs_per_step, 0)} / ${col((r) => r.sampled_tokens_per_step, 0)}`} | ${col((r) => r.coder_kl, 4)} / ${col((r) => r.coder_entropy, 3)} | ${col((r) => r.planner_kl, 4)} / ${col((r) => r.planner_entropy, 3)} |`,
+      `| ${label} | ${rs.length}/${seedsOf(arm).length} | ${SUITES.map((c) => col((r) => r['pass@1'][c])).join(' | ')} | ${col(l34)} | ${col((r) => r['pass@1_all'])} / ${col((r) => r['pass@1_repair'])} | ${col((r) => r.collaboration_gain)} / ${col((r) => r['pass@1_alone'])} | ${col((r) => r.l4_exec_cost, 1)} | ${col((r) => (r.l4_peak_memory ?? Number.NaN) / 1024, 1)} | ${ARMS[arm].evalOnly ? '–' : `${col((r) => r.programs_per_step, 0)} / ${col((r) => r.sampled_tokens_per_step, 0)}`} | ${col((r) => r.coder_kl, 4)} / ${col((r) => r.coder_entropy, 3)} | ${col((r) => r.planner_kl, 4)} / ${col((r) => r.planner_entropy, 3)} |`,
     );
   }
   // The paper's claim as a difference of arms: mean over seeds ± the standard error of the difference.
@@ -300,17 +341,31 @@ function writeTable() {
   const comparisons = [
     ['core − single', 'core', 'single'],
     ['core − frozen-planner', 'core', 'frozen-planner'],
+    ['core − frozen-coder', 'core', 'frozen-coder'],
+    ['alternating − core', 'alternating', 'core'],
+    ['core-best-credit − core', 'core-best-credit', 'core'],
     ...Object.keys(ARMS)
       .filter((arm) => arm.startsWith('core+'))
       .map((arm) => [`${arm} − core`, arm, 'core']),
-  ];
+  ].filter(([, a, b]) => CHOSEN.includes(a) && CHOSEN.includes(b));
   const diffLines = [
-    '| difference | pass@1 heldout | pass@1 L3+L4 | pass@1 L5 | L4 exec cost |',
-    '|---|---|---|---|---|',
+    '| difference | pass@1 heldout | pass@1 L3+L4 | pass@1 L5 | pass@1 all | Collaboration Gain | L4 exec cost |',
+    '|---|---|---|---|---|---|---|',
     ...comparisons.map(
       ([label, a, b]) =>
-        `| ${label} | ${diff(a, b, (r) => r['pass@1'].heldout)} | ${diff(a, b, l34)} | ${diff(a, b, (r) => r['pass@1'].L5)} | ${diff(a, b, (r) => r.l4_exec_cost)} |`,
+        `| ${label} | ${diff(a, b, (r) => r['pass@1'].heldout)} | ${diff(a, b, l34)} | ${diff(a, b, (r) => r['pass@1'].L5)} | ${diff(a, b, (r) => r['pass@1_all'])} | ${diff(a, b, (r) => r.collaboration_gain)} | ${diff(a, b, (r) => r.l4_exec_cost)} |`,
     ),
+  ];
+  // Every run's Collaboration Gain (the arms' means hide how the seeds spread).
+  const gainLines = [
+    '| arm | seed | steps | pass@1 all | Coder alone | Collaboration Gain | gain L5 | gain heldout |',
+    '|---|---|---|---|---|---|---|---|',
+    ...runs
+      .filter((r) => r.collaboration_gain !== null)
+      .map(
+        (r) =>
+          `| ${r.arm} | ${r.seed} | ${r.steps} | ${r['pass@1_all']?.toFixed(3)} | ${r['pass@1_alone']?.toFixed(3)} | ${r.collaboration_gain >= 0 ? '+' : ''}${r.collaboration_gain.toFixed(3)} | ${r.collaboration_gain_by_suite.L5?.toFixed(3) ?? '–'} | ${r.collaboration_gain_by_suite.heldout?.toFixed(3) ?? '–'} |`,
+      ),
   ];
   const complete = rows.every(
     ([, arm]) => !CHOSEN.includes(arm) || byArm[arm].length === seedsOf(arm).length,
@@ -325,6 +380,8 @@ function writeTable() {
     ...lines,
     '',
     ...diffLines,
+    '',
+    ...gainLines,
     '<!-- experiments:end -->',
   ].join('\n');
   const doc = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';

@@ -1,6 +1,6 @@
 // Collaboration-aware credit for one step (DESIGN.md): Coder rewards per program (pass
 // fraction, efficiency compared across all of the task's programs, format penalty), Planner
-// rewards as the mean Coder reward of each plan's M programs, then group advantages per
+// rewards from each plan's M programs (their mean, or the best: `plannerCredit`), then group advantages per
 // role: a Planner group is the N plans of one task, a Coder group the M programs of one plan.
 import {
   coderGroups,
@@ -10,6 +10,7 @@ import {
 } from '../rl/advantages';
 import type { ScaleRewards } from '../rl/config';
 import {
+  type PlannerCredit,
   type ProgramOutcome,
   type RewardParts,
   type RewardWeights,
@@ -37,10 +38,11 @@ export function assignCredit(
   shape: { plansPerTask: number; programsPerPlan: number; withPlans: boolean },
   weights: RewardWeights,
   scale: ScaleRewards,
+  plannerCredit: PlannerCredit = 'mean',
 ): StepCredit {
   const { plansPerTask, programsPerPlan, withPlans } = shape;
   const perTask = outcomes.map((taskOutcomes) =>
-    taskRewards(taskOutcomes, programsPerPlan, weights),
+    taskRewards(taskOutcomes, programsPerPlan, weights, undefined, plannerCredit),
   );
   const coderRewards = perTask.flatMap((task) => task.coder);
   const coder: RoleCredit = {

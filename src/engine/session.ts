@@ -50,6 +50,7 @@ import {
   roleMetric,
   TIMING_METRICS,
 } from '../rl/metrics';
+import { roleTrainsAt } from '../rl/schedule';
 import { RoleTrainer, type RoleUpdate } from '../rl/trainer';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
@@ -253,6 +254,8 @@ export class TrainingSession {
     const updateStart = now();
     const updates = new Map<Role, RoleUpdate>();
     for (const [role, trainer] of this.trainers) {
+      // The alternating schedule: the role whose stage this is not keeps its weights.
+      if (!roleTrainsAt(grpo, role, stepIndex)) continue;
       const sequences =
         role === 'debugger'
           ? chain.debug
@@ -408,6 +411,7 @@ export class TrainingSession {
       { plansPerTask, programsPerPlan: grpo.programsPerPlan, withPlans },
       grpo.rewardWeights,
       grpo.scaleRewards,
+      grpo.plannerCredit,
     );
 
     let debug: DebuggerStep | null = null;
@@ -457,6 +461,7 @@ export class TrainingSession {
           })),
           { tasks: tasks.length, plansPerTask, programsPerPlan: grpo.programsPerPlan },
           grpo.scaleRewards,
+          grpo.plannerCredit,
         );
       }
     }

@@ -3,10 +3,15 @@
 // GRPOConfig.
 
 import type { GrpoLossOptions, LossType } from './grpoLossTypes';
-import { DEFAULT_REWARD_WEIGHTS, type RewardWeights } from './rewards';
+import {
+  DEFAULT_REWARD_WEIGHTS,
+  PLANNER_CREDITS,
+  type PlannerCredit,
+  type RewardWeights,
+} from './rewards';
 
 /** The loss aggregation is a setting of the run: its type is the loss's (grpoLossTypes.ts). */
-export type { LossType };
+export type { LossType, PlannerCredit };
 
 /**
  * Advantage scaling (TRL's `scale_rewards`): `group` divides by each group's std (GRPO),
@@ -19,9 +24,17 @@ export type ScaleRewards = 'group' | 'batch' | 'none';
  * Which roles train:
  * - `core`: Planner and Coder, collaborative credit;
  * - `single`: the Coder alone, without a plan (single-agent GRPO baseline);
- * - `frozen-planner`: the Planner writes plans but only the Coder learns.
+ * - `frozen-planner`: the Planner writes plans but only the Coder learns (CoRe without Planner RL);
+ * - `frozen-coder`: the Coder writes programs but only the Planner learns (CoRe without Coder RL).
  */
-export type TrainingMode = 'core' | 'single' | 'frozen-planner';
+export type TrainingMode = 'core' | 'single' | 'frozen-planner' | 'frozen-coder';
+
+/**
+ * How core mode's two roles take turns: `simultaneous` (both update every step) or
+ * `alternating` (stages of `stageSteps` steps: the Planner trains with the Coder frozen,
+ * then the Coder with the Planner frozen, and so on; see schedule.ts).
+ */
+export type Schedule = 'simultaneous' | 'alternating';
 
 export type Role = 'planner' | 'coder' | 'debugger' | 'retriever';
 
@@ -80,6 +93,12 @@ export interface GrpoConfig {
   /** K: candidates BM25 proposes to the Retriever. Its group is the N plans' R = N choices. */
   retrievalCandidates: number;
   retrievalPolicy: RetrievalPolicy;
+  /** How a plan's reward comes from its M programs' rewards (rewards.ts, PlannerCredit). */
+  plannerCredit: PlannerCredit;
+  /** Core mode: both roles every step, or in alternating stages of `stageSteps` steps. */
+  schedule: Schedule;
+  /** K: steps per stage of the alternating schedule. */
+  stageSteps: number;
 }
 
 export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
@@ -121,6 +140,9 @@ export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
   repairCredit: 'original',
   retrievalCandidates: 4,
   retrievalPolicy: 'learned',
+  plannerCredit: 'mean',
+  schedule: 'simultaneous',
+  stageSteps: 10,
 });
 
 export class GrpoConfigError extends Error {
@@ -148,7 +170,8 @@ export function resolveGrpoConfig(input: GrpoConfigInput = {}): GrpoConfig {
 
 const LOSS_TYPES: readonly LossType[] = ['grpo', 'dapo', 'dr_grpo'];
 const SCALE_REWARDS: readonly ScaleRewards[] = ['group', 'batch', 'none'];
-const MODES: readonly TrainingMode[] = ['core', 'single', 'frozen-planner'];
+const MODES: readonly TrainingMode[] = ['core', 'single', 'frozen-planner', 'frozen-coder'];
+const SCHEDULES: readonly Schedule[] = ['simultaneous', 'alternating'];
 export const TOPOLOGIES: readonly Topology[] = [
   'planner,coder',
   'planner,coder,debugger',
@@ -176,9 +199,12 @@ export function validateGrpoConfig(config: GrpoConfig): string[] {
   if (config.programsPerPlan < 2) {
     problems.push('programsPerPlan must be at least 2: a group of one has no advantage');
   }
-  if (config.mode === 'core' && config.plansPerTask < 2) {
-    problems.push('plansPerTask must be at least 2 in core mode: the Planner needs a group');
+  if ((config.mode === 'core' || config.mode === 'frozen-coder') && config.plansPerTask < 2) {
+    problems.push(
+      `plansPerTask must be at least 2 in ${config.mode} mode: the Planner needs a group`,
+    );
   }
+  problems.push(...validateSchedule(config));
   if (!(config.temperature > 0) || !Number.isFinite(config.temperature)) {
     problems.push(`temperature must be a finite number > 0, got ${config.temperature}`);
   }
@@ -218,6 +244,31 @@ export function validateGrpoConfig(config: GrpoConfig): string[] {
     if (!(value >= 0) || !Number.isFinite(value)) {
       problems.push(`rewardWeights.${key} must be a finite number >= 0, got ${value}`);
     }
+  }
+  return problems;
+}
+
+/** The schedule's and the Planner credit's problems (what can take turns, and with what). */
+function validateSchedule(config: GrpoConfig): string[] {
+  const problems: string[] = [];
+  if (!SCHEDULES.includes(config.schedule)) {
+    problems.push(
+      `schedule must be one of ${SCHEDULES.join(', ')}, got ${String(config.schedule)}`,
+    );
+  } else if (config.schedule === 'alternating') {
+    if (config.mode !== 'core') {
+      problems.push(
+        `schedule alternating needs mode core (both roles training): in ${config.mode} mode only one of them trains`,
+      );
+    }
+    if (!Number.isInteger(config.stageSteps) || config.stageSteps < 1) {
+      problems.push(`stageSteps must be a positive integer, got ${config.stageSteps}`);
+    }
+  }
+  if (!PLANNER_CREDITS.includes(config.plannerCredit)) {
+    problems.push(
+      `plannerCredit must be one of ${PLANNER_CREDITS.join(', ')}, got ${String(config.plannerCredit)}`,
+    );
   }
   return problems;
 }
@@ -276,14 +327,16 @@ export function hasAgent(agents: Topology, role: Role): boolean {
 
 /**
  * The roles whose weights a run updates: the mode's (core: Planner and Coder; single and
- * frozen-planner: the Coder), then the topology's Debugger, and its Retriever unless it
- * is BM25's top-1. Without `config`: the default topology.
+ * frozen-planner: the Coder; frozen-coder: the Planner), then the topology's Debugger, and its
+ * Retriever unless it is BM25's top-1. Without `config`: the default topology. In core mode
+ * with the alternating schedule, a step updates only its stage's role (schedule.ts).
  */
 export function trainedRoles(
   mode: TrainingMode,
   config?: Pick<GrpoConfig, 'agents' | 'retrievalPolicy'>,
 ): Role[] {
-  const roles: Role[] = mode === 'core' ? ['planner', 'coder'] : ['coder'];
+  const roles: Role[] =
+    mode === 'core' ? ['planner', 'coder'] : mode === 'frozen-coder' ? ['planner'] : ['coder'];
   if (!config) return roles;
   if (hasAgent(config.agents, 'debugger')) roles.push('debugger');
   if (

@@ -105,10 +105,28 @@ export function coderRewards(
   });
 }
 
-/** r^P_n: the mean of the Coder rewards (and of each part) of the programs written from plan n. */
-export function plannerReward(programRewards: readonly RewardParts[]): RewardParts {
+/**
+ * How a plan is paid from the M programs written from it (the `plannerCredit` setting):
+ * `mean` (the default): what the Coder achieves with it on average; `best`: the best of them
+ * (a plan that lets the Coder succeed at all counts, however often it slips).
+ */
+export type PlannerCredit = 'mean' | 'best';
+export const PLANNER_CREDITS: readonly PlannerCredit[] = ['mean', 'best'];
+
+/**
+ * r^P_n from the Coder rewards of the programs written from plan n: their mean (and each
+ * part's mean), or with `best` the program with the highest total (its parts as they are).
+ */
+export function plannerReward(
+  programRewards: readonly RewardParts[],
+  credit: PlannerCredit = 'mean',
+): RewardParts {
   if (programRewards.length === 0) {
     throw new Error('plannerReward needs at least one program reward');
+  }
+  if (credit === 'best') {
+    // The first of equal totals, so the choice is deterministic.
+    return programRewards.reduce((best, parts) => (parts.total > best.total ? parts : best));
   }
   const mean = (pick: (parts: RewardParts) => number) =>
     programRewards.reduce((sum, parts) => sum + pick(parts), 0) / programRewards.length;
@@ -127,6 +145,7 @@ export function plannerReward(programRewards: readonly RewardParts[]): RewardPar
 export function plannerRewards(
   programRewards: readonly RewardParts[],
   programsPerPlan: number,
+  credit: PlannerCredit = 'mean',
 ): RewardParts[] {
   if (programsPerPlan < 1 || programRewards.length % programsPerPlan !== 0) {
     throw new Error(
@@ -135,7 +154,7 @@ export function plannerRewards(
   }
   const plans: RewardParts[] = [];
   for (let start = 0; start < programRewards.length; start += programsPerPlan) {
-    plans.push(plannerReward(programRewards.slice(start, start + programsPerPlan)));
+    plans.push(plannerReward(programRewards.slice(start, start + programsPerPlan), credit));
   }
   return plans;
 }
@@ -150,7 +169,8 @@ export function taskRewards(
   programsPerPlan: number,
   weights: RewardWeights = DEFAULT_REWARD_WEIGHTS,
   referenceCost?: number,
+  credit: PlannerCredit = 'mean',
 ): { coder: RewardParts[]; planner: RewardParts[] } {
   const coder = coderRewards(outcomes, weights, referenceCost);
-  return { coder, planner: plannerRewards(coder, programsPerPlan) };
+  return { coder, planner: plannerRewards(coder, programsPerPlan, credit) };
 }

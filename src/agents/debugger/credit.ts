@@ -7,6 +7,7 @@ import { coderGroups, contiguousGroups, groupAdvantages, plannerGroups } from '.
 import type { ScaleRewards } from '../../rl/config';
 import {
   coderRewards,
+  type PlannerCredit,
   type ProgramOutcome,
   plannerRewards,
   type RewardParts,
@@ -76,6 +77,7 @@ export function postRepairCredit(
   repaired: readonly { programIndex: number; repairs: readonly RewardParts[] }[],
   shape: { tasks: number; plansPerTask: number; programsPerPlan: number },
   scale: ScaleRewards,
+  plannerCredit: PlannerCredit = 'mean',
 ): StepCredit {
   const coderRewardsAfter = [...credit.coder.rewards];
   for (const { programIndex, repairs } of repaired) {
@@ -93,7 +95,7 @@ export function postRepairCredit(
     ),
   };
   if (!credit.planner) return { coder, planner: null };
-  const planRewards = plannerRewards(coderRewardsAfter, shape.programsPerPlan);
+  const planRewards = plannerRewards(coderRewardsAfter, shape.programsPerPlan, plannerCredit);
   return {
     coder,
     planner: {

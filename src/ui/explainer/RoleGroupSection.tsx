@@ -10,11 +10,19 @@ interface Props {
   group: RoleGroupExplanation;
   weights: GrpoConfig['rewardWeights'];
   scale: GrpoConfig['scaleRewards'];
+  /** How a plan's reward comes from its M programs' (the run's Planner credit). */
+  plannerCredit?: GrpoConfig['plannerCredit'];
 }
 
-function rewardFormula(group: RoleGroupExplanation, weights: Props['weights']): string {
+function rewardFormula(
+  group: RoleGroupExplanation,
+  weights: Props['weights'],
+  plannerCredit: Props['plannerCredit'],
+): string {
   if (group.role === 'planner') {
-    return String.raw`r^P_n = \frac{1}{M}\sum_{m=1}^{M} r^C_{n,m}`;
+    return plannerCredit === 'best'
+      ? String.raw`r^P_n = \max_{m=1}^{M} r^C_{n,m} \quad\text{(the best program written from plan } n\text{)}`
+      : String.raw`r^P_n = \frac{1}{M}\sum_{m=1}^{M} r^C_{n,m}`;
   }
   if (group.role === 'retriever') {
     return String.raw`r^R_n = r^P_n - \text{format} \quad\text{(the plan written with choice } n\text{)}`;
@@ -67,7 +75,7 @@ function heading(group: RoleGroupExplanation, size: number): string {
   }
 }
 
-export function RoleGroupSection({ group, weights, scale }: Props) {
+export function RoleGroupSection({ group, weights, scale, plannerCredit }: Props) {
   const size = group.rewards.length;
   const sub = SUBSCRIPTS[group.role];
   const advantageNoteId = useId();
@@ -77,7 +85,7 @@ export function RoleGroupSection({ group, weights, scale }: Props) {
         {heading(group, size)}
         {!group.trained && <span className="explainer-note"> (not trained in this mode)</span>}
       </h3>
-      <Tex display tex={rewardFormula(group, weights)} />
+      <Tex display tex={rewardFormula(group, weights, plannerCredit)} />
       <table className="explainer-table">
         <thead>
           <tr>

@@ -72,6 +72,8 @@ export interface GroupExplanation {
   scale: GrpoConfig['scaleRewards'];
   numIterations: number;
   rewardWeights: GrpoConfig['rewardWeights'];
+  /** How a plan's reward comes from its programs' (mean or best). */
+  plannerCredit: GrpoConfig['plannerCredit'];
 }
 
 export interface ExplainInput {
@@ -87,10 +89,19 @@ export interface ExplainInput {
 
 const EXAMPLE_RATIOS = [0.6, 0.9, 1, 1.1, 1.4];
 
-/** r^P_n = mean of its programs' Coder rewards (the plan's recorded reward when it has none). */
-export function planRewardParts(plan: SampleGroup['plans'][number]): RewardParts {
+/**
+ * r^P_n from its programs' Coder rewards, by the run's Planner credit (their mean, or the best);
+ * the plan's recorded reward when it has none.
+ */
+export function planRewardParts(
+  plan: SampleGroup['plans'][number],
+  credit: GrpoConfig['plannerCredit'] = 'mean',
+): RewardParts {
   return plan.programs.length > 0
-    ? plannerReward(plan.programs.map((program) => program.reward))
+    ? plannerReward(
+        plan.programs.map((program) => program.reward),
+        credit,
+      )
     : plan.reward;
 }
 
@@ -211,7 +222,7 @@ export function explainGroup(input: ExplainInput): GroupExplanation {
     ? roleGroup(
         'planner',
         trained.includes('planner'),
-        stepGroups.map((g) => g.plans.map(planRewardParts)),
+        stepGroups.map((g) => g.plans.map((p) => planRewardParts(p, grpo.plannerCredit))),
         stepGroups.map((g) => g.plans.map((p) => p.advantage)),
         target,
         planIndex,
@@ -282,6 +293,7 @@ export function explainGroup(input: ExplainInput): GroupExplanation {
     scale,
     numIterations: grpo.numIterations,
     rewardWeights: grpo.rewardWeights,
+    plannerCredit: grpo.plannerCredit ?? 'mean',
   };
 }
 

@@ -235,6 +235,8 @@ export function ControlsPanel() {
   const tierMix = useLabStore((state) => state.config.tierMix);
   // The Debugger's and the Retriever's settings show with the topology that has them.
   const agents: string = useLabStore((state) => state.config.grpo.agents) ?? 'planner,coder';
+  // K shows with the alternating schedule that reads it.
+  const schedule: string = useLabStore((state) => state.config.grpo.schedule) ?? 'simultaneous';
   const engineBudgetMiB = useLabStore((state) => state.memoryBudgetMiB);
   const [selectProblem, setSelectProblem] = useState<{ name: string; text: string } | null>(null);
   const choose = (name: string, refusal: string | null) =>
@@ -252,6 +254,9 @@ export function ControlsPanel() {
       {select('preset')}
       {select('backend')}
       {select('mode')}
+      {select('schedule')}
+      {schedule === 'alternating' && <SettingNumber setting={byKey('stage')} />}
+      {select('pcredit')}
       {select('agents')}
       {agents.includes('debugger') && (
         <>
