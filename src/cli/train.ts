@@ -78,6 +78,15 @@ watchEngineLog(recentLogLines, () => {});
 const resumeDir = f.resume;
 const out = resumeDir ?? f.out;
 if (!out) throw new UsageError('give --out DIR (or --resume DIR)');
+/** What may change when a run resumes; its settings are its snapshot's. */
+const RESUME_FLAGS = ['resume', 'steps', 'minutes', 'final-eval', 'backend', 'memory-budget'];
+const fixed = Object.keys(f).filter((name) => !RESUME_FLAGS.includes(name) && name !== 'debug');
+if (resumeDir && fixed.length > 0) {
+  const allowed = RESUME_FLAGS.slice(1).map((name) => `--${name}`);
+  throw new UsageError(
+    `--${fixed[0]} cannot change a resumed run (its settings are in ${join(resumeDir, 'snapshot')}); with --resume: ${allowed.join(' ')}`,
+  );
+}
 // A new run's settings are checked before anything is loaded or written.
 const newConfig = resumeDir ? null : runConfigFromFlags();
 /** What a resumed run was started with (its DIR/config.json), read once. */
@@ -118,7 +127,7 @@ if (resumeDir && resumed) {
   }
   session = await TrainingSession.restore(snapshot, { sandbox, suites });
   totalSteps = f.steps ?? resumed.steps ?? Number.POSITIVE_INFINITY;
-  finalEval = resumed.finalEval || minutes !== undefined;
+  finalEval = resumed.finalEval || f['final-eval'] === true || minutes !== undefined;
   // Lines written after the last snapshot are redone, so drop them.
   for (const file of ['metrics.jsonl', 'samples.jsonl']) {
     await keepStepsUpTo(join(resumeDir, file), snapshot.step);

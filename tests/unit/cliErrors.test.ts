@@ -117,6 +117,13 @@ const CASES = {
     status: 2,
     line: /^warmstart: --steps takes a whole number, got "many"$/,
   },
+  resumeWithSetting: {
+    // A resumed run keeps its snapshot's settings: a setting flag is refused, not ignored.
+    script: 'src/cli/train.ts',
+    args: ['grpo', '--resume', at('run-corrupt'), '--plans', '4'],
+    status: 2,
+    line: /^train: --plans cannot change a resumed run \(its settings are in .*\/snapshot\); with --resume: --steps/,
+  },
   missingCheckpoint: {
     // The command: the wasm backend is up when the folder turns out missing.
     script: 'src/cli/eval.ts',
