@@ -375,7 +375,7 @@ function writeTable() {
     complete
       ? ''
       : '**PARTIAL: some runs have not finished; rerun `npm run experiments` to complete (finished runs are kept, cut-off runs resume).**\n',
-    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single), greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
+    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single), greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite (and the same Coder from the statement alone, for the Collaboration Gain), alternating stages of ${STAGE_STEPS} steps, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
     '',
     ...lines,
     '',
