@@ -5,7 +5,9 @@
 //   suites  [--check]          regenerate public/tasks/suite-*.json (or check they are current)
 //   show    --tier L2 [--split S] [--count N] [--seed S]     print statements, plans, code
 //   check   --tier L1,L2 [--split S] [--count N] [--seed S] [--sandbox]   run every reference
-import { readFileSync, writeFileSync } from 'node:fs';
+//   mbxp    --in mbjsp_release_v1.2.jsonl --out public/tasks/mbxp   the MBXP task set (cli/tasksMbxp.ts)
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import {
@@ -22,6 +24,7 @@ import {
 } from '../tasks';
 import { EXPORT_FORMATS } from '../tasks/exportFormats';
 import { exportForEngine, exportFormat } from '../tasks/exportNode';
+import { mbxpFile, serializeTaskSet, TASK_SET_SPLITS } from '../tasks/mbxp/taskSet';
 import { checkInNode } from '../tasks/nodeCheck';
 import type { FlagSpecs } from './flags';
 import { commandLine, UsageError } from './runCli';
@@ -41,14 +44,15 @@ const FLAGS = {
   },
   check: { kind: 'boolean', help: 'suites: only check that the files are current' },
   sandbox: { kind: 'boolean', help: 'check: also run every reference in the QuickJS sandbox' },
+  in: { kind: 'string', help: 'mbxp: MBXP’s JavaScript JSONL (mbjsp_release_v1.2.jsonl)' },
 } satisfies FlagSpecs;
 const {
   flags: f,
   words: [command],
 } = commandLine('tasks', FLAGS, {
   usage:
-    'npm run --silent tasks -- export|suites|show|check [--tier L1,L2] [--split train] [--count N] [--seed S] [--out FILE]',
-  words: { name: 'command', choices: ['export', 'suites', 'show', 'check'] },
+    'npm run --silent tasks -- export|suites|show|check|mbxp [--tier L1,L2] [--split train] [--count N] [--seed S] [--in FILE] [--out FILE]',
+  words: { name: 'command', choices: ['export', 'suites', 'show', 'check', 'mbxp'] },
 });
 
 function fail(message: string): never {
@@ -153,6 +157,32 @@ async function check(): Promise<void> {
   if (failures) process.exitCode = 1;
 }
 
+/** The MBXP task set: public/tasks/mbxp/{train,validation}.json from MBXP's JSONL. */
+async function mbxp(): Promise<void> {
+  if (!f.in) throw new UsageError('mbxp needs --in FILE.jsonl (MBXP’s mbjsp_release_v1.2.jsonl)');
+  if (!f.out) throw new UsageError('mbxp needs --out DIR (public/tasks/mbxp)');
+  let text: string;
+  try {
+    text = readFileSync(f.in, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--in ${f.in}: cannot read it (${(error as NodeJS.ErrnoException).code})`);
+  }
+  const { buildMbxpTaskSet, summarizeBuild } = await import('./tasksMbxp');
+  const sandbox = await createSandbox();
+  try {
+    const build = await buildMbxpTaskSet(text, sandbox);
+    if (build.rows === 0) fail(`${f.in}: no MBXP rows`);
+    mkdirSync(f.out, { recursive: true });
+    for (const split of TASK_SET_SPLITS) {
+      const file = mbxpFile(split).split('/').at(-1) ?? `${split}.json`;
+      writeFileSync(join(f.out, file), serializeTaskSet(split, build.splits[split]));
+    }
+    console.log(summarizeBuild(build));
+  } finally {
+    await sandbox.close();
+  }
+}
+
 switch (command) {
   case 'export':
     exportTasks();
@@ -165,5 +195,8 @@ switch (command) {
     break;
   case 'check':
     await check();
+    break;
+  case 'mbxp':
+    await mbxp();
     break;
 }
