@@ -1,7 +1,8 @@
 // `npm run --silent train -- grpo --preset tiny --mode core --steps 50 --seed 1 --out runs/a`
 // Headless collaborative GRPO. Writes DIR/config.json, DIR/metrics.jsonl (one line per step,
 // eval/* merged in every --eval-every steps), DIR/samples.jsonl (the step's plan × program
-// groups), DIR/checkpoints/{planner,coder}/ and DIR/snapshot/ (everything --resume needs).
+// groups), DIR/checkpoints/{planner,coder}/, with --lora-rank R DIR/adapters/<role>/ (PEFT's
+// layout), and DIR/snapshot/ (everything --resume needs).
 // `--resume DIR` continues a cut-off run exactly where its last snapshot left it.
 // Options: --checkpoint DIR (with planner/ and coder/; default public/checkpoints/<preset>
 // when present, else freshly initialized models) --backend auto|kernels|tfjs-webgpu|wasm|cpu
@@ -231,6 +232,12 @@ const snapshot = await session.snapshot();
 for (const role of ['planner', 'coder', 'debugger', 'retriever'] as const) {
   if (!snapshot.files[`${role}/model.safetensors`]) continue;
   await writeCheckpointDir(join(out, 'checkpoints', role), getCheckpoint(snapshot.files, role));
+}
+// With LoRA: each role's adapter in PEFT's layout, DIR/adapters/<role>/ (PeftModel.from_pretrained).
+for (const [name, bytes] of Object.entries(snapshot.files)) {
+  if (!name.startsWith('adapters/')) continue;
+  await mkdir(join(out, dirname(name)), { recursive: true });
+  await writeFile(join(out, name), bytes);
 }
 if (finalEval) {
   const result = await session.evaluateDetailed();

@@ -1,6 +1,7 @@
 // The default run, its validation as a whole, and its URL form (keys and kinds from the
 // settings table, settings.ts). Data only (no tfjs), so the page's main thread can import
 // it without pulling in the engine.
+import { loraProblems } from '../model/loraSettings';
 import { DEFAULT_GRPO_CONFIG, validateGrpoConfig } from '../rl/config';
 import {
   fieldOf,
@@ -92,6 +93,14 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
     problems.push({
       field: 'backend',
       message: `backend must be one of ${BACKEND_CHOICES.join(' | ')}, got ${String(config.backend)}`,
+    });
+  }
+  problems.push(...loraProblems(config));
+  if ((config.loraRank ?? 0) > 0 && config.backend === 'kernels') {
+    problems.push({
+      field: 'loraRank',
+      message:
+        "loraRank > 0 (LoRA) is not on the lab's WebGPU kernels yet: use backend wasm, cpu or tfjs-webgpu, or loraRank 0",
     });
   }
   const budget = config.memoryBudgetMiB;

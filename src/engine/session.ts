@@ -55,6 +55,7 @@ import { RoleTrainer, type RoleUpdate } from '../rl/trainer';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
 import type { SuiteName, Task } from '../tasks';
+import { attachAdapters, putAdapters, restoreAdapters } from './loraRoles';
 import { DEFAULT_RUN_CONFIG } from './runConfig';
 import {
   decodeTrainerState,
@@ -167,6 +168,8 @@ export class TrainingSession {
       }
     }
     this.budgetBytes = memoryBudgetBytes(tf.getBackend(), config.memoryBudgetMiB);
+    // With LoRA, each role's adapter (before its trainer: Adam holds the adapter's moments).
+    attachAdapters(config, this.roleModels);
     for (const role of trainedRoles(config.grpo.mode, config.grpo)) {
       const model = this.checkpointOf(role).model;
       this.trainers.set(
@@ -206,6 +209,11 @@ export class TrainingSession {
       snapshot.files[`${role}/model.safetensors`]
         ? loadCheckpoint(getCheckpoint(snapshot.files, role))
         : undefined;
+    const extra = await extraAgents(config, planner, coder, {
+      debugger: saved('debugger'),
+      retriever: saved('retriever'),
+    });
+    await restoreAdapters(snapshot.files, config, { planner, coder, ...roleCheckpoints(extra) });
     const session = new TrainingSession(
       config,
       planner,
@@ -213,10 +221,7 @@ export class TrainingSession {
       deps.sandbox,
       deps.suites ?? {},
       new TaskStream(snapshot.config, state.taskPosition),
-      await extraAgents(config, planner, coder, {
-        debugger: saved('debugger'),
-        retriever: saved('retriever'),
-      }),
+      extra,
     );
     for (const [role, trainer] of session.trainers) {
       const bytes = snapshot.files[`${role}/trainer.safetensors`];
@@ -229,6 +234,11 @@ export class TrainingSession {
 
   get step(): number {
     return this.stepCount;
+  }
+
+  /** Every role's model, by role (the LoRA helpers' view). */
+  private get roleModels(): Partial<Record<Role, LoadedCheckpoint>> {
+    return { planner: this.planner, coder: this.coder, ...roleCheckpoints(this.extra) };
   }
 
   /** What the session is doing now, in words ("the Coder update (64 sequences)"), for errors. */
@@ -637,6 +647,7 @@ export class TrainingSession {
     for (const [role, trainer] of this.trainers) {
       files[`${role}/trainer.safetensors`] = encodeTrainerState(await trainer.exportState());
     }
+    await putAdapters(files, this.config, this.roleModels);
     const state: RunState = { format: 1, step: this.stepCount, taskPosition: this.tasks.position };
     putJson(files, 'run.json', state);
     return { config: this.config, step: this.stepCount, files };
@@ -696,6 +707,13 @@ async function extraAgents(
     if (model && extra[role] !== model) disposeModel(model.model);
   }
   return extra;
+}
+
+function roleCheckpoints(extra: ExtraAgents): Partial<Record<Role, LoadedCheckpoint>> {
+  return {
+    ...(extra.debugger ? { debugger: extra.debugger } : {}),
+    ...(extra.retriever ? { retriever: extra.retriever } : {}),
+  };
 }
 
 function now(): number {

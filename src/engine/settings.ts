@@ -429,6 +429,35 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'list',
     optional: true,
   },
+  {
+    path: 'loraRank',
+    urlKey: 'lora',
+    cliFlag: 'lora-rank',
+    label: 'LoRA rank',
+    help: 'r: each role trains a rank-r LoRA adapter over its frozen base model instead of every weight (Adam state for the adapters only; the KL reference is the base). Empty or 0: full fine-tuning. Wants a larger learning rate than full fine-tuning.',
+    kind: 'integer',
+    min: 0,
+    optional: true,
+  },
+  {
+    path: 'loraAlpha',
+    urlKey: 'lalpha',
+    cliFlag: 'lora-alpha',
+    label: 'LoRA alpha',
+    help: 'The adapter adds (alpha / r)·B·A to each targeted weight: a larger alpha, a larger step for the same learning rate. Empty: 16.',
+    kind: 'number',
+    min: 0,
+    optional: true,
+  },
+  {
+    path: 'loraTargets',
+    urlKey: 'ltargets',
+    cliFlag: 'lora-targets',
+    label: 'LoRA targets',
+    help: 'The GPT-2 projections that get an adapter: c_attn (q, k, v), c_proj (attention output and MLP down), c_fc (MLP up). Empty: all three.',
+    kind: 'list',
+    optional: true,
+  },
 ];
 
 /** The name validation gives a setting (`plansPerTask`, `rewardWeights.efficiency`, `topK`). */

@@ -49,6 +49,12 @@ export interface RunConfig {
    * out-of-memory and retries.
    */
   memoryBudgetMiB?: number;
+  /** LoRA rank of every role's adapter (absent or 0: full fine-tuning): engine/lora.ts. */
+  loraRank?: number;
+  /** The adapters' alpha (absent: 16). */
+  loraAlpha?: number;
+  /** The targeted GPT-2 projections (absent: c_attn, c_proj, c_fc). */
+  loraTargets?: string[];
 }
 
 /** One program the Coder wrote for one plan, judged by the sandbox. */

@@ -2,7 +2,7 @@
 // the supervised warm start and by the GRPO trainer. It only applies gradients; the NaN/Inf
 // guard and global-norm clipping come before it, in one place (./safeUpdate.ts).
 import * as tf from '@tensorflow/tfjs-core';
-import type { GPT } from './gpt';
+import { type GPT, trainableParams } from './gpt';
 
 export interface AdamWOptions {
   beta1: number;
@@ -43,7 +43,8 @@ export class AdamW {
   constructor(model: GPT, options: Partial<AdamWOptions> = {}, learningRate = 1e-3) {
     this.options = { ...DEFAULT_ADAMW, ...options };
     this.learningRate = learningRate;
-    for (const [name, param] of model.params) {
+    // With LoRA, the adapter's variables only: the frozen base has no moments.
+    for (const [name, param] of trainableParams(model)) {
       this.slots.set(param.name, {
         name,
         param,

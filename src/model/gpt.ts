@@ -2,6 +2,7 @@
 // MLP, fused q,k,v projection, tied input/output embeddings.
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config';
+import { disposeLora, type GptLora, loraDelta, loraParams } from './gptLora';
 import { tokenLogProbs } from './logProbs';
 import { causalAttention, embed, gatherRows, geluTanh, layerNorm, linear, matMul2d } from './ops';
 import { initialValues, makeVariables, type Params } from './params';
@@ -9,6 +10,18 @@ import { initialValues, makeVariables, type Params } from './params';
 export interface GPT {
   config: ModelConfig;
   params: Params;
+  /** A LoRA adapter over `params` (then frozen, possibly shared with other roles): gptLora.ts. */
+  lora?: GptLora;
+}
+
+/** What an update trains: the adapter's variables with LoRA, else every parameter. */
+export function trainableParams(model: GPT): Params {
+  return model.lora ? loraParams(model.lora) : model.params;
+}
+
+/** The same base without its adapter (shares the variables): LoRA's KL reference. */
+export function baseOf(model: GPT): GPT {
+  return { config: model.config, params: model.params };
 }
 
 export function createModel(config: ModelConfig, seed: number): GPT {
@@ -55,19 +68,25 @@ export function block(
   const S = x.shape[0] / B;
   const hd = d / H;
   const w = (name: string) => param(model, `transformer.h.${layer}.${name}`);
+  // A Conv1D projection, plus the adapter's scale·(x·Aᵀ)·Bᵀ where LoRA targets it.
+  const project = (module: string, input: tf.Tensor2D): tf.Tensor2D => {
+    const y = linear(input, w(`${module}.weight`), w(`${module}.bias`));
+    const delta = model.lora && loraDelta(model.lora, `transformer.h.${layer}.${module}`, input);
+    return delta ? tf.add(y, delta) : y;
+  };
 
   const a = layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), eps);
-  const qkv = linear(a, w('attn.c_attn.weight'), w('attn.c_attn.bias'));
+  const qkv = project('attn.c_attn', a);
   // [B·S, 3d] → q, k, v as [B·H, S, hd] (c_attn's columns are q | k | v, each split into heads).
   const heads = tf.transpose(tf.reshape(qkv, [B, S, 3, H, hd]), [2, 0, 3, 1, 4]);
   const [q, k, v] = tf.unstack(tf.reshape(heads, [3, B * H, S, hd])) as tf.Tensor3D[];
   const y = attention(q!, k!, v!, layer);
   const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, S, hd]), [0, 2, 1, 3]), [B * S, d]);
-  x = tf.add(x, linear(merged as tf.Tensor2D, w('attn.c_proj.weight'), w('attn.c_proj.bias')));
+  x = tf.add(x, project('attn.c_proj', merged as tf.Tensor2D));
 
   const m = layerNorm(x, w('ln_2.weight'), w('ln_2.bias'), eps);
-  const up = geluTanh(linear(m, w('mlp.c_fc.weight'), w('mlp.c_fc.bias'))) as tf.Tensor2D;
-  return tf.add(x, linear(up, w('mlp.c_proj.weight'), w('mlp.c_proj.bias')));
+  const up = geluTanh(project('mlp.c_fc', m)) as tf.Tensor2D;
+  return tf.add(x, project('mlp.c_proj', up));
 }
 
 /** Final LayerNorm and the tied output projection: [B·S, d] → logits [B, S, V]. */
@@ -140,4 +159,5 @@ export function maskedLoss(
 
 export function disposeModel(model: GPT): void {
   for (const v of model.params.values()) v.dispose();
+  if (model.lora) disposeLora(model.lora);
 }

@@ -21,6 +21,7 @@ export {
 } from './config';
 export {
   type AttentionFn,
+  baseOf,
   block,
   createModel,
   disposeModel,
@@ -33,8 +34,18 @@ export {
   maskedLoss,
   param,
   sequenceLogProbs,
+  trainableParams,
 } from './gpt';
+export {
+  createLora,
+  disposeLora,
+  type GptLora,
+  loraFromValues,
+  loraModules,
+  loraParams,
+} from './gptLora';
 export { stopGradient, tokenEntropies, tokenLogProbs } from './logProbs';
+export { GPT2_LORA_TARGETS, type LoraSettings, loraSettingsOf } from './loraSettings';
 export {
   BYTES_PER_MIB,
   defaultMemoryBudgetBytes,

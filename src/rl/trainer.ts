@@ -8,7 +8,8 @@
 //
 // π_old is the sampling policy: its log-probs come from the sampler, taken when the tokens
 // were drawn. The reference is a frozen copy of the weights the role started from; with
-// β = 0 it is never created and its forward pass is skipped.
+// β = 0 it is never created and its forward pass is skipped. With LoRA (model.lora) only the
+// adapter trains and the reference is the frozen base itself, the adapter off (no copy).
 import * as tf from '@tensorflow/tfjs-core';
 import { updateOnDevice } from '../gpu/engine/kernelTraining';
 import {
@@ -16,6 +17,7 @@ import {
   type AdamWState,
   accumulateGradients,
   applyGradientsSafely,
+  baseOf,
   defaultMemoryBudgetBytes,
   disposeModel,
   type GPT,
@@ -23,6 +25,7 @@ import {
   packByBudget,
   readValues,
   type SkipReason,
+  trainableParams,
   trainingBytes,
 } from '../model';
 import { tokenEntropies, tokenLogProbs } from '../model/logProbs';
@@ -86,14 +89,18 @@ export class RoleTrainer {
       { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 },
       options.learningRate,
     );
-    this.reference = options.loss.beta > 0 ? frozenCopy(model) : null;
-    this.variables = [...model.params.values()];
+    this.reference =
+      options.loss.beta > 0 ? (model.lora ? baseOf(model) : frozenCopy(model)) : null;
+    this.variables = [...trainableParams(model).values()];
     this.budgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
     // The lab's WebGPU engine when it is on (gpu/engine/kernelTraining.ts); null: train here.
-    const onDevice = await updateOnDevice(this.model, this.options, this.hostState, sequences);
+    // (LoRA is not on the kernels yet: an adapter's update runs here.)
+    const onDevice = this.model.lora
+      ? null
+      : await updateOnDevice(this.model, this.options, this.hostState, sequences);
     if (onDevice) return onDevice;
     const batch = this.prepare(sequences);
     const metrics: GrpoLossMetrics[] = [];
@@ -145,7 +152,7 @@ export class RoleTrainer {
     try {
       const summed = await this.accumulate(batch);
       const grads = new Map<string, tf.Tensor>();
-      for (const [name, variable] of this.model.params) {
+      for (const [name, variable] of trainableParams(this.model)) {
         const gradient = summed.grads[variable.name];
         if (gradient) grads.set(name, gradient);
       }
@@ -249,7 +256,8 @@ export class RoleTrainer {
   async exportState(): Promise<RoleTrainerState> {
     const { step, moments } = await this.optimizer.exportState();
     let reference: Map<string, Float32Array> | null = null;
-    if (this.reference) {
+    // With LoRA the reference is the frozen base, which the checkpoint already holds.
+    if (this.reference && !this.model.lora) {
       reference = new Map();
       for (const [name, variable] of this.reference.params) {
         reference.set(name, (await variable.data()) as Float32Array);
@@ -261,7 +269,7 @@ export class RoleTrainer {
   /** Restores what exportState saved (same model shapes, same parameter order). */
   async importState(state: RoleTrainerState): Promise<void> {
     this.optimizer.importState({ step: state.iterations, moments: state.moments });
-    if (this.reference && state.reference) {
+    if (this.reference && state.reference && !this.model.lora) {
       for (const [name, variable] of this.reference.params) {
         const values = state.reference.get(name);
         if (!values) throw new Error(`trainer state: reference has no ${name}`);
@@ -272,7 +280,8 @@ export class RoleTrainer {
 
   dispose(): void {
     this.optimizer.dispose();
-    if (this.reference) disposeModel(this.reference);
+    // A LoRA reference is the policy's own base: its owner disposes it.
+    if (this.reference && !this.model.lora) disposeModel(this.reference);
   }
 }
 

@@ -43,7 +43,9 @@ export class KvCacheSampler implements Sampler {
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
     // The lab's WebGPU engine, when it is on (gpu/engine/kernelSampling.ts); null: sample here.
-    const onDevice = this.gpt ? await sampleOnDevice(this.gpt, prompts, options) : null;
+    // (Not with a LoRA adapter yet: the kernels know no adapter, so it samples here.)
+    const onDevice =
+      this.gpt && !this.gpt.lora ? await sampleOnDevice(this.gpt, prompts, options) : null;
     if (onDevice) return onDevice;
     const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
     for (const [start, end] of this.chunks(prompts, options.maxNewTokens)) {

@@ -1,7 +1,9 @@
 // A PEFT LoRA adapter (adapter_config.json + adapter_model.safetensors, PEFT's tensor names
 // `base_model.model.<module>.lora_A.weight` [r, in] and `.lora_B.weight` [out, r]) applied on
 // load: W ← W + s·B·A with s = lora_alpha / r, or lora_alpha / √r with use_rslora. What the
-// lab does not implement (DoRA, per-module ranks, fan_in_fan_out) is refused by name.
+// lab does not implement (DoRA, per-module ranks, fan_in_fan_out on Linear layers) is refused
+// by name. GPT-2's Conv1D layers are fan_in_fan_out by nature (PEFT sets it for them): the
+// GPT-2 reader (model/gptLoraFiles.ts) passes `conv1d` and A, B keep the same layout.
 import { readSafetensors, toFloat32 } from '../safetensors';
 import type { CheckpointSource } from './hfCheckpoint';
 import { parseJsonFile } from './hfCheckpoint';
@@ -23,7 +25,10 @@ export interface LoraAdapter {
 
 const PREFIX = 'base_model.model.';
 
-export async function readLoraAdapter(source: CheckpointSource): Promise<LoraAdapter> {
+export async function readLoraAdapter(
+  source: CheckpointSource,
+  options: { conv1d?: boolean } = {},
+): Promise<LoraAdapter> {
   const { label } = source;
   const configBytes = await source.read('adapter_config.json');
   if (!configBytes) throw new Error(`${label}: adapter_config.json is missing`);
@@ -38,7 +43,7 @@ export async function readLoraAdapter(source: CheckpointSource): Promise<LoraAda
   if (typeof r !== 'number' || !Number.isInteger(r) || r <= 0) fail('r must be a positive integer');
   if (typeof alpha !== 'number' || !Number.isFinite(alpha)) fail('lora_alpha must be a number');
   if (cfg.use_dora) fail('use_dora true is not implemented');
-  if (cfg.fan_in_fan_out) fail('fan_in_fan_out true is not implemented');
+  if (cfg.fan_in_fan_out && !options.conv1d) fail('fan_in_fan_out true is not implemented');
   for (const key of ['rank_pattern', 'alpha_pattern'] as const) {
     const pattern = cfg[key];
     if (pattern && typeof pattern === 'object' && Object.keys(pattern).length)

@@ -1,0 +1,130 @@
+// LoRA on the lab's GPT-2: y = x·W + b + (alpha/r)·(x·Aᵀ)·Bᵀ on the chosen Conv1D projections
+// (`c_attn`, `c_proj` in attention and MLP, `c_fc`). A and B keep PEFT's layout (A [r, in],
+// B [out, r]; GPT-2's Conv1D weight is [in, out], so PEFT marks it fan_in_fan_out), A starts as
+// PEFT's kaiming-uniform (a = √5: U(−1/√in, 1/√in)), B at zero, so a fresh adapter changes
+// nothing. The adapter is applied in the forward, never merged: the base's variables stay
+// untouched and are shared by every role's adapter and by the KL reference (adapter off).
+import * as tf from '@tensorflow/tfjs-core';
+import { Rng } from '../tasks/random';
+import type { ModelConfig } from './config';
+import type { LoraSettings } from './loraSettings';
+import { matMul2d } from './ops';
+import type { Params } from './params';
+
+export interface LoraPairVariables {
+  /** [r, in] */
+  a: tf.Variable;
+  /** [out, r] */
+  b: tf.Variable;
+}
+
+export interface GptLora {
+  settings: LoraSettings;
+  /** alpha / r */
+  scale: number;
+  /** Module (`transformer.h.0.attn.c_attn`) → its A and B. */
+  modules: Map<string, LoraPairVariables>;
+}
+
+/** PEFT's prefix of every adapter tensor (the wrapped model is `base_model.model`). */
+export const PEFT_PREFIX = 'base_model.model.';
+
+/** The targeted modules of `config`, in layer order, with their in and out sizes. */
+export function loraModules(
+  config: ModelConfig,
+  targets: readonly string[],
+): { module: string; inn: number; out: number }[] {
+  const { nEmbd: d, nInner: f } = config;
+  const found: { module: string; inn: number; out: number }[] = [];
+  for (let i = 0; i < config.nLayer; i++) {
+    const h = `transformer.h.${i}`;
+    const all = [
+      { module: `${h}.attn.c_attn`, target: 'c_attn', inn: d, out: 3 * d },
+      { module: `${h}.attn.c_proj`, target: 'c_proj', inn: d, out: d },
+      { module: `${h}.mlp.c_fc`, target: 'c_fc', inn: d, out: f },
+      { module: `${h}.mlp.c_proj`, target: 'c_proj', inn: f, out: d },
+    ];
+    for (const m of all)
+      if (targets.includes(m.target)) found.push({ module: m.module, inn: m.inn, out: m.out });
+  }
+  return found;
+}
+
+/** A fresh adapter: A kaiming-uniform from `seed` (module by module, A row-major), B zero. */
+export function createLora(config: ModelConfig, settings: LoraSettings, seed: number): GptLora {
+  const prng = new Rng(seed);
+  const { rank } = settings;
+  const modules = new Map<string, LoraPairVariables>();
+  for (const { module, inn, out } of loraModules(config, settings.targets)) {
+    const bound = 1 / Math.sqrt(inn);
+    const a = new Float32Array(rank * inn);
+    for (let i = 0; i < a.length; i++) a[i] = (2 * prng.next() - 1) * bound;
+    modules.set(module, pairVariables(a, new Float32Array(out * rank), rank, inn, out));
+  }
+  return { settings, scale: settings.alpha / rank, modules };
+}
+
+/** An adapter from given A and B values (a saved one); shapes as createLora's. */
+export function loraFromValues(
+  config: ModelConfig,
+  settings: LoraSettings,
+  values: Map<string, { a: Float32Array; b: Float32Array }>,
+  label: string,
+): GptLora {
+  const { rank } = settings;
+  const wanted = loraModules(config, settings.targets);
+  const modules = new Map<string, LoraPairVariables>();
+  for (const { module, inn, out } of wanted) {
+    const pair = values.get(module);
+    if (!pair) throw new Error(`${label}: the adapter has no ${module}`);
+    if (pair.a.length !== rank * inn || pair.b.length !== out * rank)
+      throw new Error(
+        `${label}: ${module}: A and B do not fit [${rank}, ${inn}] and [${out}, ${rank}]`,
+      );
+    modules.set(module, pairVariables(pair.a, pair.b, rank, inn, out));
+  }
+  const extra = [...values.keys()].filter((m) => !modules.has(m));
+  if (extra.length)
+    throw new Error(
+      `${label}: the adapter targets ${extra[0]}, which is not one of this model's targets`,
+    );
+  return { settings, scale: settings.alpha / rank, modules };
+}
+
+function pairVariables(
+  a: Float32Array,
+  b: Float32Array,
+  rank: number,
+  inn: number,
+  out: number,
+): LoraPairVariables {
+  return tf.tidy(() => ({
+    a: tf.variable(tf.tensor2d(a, [rank, inn]), true),
+    b: tf.variable(tf.tensor2d(b, [out, rank]), true),
+  }));
+}
+
+/** The adapter's variables under PEFT's tensor names: what the optimizer trains. */
+export function loraParams(lora: GptLora): Params {
+  const params: Params = new Map();
+  for (const [module, { a, b }] of lora.modules) {
+    params.set(`${PEFT_PREFIX}${module}.lora_A.weight`, a);
+    params.set(`${PEFT_PREFIX}${module}.lora_B.weight`, b);
+  }
+  return params;
+}
+
+/** x [N, in] → scale·(x·Aᵀ)·Bᵀ [N, out], the adapter's addition to a projection. */
+export function loraDelta(lora: GptLora, module: string, x: tf.Tensor2D): tf.Tensor2D | null {
+  const pair = lora.modules.get(module);
+  if (!pair) return null;
+  const down = matMul2d(x, tf.transpose(pair.a) as tf.Tensor2D);
+  return tf.mul(matMul2d(down, tf.transpose(pair.b) as tf.Tensor2D), lora.scale) as tf.Tensor2D;
+}
+
+export function disposeLora(lora: GptLora): void {
+  for (const { a, b } of lora.modules.values()) {
+    a.dispose();
+    b.dispose();
+  }
+}
