@@ -88,10 +88,7 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
           : null,
       };
     }
-    const prompt = c.chat
-      ? loaded.tokenizer.applyChatTemplate([{ role: 'user', content: c.text }])
-      : c.text;
-    const ids = loaded.tokenizer.encode(prompt);
+    const { prompt, ids } = promptIds(loaded.tokenizer, c);
     if (ids.length === 0) throw new Error('--text must not be empty');
     if (c.command === 'logits') {
       const last = tf.tidy(() =>
@@ -133,8 +130,7 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
     checkpoint.generationConfig,
     checkpoint.label,
   );
-  const prompt = c.chat ? tokenizer.applyChatTemplate([{ role: 'user', content: c.text }]) : c.text;
-  const ids = tokenizer.encode(prompt);
+  const { ids } = promptIds(tokenizer, c);
   if (ids.length === 0) throw new Error('--text must not be empty');
   const weights = new Map(
     [...checkpoint.weights].map(([name, t]) => [
@@ -144,4 +140,13 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
   );
   const logits = await llamaLogitsOnDevice(checkpoint.config, weights, ids);
   return { ids, logits: Array.from(logits) };
+}
+
+/**
+ * The text's ids; with --chat, the text as one user turn of the chat template, encoded without
+ * the tokenizer's added specials (the template holds them, as apply_chat_template does).
+ */
+function promptIds(tokenizer: HfTokenizer, c: HfCommand): { prompt: string; ids: number[] } {
+  const prompt = c.chat ? tokenizer.applyChatTemplate([{ role: 'user', content: c.text }]) : c.text;
+  return { prompt, ids: tokenizer.encode(prompt, !c.chat) };
 }

@@ -47,9 +47,13 @@ export class HfTokenizer {
     this.stopIds = ids.filter((id): id is number => Number.isInteger(id));
   }
 
-  /** Text → ids, with the tokenizer's own special-token handling (as `tokenizer(text)` does). */
-  encode(text: string): number[] {
-    return this.tokenizer.encode(text).ids;
+  /**
+   * Text → ids. With `addSpecialTokens` (the default, as `tokenizer(text)` does) the tokenizer's
+   * post-processor may add its own (a BOS); a rendered chat template already holds them, so it is
+   * encoded without (as `apply_chat_template(tokenize=True)` does).
+   */
+  encode(text: string, addSpecialTokens = true): number[] {
+    return this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids;
   }
 
   decode(ids: readonly number[], skipSpecialTokens = false): string {

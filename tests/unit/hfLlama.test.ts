@@ -17,7 +17,9 @@ import { folderSource } from '../../src/model/families/folderSourceNode';
 import { llamaForward } from '../../src/model/families/llama';
 import { loadLlama } from '../../src/model/families/load';
 import { KvCacheSampler } from '../../src/rollout';
+import { HfTokenizer } from '../../src/tokenizer/hfTokenizer';
 import {
+  byteLevelTokenizerJson,
   CHAT_TEMPLATE,
   type FixtureName,
   fixtureSpec,
@@ -161,6 +163,31 @@ describe('sampling the Llama family with a KV cache', () => {
     expect(out.ids.length).toBeLessThanOrEqual(5);
     if (out.finished) expect([271, 269]).toContain(out.ids.at(-1));
     expect(CHAT_TEMPLATE).toContain('add_generation_prompt');
+  });
+});
+
+describe('a tokenizer that adds a BOS (post_processor TemplateProcessing)', () => {
+  it('adds it to plain text, not to a rendered chat template (which holds its own)', () => {
+    const { json } = byteLevelTokenizerJson();
+    const bos = { id: '<|endoftext|>', type_id: 0 };
+    const withBos = {
+      ...json,
+      post_processor: {
+        type: 'TemplateProcessing',
+        single: [{ SpecialToken: bos }, { Sequence: { id: 'A', type_id: 0 } }],
+        pair: [
+          { SpecialToken: bos },
+          { Sequence: { id: 'A', type_id: 0 } },
+          { Sequence: { id: 'B', type_id: 1 } },
+        ],
+        special_tokens: {
+          '<|endoftext|>': { id: '<|endoftext|>', ids: [269], tokens: ['<|endoftext|>'] },
+        },
+      },
+    };
+    const tokenizer = new HfTokenizer(withBos, { chat_template: CHAT_TEMPLATE }, null);
+    expect(tokenizer.encode('the')).toEqual([269, 116, 257]);
+    expect(tokenizer.encode('the', false)).toEqual([116, 257]);
   });
 });
 
