@@ -33,6 +33,11 @@ const CASES: [string, Partial<LlamaConfig>, WeightDtype][] = [
     { modelType: 'qwen3', qkNorm: true, headDim: 12, numHeads: 6, numKvHeads: 3, numLayers: 3 },
     'F32',
   ],
+  [
+    "Qwen3-0.6B's head: BF16, q/k norms, head_dim 128, 2 heads over 1 kv head",
+    { modelType: 'qwen3', qkNorm: true, headDim: 128, numHeads: 2, numKvHeads: 1, numLayers: 2 },
+    'BF16',
+  ],
 ];
 
 describe('device Llama forward', () => {

@@ -234,6 +234,8 @@ describe('grouped-query attention', () => {
     [2, 13, 6, 2, 12],
     [1, 21, 8, 2, 64],
     [2, 9, 3, 3, 16],
+    [2, 7, 4, 2, 128],
+    [1, 6, 2, 2, 68],
   ] as number[][]) {
     it(`forward and backward at B=${B}, T=${T}, H=${H}, kvH=${kvH}, hd=${hd}`, async (ctx) => {
       const rt = needRuntime(h!, ctx);
@@ -269,46 +271,47 @@ describe('grouped-query attention', () => {
     });
   }
 
-  it('cache store then decode: q read from qkv rows, kv heads shared by groups', async (ctx) => {
-    const rt = needRuntime(h, ctx);
-    const [B, H, kvH, hd, C] = [3, 6, 2, 16, 11];
-    const W = (H + 2 * kvH) * hd;
-    const KD = kvH * hd;
-    const kc0 = randoms(B * C * KD, 71, 2);
-    const vc0 = randoms(B * C * KD, 72);
-    const qkv = randoms(B * W, 73, 2);
-    const pos = Uint32Array.from([0, 10, 4]);
-    const KC = upload(rt, kc0);
-    const VC = upload(rt, vc0);
-    const QKV = upload(rt, qkv);
-    const Y = rt.buffer(B * H * hd);
-    const lens = pos.map((p) => p + 1);
-    const shape = { B, T: 1, H, hd, kvH };
-    await run(rt, [
-      attentionCacheStore(shape, C, QKV, upload(rt, pos), KC, VC),
-      attentionDecode(B, H, hd, C, QKV, KC, VC, upload(rt, lens), Y, { kvH, qStride: W }),
-    ]);
-    const kc = Float64Array.from(kc0);
-    const vc = Float64Array.from(vc0);
-    for (let b = 0; b < B; b++)
-      for (let i = 0; i < KD; i++) {
-        kc[(b * C + (pos[b] ?? 0)) * KD + i] = qkv[b * W + H * hd + i] ?? 0;
-        vc[(b * C + (pos[b] ?? 0)) * KD + i] = qkv[b * W + H * hd + KD + i] ?? 0;
-      }
-    expectClose(await readBack(rt, KC, B * C * KD), kc, 0, 0, 'k cache');
-    expectClose(await readBack(rt, VC, B * C * KD), vc, 0, 0, 'v cache');
-    const q = Float64Array.from({ length: B * H * hd }, (_, e) => {
-      const b = Math.floor(e / (H * hd));
-      return qkv[b * W + (e % (H * hd))] ?? 0;
+  for (const hd of [16, 128])
+    it(`cache store then decode at hd=${hd}: q read from qkv rows, kv heads shared by groups`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const [B, H, kvH, C] = [3, 6, 2, 11];
+      const W = (H + 2 * kvH) * hd;
+      const KD = kvH * hd;
+      const kc0 = randoms(B * C * KD, 71, 2);
+      const vc0 = randoms(B * C * KD, 72);
+      const qkv = randoms(B * W, 73, 2);
+      const pos = Uint32Array.from([0, 10, 4]);
+      const KC = upload(rt, kc0);
+      const VC = upload(rt, vc0);
+      const QKV = upload(rt, qkv);
+      const Y = rt.buffer(B * H * hd);
+      const lens = pos.map((p) => p + 1);
+      const shape = { B, T: 1, H, hd, kvH };
+      await run(rt, [
+        attentionCacheStore(shape, C, QKV, upload(rt, pos), KC, VC),
+        attentionDecode(B, H, hd, C, QKV, KC, VC, upload(rt, lens), Y, { kvH, qStride: W }),
+      ]);
+      const kc = Float64Array.from(kc0);
+      const vc = Float64Array.from(vc0);
+      for (let b = 0; b < B; b++)
+        for (let i = 0; i < KD; i++) {
+          kc[(b * C + (pos[b] ?? 0)) * KD + i] = qkv[b * W + H * hd + i] ?? 0;
+          vc[(b * C + (pos[b] ?? 0)) * KD + i] = qkv[b * W + H * hd + KD + i] ?? 0;
+        }
+      expectClose(await readBack(rt, KC, B * C * KD), kc, 0, 0, 'k cache');
+      expectClose(await readBack(rt, VC, B * C * KD), vc, 0, 0, 'v cache');
+      const q = Float64Array.from({ length: B * H * hd }, (_, e) => {
+        const b = Math.floor(e / (H * hd));
+        return qkv[b * W + (e % (H * hd))] ?? 0;
+      });
+      expectClose(
+        await readBack(rt, Y, B * H * hd),
+        attentionDecodeRef(q, kc, vc, lens, B, H, hd, C, kvH),
+        1e-5,
+        1e-4,
+        'y',
+      );
     });
-    expectClose(
-      await readBack(rt, Y, B * H * hd),
-      attentionDecodeRef(q, kc, vc, lens, B, H, hd, C, kvH),
-      1e-5,
-      1e-4,
-      'y',
-    );
-  });
 
   it('a prefill of T rows stores at pos[b] + t', async (ctx) => {
     const rt = needRuntime(h, ctx);

@@ -14,6 +14,7 @@ import {
   attentionCacheStore,
   attentionDecode,
   attentionForward,
+  MAX_HEAD_DIM,
   MM_ACCUMULATE,
   matmul,
 } from './ops';
@@ -70,8 +71,8 @@ export interface DeviceLlamaOptions {
 
 /** Why this config cannot run on the kernels, in words (null: it can). */
 export function deviceLlamaProblem(c: LlamaConfig): string | null {
-  if (c.headDim % 4 !== 0 || c.headDim > 64)
-    return `head_dim ${c.headDim}: the attention kernels take a multiple of 4 up to 64`;
+  if (c.headDim % 4 !== 0 || c.headDim > MAX_HEAD_DIM)
+    return `head_dim ${c.headDim}: the attention kernels take a multiple of 4 up to ${MAX_HEAD_DIM}`;
   if (c.hiddenSize % 4 !== 0) return `hidden_size ${c.hiddenSize} is not a multiple of 4`;
   if (c.intermediateSize % 4 !== 0)
     return `intermediate_size ${c.intermediateSize} is not a multiple of 4`;

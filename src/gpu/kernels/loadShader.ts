@@ -28,15 +28,33 @@ function bundledShaders(): Record<string, string> {
   }
 }
 
-export function loadShader(file: string): Promise<string> {
-  let source = cache.get(file);
+/**
+ * shaders/NAME.wgsl's source; `NAME.wgsl?CONST=value&…` is a variant with those `const` u32s
+ * rewritten (array sizes, which WGSL's `override` cannot set for function-scope arrays).
+ */
+export function loadShader(name: string): Promise<string> {
+  let source = cache.get(name);
   if (!source) {
+    const [file = name, query] = name.split('?');
     const inline = bundled[`../../../shaders/${file}`];
-    source = inline !== undefined ? Promise.resolve(inline) : readFromRepo(file);
+    const base = inline !== undefined ? Promise.resolve(inline) : readFromRepo(file);
     bundledHits += inline !== undefined ? 1 : 0;
-    cache.set(file, source);
+    source = query ? base.then((code) => withConstants(name, code, query)) : base;
+    cache.set(name, source);
   }
   return source;
+}
+
+function withConstants(name: string, code: string, query: string): string {
+  let out = code;
+  for (const pair of query.split('&')) {
+    const [key, value] = pair.split('=');
+    const line = new RegExp(`const ${key}: u32 = \\d+u;`);
+    if (!key || !value || !/^\d+$/.test(value) || !line.test(out))
+      throw new Error(`shader variant ${name}: no const ${key} to set`);
+    out = out.replace(line, `const ${key}: u32 = ${value}u;`);
+  }
+  return out;
 }
 
 async function readFromRepo(file: string): Promise<string> {
