@@ -6,15 +6,18 @@
 // Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu (default cpu: exact and quick for one sequence).
 // DIR may also be a Hugging Face checkpoint of the Llama family (Llama, Qwen2, Qwen3), in a folder
 // or on the Hub (`org/name[@revision]`, HF_ENDPOINT), with `--adapter DIR` (PEFT LoRA) and
-// `--chat` (the text as one user turn of the chat template): see modelHf.ts.
+// `--chat` (the text as one user turn of the chat template): see modelHf.ts. Over the lab's own
+// GPT-2 folders `--adapter DIR` is a PEFT LoRA adapter of GPT-2's layout (what train --lora-rank
+// writes to RUN/adapters/<role>/), read by the same PEFT reader, applied in the forward.
 import * as tf from '@tensorflow/tfjs-core';
 import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
 import { initBackend } from '../gpu/backend';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
+import { readGptLora } from '../model/gptLoraFiles';
 import { KvCacheSampler } from '../rollout';
 import type { FlagSpecs } from './flags';
-import { isLabGpt2Folder, runHfCommand } from './modelHf';
+import { checkpointSource, isLabGpt2Folder, runHfCommand } from './modelHf';
 import { commandLine, exitWithError, UsageError } from './runCli';
 
 const FLAGS = {
@@ -22,7 +25,7 @@ const FLAGS = {
     kind: 'string',
     help: 'the checkpoint: a folder, or org/name[@revision] (required)',
   },
-  adapter: { kind: 'string', help: 'a PEFT LoRA adapter folder over a Llama-family checkpoint' },
+  adapter: { kind: 'string', help: 'a PEFT LoRA adapter folder over the checkpoint' },
   text: { kind: 'string', help: 'the prompt (logits, sample)' },
   chat: { kind: 'boolean', help: 'the text as one user turn of the chat template' },
   backend: { kind: 'choice', choices: BACKEND_CHOICES, help: 'where it runs (default cpu)' },
@@ -60,6 +63,8 @@ try {
     process.exit(0);
   }
   const { model, tokenizer, lab } = await loadCheckpointDir(dir, false);
+  if (f.adapter)
+    model.lora = await readGptLora(checkpointSource(f.adapter, '--adapter'), model.config);
   const ids = tokenizer.encode(f.text ?? '');
   if (command === 'info') {
     console.log(

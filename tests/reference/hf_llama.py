@@ -193,7 +193,17 @@ def gelu_new(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
 
 
-def gpt2_logits(cfg, w, ids):
+def merge_conv1d_adapter(w, adapter):
+    """PEFT's merge on GPT-2's Conv1D (fan_in_fan_out): W [in, out] += scale · (B A)ᵀ."""
+    w = dict(w)
+    for module, (a, b, scale) in adapter.items():
+        w[module + ".weight"] = w[module + ".weight"] + scale * (b @ a).T
+    return w
+
+
+def gpt2_logits(cfg, w, ids, adapter=None):
+    if adapter:
+        w = merge_conv1d_adapter(w, adapter)
     d, H = cfg["n_embd"], cfg["n_head"]
     eps = cfg.get("layer_norm_epsilon", 1e-5)
     T, hd = len(ids), d // H
@@ -274,7 +284,7 @@ def main():
     w = read_weights(args.checkpoint)
     adapter = read_adapter(args.adapter) if args.adapter else None
     if cfg["model_type"] == "gpt2":
-        logits = gpt2_logits(cfg, w, ids)
+        logits = gpt2_logits(cfg, w, ids, adapter)
     elif cfg["model_type"] in ("llama", "qwen2", "qwen3"):
         logits = llama_logits(cfg, w, ids, adapter)
     else:
