@@ -19,6 +19,11 @@ export interface CausalLM {
   readonly cacheHeads: number;
   /** ids [B, T] (int32) → logits [B, T, V]; call inside tf.tidy. */
   forward(ids: tf.Tensor2D): tf.Tensor3D;
+  /**
+   * Logits at chosen positions only (what the GRPO update reads): `rows` [B·L] indexes the
+   * flattened [B·T] positions → [B, L, V]; the head runs at those rows alone. Differentiable.
+   */
+  logitsAt(ids: tf.Tensor2D, rows: tf.Tensor1D): tf.Tensor3D;
   /** ids [B, S] at positions start..start+S−1 after `cache` → logits and the grown caches (caller disposes both). */
   forwardCached(
     ids: tf.Tensor2D,

@@ -1,6 +1,6 @@
 // GPT-2 (model/gpt.ts) behind the one policy interface (model/policy.ts) the sampler talks to:
 // its forward, and rollout/kvForward.ts' cached forward and decode step.
-import { forward, type GPT, samplingBytes } from '../model';
+import { forward, type GPT, logitsAt, samplingBytes } from '../model';
 import type { CausalLM } from '../model/policy';
 import { decodeStep, forwardCached, type LayerCache } from './kvForward';
 
@@ -13,6 +13,7 @@ export function gptCausalLM(model: GPT): CausalLM {
     numLayers: c.nLayer,
     cacheHeads: c.nHead,
     forward: (ids) => forward(model, ids),
+    logitsAt: (ids, rows) => logitsAt(model, ids, rows),
     forwardCached: (ids, start, cache) =>
       forwardCached(model, ids, start, cache as LayerCache[] | null),
     decodeStep: (tokens, positions, firstKey, pastLength, cache) =>

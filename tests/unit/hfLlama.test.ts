@@ -13,10 +13,12 @@ import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
+import { createModel, makeConfig } from '../../src/model';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { llamaForward } from '../../src/model/families/llama';
 import { loadLlama } from '../../src/model/families/load';
 import { KvCacheSampler } from '../../src/rollout';
+import { gptCausalLM } from '../../src/rollout/gptPolicy';
 import { HfTokenizer } from '../../src/tokenizer/hfTokenizer';
 import {
   byteLevelTokenizerJson,
@@ -130,6 +132,36 @@ describe('sampling the Llama family with a KV cache', () => {
           seq.push(best);
         }
       });
+    } finally {
+      for (const t of loaded.model.weights.values()) t.dispose();
+    }
+  });
+
+  it('logitsAt (the positions the GRPO update reads) equals the full forward at those rows, for both families', async () => {
+    const loaded = await loadLlama(folderSource(dir('llama')));
+    const gpt = gptCausalLM(
+      createModel(makeConfig('tiny', 40, 'coder', { nEmbd: 16, nLayer: 1, nHead: 2, nCtx: 16 }), 3),
+    );
+    try {
+      for (const lm of [loaded.lm, gpt]) {
+        const [picked, whole] = tf.tidy(() => {
+          const ids = tf.tensor2d(
+            [
+              [1, 5, 9, 2, 7],
+              [3, 3, 8, 1, 0],
+            ],
+            [2, 5],
+            'int32',
+          );
+          const rows = tf.tensor1d([1, 4, 6, 8], 'int32'); // sequence 0: 1, 4; sequence 1: 1, 3
+          const all = tf.reshape(lm.forward(ids), [10, lm.vocabSize]);
+          return [lm.logitsAt(ids, rows), tf.reshape(tf.gather(all, rows), [2, 2, lm.vocabSize])];
+        });
+        expect(picked.shape).toEqual([2, 2, lm.vocabSize]);
+        const [a, b] = [await picked.data(), await whole.data()];
+        tf.dispose([picked, whole]);
+        expect(Math.max(...a.map((v, i) => Math.abs(v - b[i]!)))).toBeLessThan(1e-5);
+      }
     } finally {
       for (const t of loaded.model.weights.values()) t.dispose();
     }

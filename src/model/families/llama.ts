@@ -9,7 +9,7 @@
 // Weights keep Hugging Face's [out, in] layout. Computes in float32; the base is frozen
 // (plain tensors, not variables). A LoRA adapter is merged into the weights on load (lora.ts).
 import * as tf from '@tensorflow/tfjs-core';
-import { causalAttention } from '../ops';
+import { causalAttention, gatherRows } from '../ops';
 import type { CausalLM, KvLayerCache } from '../policy';
 import type { LlamaConfig } from './llamaConfig';
 
@@ -317,6 +317,8 @@ export function llamaCausalLM(model: LlamaModel): CausalLM {
     numLayers: c.numLayers,
     cacheHeads: c.numKvHeads,
     forward: (ids) => llamaForward(model, ids),
+    logitsAt: (ids, rows) =>
+      llamaHead(model, gatherRows(llamaHiddenStates(model, ids), rows), ids.shape[0]),
     forwardCached: (ids, start, cache) => llamaForwardCached(model, ids, start, cache),
     decodeStep: (tokens, positions, firstKey, pastLength, cache) =>
       llamaDecodeStep(model, tokens, positions, firstKey, pastLength, cache),
