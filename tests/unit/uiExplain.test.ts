@@ -28,6 +28,7 @@ function makeStep(
   step: number,
   outcomes: ProgramOutcome[][][],
   scale: ScaleRewards = 'group',
+  plannerCredit: GrpoConfig['plannerCredit'] = 'mean',
 ): SampleGroup[] {
   const plansPerTask = outcomes[0]?.length ?? 0;
   const programsPerPlan = outcomes[0]?.[0]?.length ?? 0;
@@ -67,6 +68,7 @@ function makeStep(
     { plansPerTask, programsPerPlan, withPlans: true },
     DEFAULT_GRPO_CONFIG.rewardWeights,
     scale,
+    plannerCredit,
   );
   return sampleGroups(step, rollouts, judged, credit, programsPerPlan);
 }
@@ -122,6 +124,22 @@ describe('explainer numbers', () => {
     expect(e.planner!.trained).toBe(true);
     expect(e.planner!.recorded).toEqual(groupA.plans.map((p) => p.advantage));
     expect(e.planner!.recorded.every(Number.isFinite)).toBe(true);
+    expect(e.planner!.advantages).toEqual(e.planner!.recorded.map((a) => expect.closeTo(a, 12)));
+  });
+
+  it('Planner credit best: r^P_n is its best program’s reward, as the trainer paid it', () => {
+    const [best] = makeStep(3, [outcomesA], 'group', 'best') as [SampleGroup];
+    const e = explainGroup({
+      group: best,
+      planIndex: 1,
+      programIndex: 0,
+      grpo: { ...grpo, plannerCredit: 'best' },
+    });
+    const planRewards = best.plans.map((plan) =>
+      Math.max(...plan.programs.map((p) => p.reward.total)),
+    );
+    expect(e.planner!.rewards).toEqual(planRewards);
+    expect(e.plannerCredit).toBe('best');
     expect(e.planner!.advantages).toEqual(e.planner!.recorded.map((a) => expect.closeTo(a, 12)));
   });
 
