@@ -14,6 +14,9 @@ import { adapterFiles, memorySource, readGptLora } from '../../src/model/gptLora
 import { makeVariables } from '../../src/model/params';
 import { RoleTrainer } from '../../src/rl/trainer';
 import { Rng } from '../../src/tasks/random';
+import { filesToRun, runToFiles } from '../../src/ui/persist/runFiles';
+import { readZip, writeZip } from '../../src/ui/persist/zip';
+import type { RunRecord } from '../../src/ui/state/labStore';
 
 const micro = () => makeConfig('tiny', 13, 'coder', { nEmbd: 8, nLayer: 2, nHead: 2, nCtx: 8 });
 const SETTINGS = { rank: 3, alpha: 5, targets: ['c_attn', 'c_proj', 'c_fc'] };
@@ -184,6 +187,31 @@ describe('LoRA on GPT-2', () => {
     await expect(readGptLora(memorySource(store, 'a'), other)).rejects.toThrow(
       /a: transformer\.h\.0\.attn\.c_attn: A and B do not fit/,
     );
+  });
+
+  it("the page's run ZIP carries the adapters: adapters/<role>/ at the top and in the snapshot", async () => {
+    const base = createModel(micro(), 51);
+    const lora = createLora(base.config, SETTINGS, 6);
+    const written = await adapterFiles(lora, 'public/checkpoints/tiny/coder');
+    const config = defaultRunConfig({ loraRank: 3, loraAlpha: 5 });
+    const snapshot = {
+      step: 1,
+      config,
+      files: {
+        'coder/model.safetensors': new Uint8Array(8).fill(1),
+        'adapters/coder/adapter_config.json': new TextEncoder().encode(
+          written['adapter_config.json'],
+        ),
+        'adapters/coder/adapter_model.safetensors': written['adapter_model.safetensors'],
+      },
+    };
+    const run: RunRecord = { id: 'r', name: 'r', config, createdAt: 1, visible: true, points: [] };
+    const zipped = readZip(writeZip(runToFiles(run, [], snapshot)));
+    expect(zipped['adapters/coder/adapter_model.safetensors']).toEqual(
+      written['adapter_model.safetensors'],
+    );
+    expect(zipped['snapshot/adapters/coder/adapter_config.json']).toBeDefined();
+    expect(filesToRun(zipped).snapshot).toEqual(snapshot);
   });
 
   it('settings: rank, alpha and targets checked; LoRA refused on the kernels in words', () => {

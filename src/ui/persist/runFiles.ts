@@ -1,6 +1,7 @@
 // A run as files: what Export writes and Import reads back. Besides the lab's own
 // run.json, metrics come as JSONL and CSV and samples as JSONL for other tools, and the
-// snapshot's files (checkpoints, optimizer state) under snapshot/.
+// snapshot's files (checkpoints, optimizer state, LoRA adapters) under snapshot/; a LoRA run's
+// adapters also under adapters/<role>/ in PEFT's layout.
 import type { RunSnapshot } from '../../engine/api';
 import type { MetricPoint, RunRecord } from '../state/labStore';
 import type { StoredGroups } from './runsDb';
@@ -40,7 +41,11 @@ export function runToFiles(
     files['snapshot/meta.json'] = encoder.encode(
       JSON.stringify({ step: snapshot.step, config: snapshot.config }),
     );
-    for (const [name, bytes] of Object.entries(snapshot.files)) files[`snapshot/${name}`] = bytes;
+    for (const [name, bytes] of Object.entries(snapshot.files)) {
+      files[`snapshot/${name}`] = bytes;
+      // A LoRA run's adapters also at the top, adapters/<role>/, as PEFT loads them.
+      if (name.startsWith('adapters/')) files[name] = bytes;
+    }
   }
   return files;
 }
