@@ -28,6 +28,10 @@
 //                (an override, 1 for a decode step's single row) × 8 columns per invocation, A
 //                and W read four k at a time (K, a_rs, b_cs, c_rs multiples of 4); finish4's
 //                epilogue (bias, residual, accumulate)
+//   v6_b16t      C [M, N] (+)= A [M, K]·W [K, N] with W 16-bit as v5_b16 stores it (W's row k
+//                holds C's N columns, b_cs floats apart): the input gradient dX = dY·W through a
+//                frozen 16-bit weight. RB rows × 8 columns per invocation; k past K masked (A's
+//                rows may be padded, e.g. the logits'); N, b_cs, a_rs, c_rs multiples of 4
 //   bias_grad    db[j] (+)= Σ_i dC[i,j], one invocation per column (reads A as dC [M,N])
 //   bias_grad4   the same four columns at a time, four invocations splitting the rows of
 //                each (N a multiple of 4): a quarter of the loads, four times the lanes
@@ -480,6 +484,46 @@ fn v5_b16(@builtin(global_invocation_id) gid: vec3u) {
       let x = a4[min(i0 + r, last_i) * ars + k4];
       acc[r][0] += vec4f(dot(x, w0), dot(x, w1), dot(x, w2), dot(x, w3));
       acc[r][1] += vec4f(dot(x, w4), dot(x, w5), dot(x, w6), dot(x, w7));
+    }
+  }
+  for (var r = 0u; r < RB; r++) {
+    finish4(i0 + r, j0, acc[r][0]);
+    finish4(i0 + r, j0 + 4u, acc[r][1]);
+  }
+}
+
+@compute @workgroup_size(64)
+fn v6_b16t(@builtin(global_invocation_id) gid: vec3u) {
+  let j0 = gid.x * 8u;
+  let i0 = gid.y * RB;
+  if (i0 >= p.M || j0 >= p.N) {
+    return;
+  }
+  let last_i = p.M - 1u;
+  let last_k = p.K - 1u;
+  let ars = p.a_rs >> 2u;
+  let bcs = p.b_cs >> 2u;
+  let jq = j0 >> 2u;
+  var acc: array<array<vec4f, 2>, 8>;
+  for (var k4 = 0u; k4 < (p.K + 3u) / 4u; k4++) {
+    let k = k4 * 4u;
+    let r0 = min(k, last_k) * bcs + jq;
+    let r1 = min(k + 1u, last_k) * bcs + jq;
+    let r2 = min(k + 2u, last_k) * bcs + jq;
+    let r3 = min(k + 3u, last_k) * bcs + jq;
+    let lo0 = w16_4(r0);
+    let lo1 = w16_4(r1);
+    let lo2 = w16_4(r2);
+    let lo3 = w16_4(r3);
+    let hi0 = w16_4(r0 + 1u);
+    let hi1 = w16_4(r1 + 1u);
+    let hi2 = w16_4(r2 + 1u);
+    let hi3 = w16_4(r3 + 1u);
+    let live = vec4u(k, k + 1u, k + 2u, k + 3u) < vec4u(p.K);
+    for (var r = 0u; r < RB; r++) {
+      let x = select(vec4f(), a4[min(i0 + r, last_i) * ars + k4], live);
+      acc[r][0] = row_fma(acc[r][0], x, lo0, lo1, lo2, lo3);
+      acc[r][1] = row_fma(acc[r][1], x, hi0, hi1, hi2, hi3);
     }
   }
   for (var r = 0u; r < RB; r++) {

@@ -41,14 +41,14 @@ export interface LlamaTensors {
 }
 
 /** A matrix W [rows, cols] on the device, in row ranges that each fit one binding. */
-interface DeviceMatrix {
+export interface DeviceMatrix {
   dtype: WeightDtype;
   rows: number;
   cols: number;
   parts: { buffer: GPUBuffer; row0: number; rows: number }[];
 }
 
-interface Layer {
+export interface DeviceLlamaLayer {
   inNorm: GPUBuffer;
   qkv: DeviceMatrix;
   qkvBias: GPUBuffer | null;
@@ -82,16 +82,20 @@ export function deviceLlamaProblem(c: LlamaConfig): string | null {
 }
 
 export class DeviceLlama {
-  private readonly layers: Layer[] = [];
-  private readonly embed: DeviceMatrix;
-  private readonly head: DeviceMatrix;
-  private readonly finalNorm: GPUBuffer;
-  private readonly table: GPUBuffer;
+  // Read by the LoRA trainer (deviceLlamaLora.ts), which runs its own passes over them.
+  readonly layers: DeviceLlamaLayer[] = [];
+  readonly embed: DeviceMatrix;
+  readonly head: DeviceMatrix;
+  readonly finalNorm: GPUBuffer;
+  /** RoPE's cos/sin table for contextLength positions. */
+  readonly table: GPUBuffer;
   /** Positions held in the cache (the next token's position). */
   length = 0;
   readonly contextLength: number;
-  private readonly W: number;
-  private readonly Vp: number;
+  /** A q|k|v row's width, (H + 2·kvH)·hd. */
+  readonly W: number;
+  /** The vocabulary rounded up to 4 (the logits' row stride). */
+  readonly Vp: number;
   private readonly maxBinding: number;
   private readonly ids: GPUBuffer;
   private readonly pos: GPUBuffer;
@@ -254,7 +258,7 @@ export class DeviceLlama {
   }
 
   /** C [M, m.rows] (+)= A·Wᵀ for every row range of W. */
-  private project(
+  project(
     M: number,
     a: GPUBuffer,
     m: DeviceMatrix,

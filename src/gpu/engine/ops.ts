@@ -17,6 +17,7 @@ export const SHADERS = [
   'rmsnorm.wgsl',
   'rope.wgsl',
   'swiglu.wgsl',
+  'lora.wgsl',
 ] as const;
 
 export const MATMUL_VERSIONS = ['v1_regblock', 'v2_tiled', 'v3_colblock', 'v4_vec4'] as const;

@@ -234,6 +234,52 @@ export function matmul16(x: Matmul16Args): DispatchSpec {
   };
 }
 
+export interface Matmul16TArgs {
+  M: number;
+  /** C's columns: W's row length (a multiple of 4). */
+  N: number;
+  /** W's rows read (the reduction). */
+  K: number;
+  /** A [M, K] row-major with row stride aStride (default K rounded up to 4). */
+  a: Bindable;
+  aStride?: number;
+  /** W [K, N] row-major, 16-bit, two to a u32 word (a part of a DeviceMatrix). */
+  w: Bindable;
+  dtype: 'F16' | 'BF16';
+  /** C [M, N] (+)= A·W, row stride N. */
+  c: Bindable;
+  accumulate?: boolean;
+  dummy: Dummies;
+  label?: string;
+}
+
+/** matmul.wgsl v6_b16t: C (+)= A·W through a 16-bit W [K, N] (input gradients: dX = dY·W). */
+export function matmul16T(x: Matmul16TArgs): DispatchSpec {
+  const aStride = x.aStride ?? Math.ceil(x.K / 4) * 4;
+  const m4 = (n: number) => n % 4 === 0;
+  if (!m4(x.N) || !m4(aStride) || aStride < x.K)
+    throw new Error(`matmul16T: N ${x.N} and A's row stride ${aStride} must be multiples of 4`);
+  for (const b of [x.a, x.c])
+    if (((asSlice(b).offset ?? 0) & 3) !== 0) throw new Error('matmul16T: unaligned slice');
+  const rb = x.M === 1 ? 1 : x.M < 8 ? 4 : 8;
+  return {
+    shader: 'matmul.wgsl',
+    entry: 'v6_b16t',
+    constants: { B_BF16: Number(x.dtype === 'BF16'), RB: rb },
+    bindings: [
+      ['r', x.a],
+      ['r', x.w],
+      ['r', x.dummy.r],
+      ['r', x.dummy.r],
+      ['w', x.c],
+      ['w', x.dummy.w],
+    ],
+    uniforms: u32s(x.M, x.N, x.K, aStride, 1, 1, x.N, x.accumulate ? 4 : 0, x.N, 0, 0, 0),
+    workgroups: [Math.ceil(x.N / 8 / 64), Math.ceil(x.M / rb)],
+    label: x.label ?? `matmul16T ${x.M}×${x.K}·${x.K}×${x.N} ${x.dtype}`,
+  };
+}
+
 /**
  * x [R, D] = E[ids − lo] for the ids in [lo, hi): E holds rows lo..hi−1 of the embedding as
  * f32 or 16-bit (two to a u32 word).

@@ -1,0 +1,783 @@
+// LoRA adapters over a frozen 16-bit Llama-family base on the kernels (DeviceLlama's weights):
+// y = W·x + s·B·(A·x), s = alpha / r (rsLoRA: alpha / √r), on q/k/v/o and gate/up/down, A and B
+// f32 (PEFT's shapes: A [r, in], B [out, r]) in one flat buffer with their gradients and AdamW
+// moments. A batch of B sequences runs as B rows of T positions (right-padded; causal attention
+// keeps padding out of the real positions). The forward keeps every layer's activations; the
+// backward goes from a per-token gradient on the log-probs of the next tokens (GRPO's dlogp)
+// through head_logprob.wgsl, the head and every layer — RMSNorm dx, SwiGLU backward, GQA attention
+// backward, RoPE's inverse, Qwen3's q/k norm, 16-bit input gradients (matmul v6_b16t) — to the
+// adapters' gradients only (the base gets none), all in one submission; then a guarded AdamW
+// step (adamw.wgsl) over the adapters.
+import { Rng } from '../../tasks/random';
+import type { DeviceLlama, DeviceMatrix } from './deviceLlama';
+import {
+  type AdamWStep,
+  adamw,
+  adamwUniforms,
+  attentionBackward,
+  attentionForward,
+  headLogprobBackward,
+  headLogprobForward,
+  MM_ACCUMULATE,
+  matmul,
+  NORM_PARTIALS,
+} from './ops';
+import {
+  embeddingLookup,
+  matmul16T,
+  rmsNormBackward,
+  rmsNormForward,
+  rope,
+  swigluBackward,
+  swigluForward,
+} from './opsLlama';
+import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
+import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
+
+export const LORA_TARGETS = [
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'o_proj',
+  'gate_proj',
+  'up_proj',
+  'down_proj',
+] as const;
+export type LoraTarget = (typeof LORA_TARGETS)[number];
+
+export interface LoraShape {
+  rank: number;
+  alpha: number;
+  targets: readonly LoraTarget[];
+  /** rsLoRA's scale alpha / √r instead of alpha / r. */
+  rslora?: boolean;
+}
+
+/** One adapter's tensors in PEFT's shapes: A [r, in], B [out, r], row-major. */
+export interface AdapterTensors {
+  A: Float32Array;
+  B: Float32Array;
+}
+
+/** Adapters by `${layer}.${target}` (adapterKey). */
+export type Adapters = Map<string, AdapterTensors>;
+
+export const adapterKey = (layer: number, target: LoraTarget) => `${layer}.${target}`;
+
+/** Sequences of token ids; log-probs are of each next token, logp[t] = log p(ids[t+1] | ids[≤t]). */
+export interface TokenBatch {
+  sequences: readonly (readonly number[])[];
+  /** Softmax temperature of the log-probs (default 1). */
+  temperature?: number;
+}
+
+export interface AdamWOptions {
+  lr: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+  /** Global-norm clipping (0: none). */
+  maxGradNorm?: number;
+}
+
+/** Where an adapter's output columns lie in the frozen projection's output rows. */
+interface Geometry {
+  inDim: number;
+  outDim: number;
+  rowStride: number;
+  offset: number;
+}
+
+interface Slot extends Geometry {
+  key: string;
+  layer: number;
+  target: LoraTarget;
+  aOff: number;
+  bOff: number;
+}
+
+type Acts = ReturnType<DeviceLlamaPolicy['allocate']>;
+
+/** A list of dispatches and buffer copies / clears, submitted at once. */
+class Seq {
+  readonly parts: (DispatchSpec[] | ((e: GPUCommandEncoder) => void))[] = [];
+  run(...specs: DispatchSpec[]) {
+    const last = this.parts[this.parts.length - 1];
+    if (Array.isArray(last)) last.push(...specs);
+    else this.parts.push([...specs]);
+  }
+  copy(from: GPUBuffer, to: GPUBuffer, floats: number) {
+    this.parts.push((e) => e.copyBufferToBuffer(from, 0, to, 0, floats * 4));
+  }
+  clear(buffer: GPUBuffer) {
+    this.parts.push((e) => e.clearBuffer(buffer));
+  }
+  submit(rt: GpuRuntime) {
+    const built = this.parts.map((p) => (Array.isArray(p) ? rt.program(p) : p));
+    rt.submit(built);
+    for (const p of built) if (typeof p !== 'function') rt.destroyProgram(p);
+  }
+}
+
+const align = (n: number) => Math.ceil(n / ALIGN_FLOATS) * ALIGN_FLOATS;
+
+/**
+ * The policy the GRPO trainer calls on the kernels: log-probs of a batch, the adapters'
+ * gradients for a dlogp, an AdamW step, adapters in and out in PEFT's shapes.
+ */
+export class DeviceLlamaPolicy {
+  readonly scale: number;
+  private readonly slots: Slot[] = [];
+  readonly size: number;
+  private readonly params: GPUBuffer;
+  private readonly grads: GPUBuffer;
+  private readonly m: GPUBuffer;
+  private readonly v: GPUBuffer;
+  private readonly decay: GPUBuffer;
+  private readonly partials: GPUBuffer;
+  private readonly stats: GPUBuffer;
+  private readonly loss: GPUBuffer;
+  private acts: Acts | null = null;
+  private actsKey = '';
+  /** AdamW steps taken (bias correction). */
+  steps = 0;
+
+  constructor(
+    private readonly rt: GpuRuntime,
+    readonly model: DeviceLlama,
+    readonly lora: LoraShape,
+    adapters?: Adapters,
+    seed = 1,
+  ) {
+    const c = model.config;
+    if (!Number.isInteger(lora.rank) || lora.rank < 1)
+      throw new Error(`LoRA rank ${lora.rank} is not a positive integer`);
+    for (const t of lora.targets)
+      if (!LORA_TARGETS.includes(t))
+        throw new Error(`LoRA target ${t} is not one of ${LORA_TARGETS.join(', ')}`);
+    this.scale = lora.rslora ? lora.alpha / Math.sqrt(lora.rank) : lora.alpha / lora.rank;
+    let at = 0;
+    for (let layer = 0; layer < c.numLayers; layer++)
+      for (const target of LORA_TARGETS) {
+        if (!lora.targets.includes(target)) continue;
+        const g = this.geometry(target);
+        const aOff = at;
+        const bOff = align(aOff + lora.rank * g.inDim);
+        at = align(bOff + g.outDim * lora.rank);
+        this.slots.push({ ...g, key: adapterKey(layer, target), layer, target, aOff, bOff });
+      }
+    this.size = Math.max(at, ALIGN_FLOATS);
+    this.params = rt.buffer(this.size, 'lora params');
+    this.grads = rt.buffer(this.size, 'lora grads');
+    this.m = rt.buffer(this.size, 'lora adam m');
+    this.v = rt.buffer(this.size, 'lora adam v');
+    this.decay = rt.buffer(this.size, 'lora decay');
+    rt.write(this.decay, new Float32Array(this.size).fill(1));
+    this.partials = rt.buffer(3 * NORM_PARTIALS, 'lora norm partials');
+    this.stats = rt.buffer(4, 'lora adam stats');
+    this.loss = rt.buffer(4, 'lora loss');
+    this.importAdapters(adapters ?? this.initialAdapters(seed));
+  }
+
+  private geometry(t: LoraTarget): Geometry {
+    const c = this.model.config;
+    const D = c.hiddenSize;
+    const I = c.intermediateSize;
+    const HD = c.numHeads * c.headDim;
+    const KD = c.numKvHeads * c.headDim;
+    const W = this.model.W;
+    switch (t) {
+      case 'q_proj':
+        return { inDim: D, outDim: HD, rowStride: W, offset: 0 };
+      case 'k_proj':
+        return { inDim: D, outDim: KD, rowStride: W, offset: HD };
+      case 'v_proj':
+        return { inDim: D, outDim: KD, rowStride: W, offset: HD + KD };
+      case 'o_proj':
+        return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
+      case 'gate_proj':
+        return { inDim: D, outDim: I, rowStride: 2 * I, offset: 0 };
+      case 'up_proj':
+        return { inDim: D, outDim: I, rowStride: 2 * I, offset: I };
+      case 'down_proj':
+        return { inDim: I, outDim: D, rowStride: D, offset: 0 };
+    }
+  }
+
+  /** PEFT's start: A ~ U(±1/√in) (kaiming_uniform with a = √5), B = 0 (the base's outputs). */
+  initialAdapters(seed: number): Adapters {
+    const rng = new Rng(seed);
+    const out: Adapters = new Map();
+    for (const s of this.slots) {
+      const bound = 1 / Math.sqrt(s.inDim);
+      const A = Float32Array.from(
+        { length: this.lora.rank * s.inDim },
+        () => (2 * rng.next() - 1) * bound,
+      );
+      out.set(s.key, { A, B: new Float32Array(s.outDim * this.lora.rank) });
+    }
+    return out;
+  }
+
+  /** Writes adapters (every slot must be given, in PEFT's shapes); resets nothing else. */
+  importAdapters(adapters: Adapters): void {
+    const r = this.lora.rank;
+    for (const s of this.slots) {
+      const a = adapters.get(s.key);
+      if (!a) throw new Error(`no LoRA adapter for layer ${s.layer} ${s.target}`);
+      if (a.A.length !== r * s.inDim || a.B.length !== s.outDim * r)
+        throw new Error(
+          `LoRA adapter ${s.key}: A holds ${a.A.length} and B ${a.B.length} values, expected [${r}, ${s.inDim}] and [${s.outDim}, ${r}]`,
+        );
+      this.rt.write(this.params, a.A, s.aOff);
+      this.rt.write(this.params, a.B, s.bOff);
+    }
+  }
+
+  async exportAdapters(): Promise<Adapters> {
+    return this.unpack(this.params);
+  }
+
+  private async unpack(buffer: GPUBuffer): Promise<Adapters> {
+    const [all] = await this.rt.read([{ buffer, offset: 0, length: this.size }]);
+    const f = all as Float32Array;
+    const r = this.lora.rank;
+    const out: Adapters = new Map();
+    for (const s of this.slots)
+      out.set(s.key, {
+        A: f.slice(s.aOff, s.aOff + r * s.inDim),
+        B: f.slice(s.bOff, s.bOff + s.outDim * r),
+      });
+    return out;
+  }
+
+  /** Activations for B rows of T positions, kept for the backward; reused while the shape holds. */
+  private allocate(B: number, T: number) {
+    const rt = this.rt;
+    const c = this.model.config;
+    const R = B * T;
+    const { hiddenSize: D, intermediateSize: I, numHeads: H, headDim: hd } = c;
+    const W = this.model.W;
+    const r = this.lora.rank;
+    const logitsBytes = R * this.model.Vp * 4;
+    const limit = rt.device.limits.maxStorageBufferBindingSize;
+    if (logitsBytes > limit)
+      throw new Error(
+        `a batch of ${R} positions needs ${logitsBytes} bytes of logits, over this device's binding limit of ${limit}`,
+      );
+    const layers = Array.from({ length: c.numLayers }, (_, l) => l);
+    return {
+      B,
+      T,
+      R,
+      ids: rt.buffer(R, 'ids'),
+      targets: rt.buffer(R, 'targets'),
+      g: rt.buffer(R, 'dlogp'),
+      xs: Array.from({ length: c.numLayers + 1 }, (_, l) => rt.buffer(R * D, `x ${l}`)),
+      layers: layers.map((l) => ({
+        xn1: rt.buffer(R * D, `xn1 ${l}`),
+        rstd1: rt.buffer(R, `rstd1 ${l}`),
+        qkvPre: c.qkNorm ? rt.buffer(R * W, `qkv pre-norm ${l}`) : null,
+        qRstd: rt.buffer(R * H, `q rstd ${l}`),
+        kRstd: rt.buffer(R * c.numKvHeads, `k rstd ${l}`),
+        qkv: rt.buffer(R * W, `qkv ${l}`),
+        att: rt.buffer(R * H * hd, `att ${l}`),
+        lse: rt.buffer(R * H, `lse ${l}`),
+        xMid: rt.buffer(R * D, `x mid ${l}`),
+        xn2: rt.buffer(R * D, `xn2 ${l}`),
+        rstd2: rt.buffer(R, `rstd2 ${l}`),
+        gu: rt.buffer(R * 2 * I, `gate|up ${l}`),
+        hm: rt.buffer(R * I, `mlp ${l}`),
+      })),
+      u: new Map(this.slots.map((s) => [s.key, rt.buffer(R * r, `u ${s.key}`)])),
+      xnF: rt.buffer(R * D, 'xn final'),
+      rstdF: rt.buffer(R, 'rstd final'),
+      logits: rt.buffer(R * this.model.Vp, 'logits'),
+      headStats: rt.buffer(3 * R, 'logp|entropy|lse'),
+      dx: rt.buffer(R * D, 'dx'),
+      dxn: rt.buffer(R * D, 'dxn'),
+      datt: rt.buffer(R * H * hd, 'datt'),
+      dqkv: rt.buffer(R * W, 'dqkv'),
+      dqkvPre: c.qkNorm ? rt.buffer(R * W, 'dqkv pre-norm') : null,
+      dsum: rt.buffer(R * H, 'dsum'),
+      dgu: rt.buffer(R * 2 * I, 'dgate|up'),
+      dhm: rt.buffer(R * I, 'dmlp'),
+      du: rt.buffer(R * r, 'du'),
+    };
+  }
+
+  private activations(B: number, T: number): Acts {
+    const key = `${B}×${T}`;
+    if (this.acts && this.actsKey === key) return this.acts;
+    this.freeActivations();
+    const { value, buffers } = this.rt.collect(() => this.allocate(B, T));
+    this.actBuffers = buffers;
+    this.acts = value;
+    this.actsKey = key;
+    return value;
+  }
+
+  private actBuffers: GPUBuffer[] = [];
+
+  /** Frees the activations (the next call allocates them again). */
+  freeActivations(): void {
+    for (const b of this.actBuffers) this.rt.free(b);
+    this.actBuffers = [];
+    this.acts = null;
+    this.actsKey = '';
+  }
+
+  private slot(layer: number, target: LoraTarget): Slot | undefined {
+    return this.slots.find((s) => s.layer === layer && s.target === target);
+  }
+
+  private cols(s: Slot, R: number): LoraColumns {
+    return {
+      M: R,
+      N: s.outDim,
+      r: this.lora.rank,
+      scale: this.scale,
+      rowStride: s.rowStride,
+      offset: s.offset,
+    };
+  }
+
+  private aSlice(s: Slot, buffer = this.params): Bindable {
+    return { buffer, offset: s.aOff, length: this.lora.rank * s.inDim };
+  }
+
+  private bSlice(s: Slot, buffer = this.params): Bindable {
+    return { buffer, offset: s.bOff, length: s.outDim * this.lora.rank };
+  }
+
+  /** y[:, cols] += s·B·A·x for the layer's targets among `targets` (x [R, in]). */
+  private loraForward(
+    seq: Seq,
+    a: Acts,
+    layer: number,
+    targets: LoraTarget[],
+    x: GPUBuffer,
+    y: GPUBuffer,
+  ) {
+    for (const t of targets) {
+      const s = this.slot(layer, t);
+      if (!s) continue;
+      const u = a.u.get(s.key) as GPUBuffer;
+      seq.run(
+        matmul({
+          M: a.R,
+          N: this.lora.rank,
+          K: s.inDim,
+          a: x,
+          b: this.aSlice(s),
+          bStride: [1, s.inDim],
+          c: u,
+          version: 'v4_vec4',
+          dummy: this.rt.dummy,
+          label: `lora_down ${t}`,
+        }),
+        loraUp(this.cols(s, a.R), u, this.bSlice(s), y),
+      );
+    }
+  }
+
+  /** dA, dB of the layer's targets from dy (y's gradient); dx [R, in] += the low-rank path's. */
+  private loraBackward(
+    seq: Seq,
+    a: Acts,
+    layer: number,
+    targets: LoraTarget[],
+    x: GPUBuffer,
+    dy: GPUBuffer,
+    dx: GPUBuffer,
+  ) {
+    const r = this.lora.rank;
+    for (const t of targets) {
+      const s = this.slot(layer, t);
+      if (!s) continue;
+      const u = a.u.get(s.key) as GPUBuffer;
+      const cols = this.cols(s, a.R);
+      seq.run(
+        loraGradB(cols, dy, u, this.bSlice(s, this.grads), true),
+        loraGradU(cols, dy, this.bSlice(s), a.du),
+        matmul({
+          M: r,
+          N: s.inDim,
+          K: a.R,
+          a: a.du,
+          aStride: [1, r],
+          b: x,
+          c: this.aSlice(s, this.grads),
+          flags: MM_ACCUMULATE,
+          version: 'v4_vec4',
+          dummy: this.rt.dummy,
+          label: `lora_dA ${t}`,
+        }),
+        matmul({
+          M: a.R,
+          N: s.inDim,
+          K: r,
+          a: a.du,
+          b: this.aSlice(s),
+          c: dx,
+          flags: MM_ACCUMULATE,
+          version: 'v4_vec4',
+          dummy: this.rt.dummy,
+          label: `lora_dx ${t}`,
+        }),
+      );
+    }
+  }
+
+  /** dx [M, m.cols] (+)= dy·W over W's row ranges (dy's rows dyStride floats apart). */
+  private projectT(
+    M: number,
+    dy: GPUBuffer,
+    dyStride: number,
+    m: DeviceMatrix,
+    dx: GPUBuffer,
+  ): DispatchSpec[] {
+    return m.parts.map((part, i) => {
+      const a = { buffer: dy, offset: part.row0 };
+      if (m.dtype === 'F32')
+        return matmul({
+          M,
+          N: m.cols,
+          K: part.rows,
+          a,
+          aStride: [dyStride, 1],
+          b: part.buffer,
+          c: dx,
+          flags: i > 0 ? MM_ACCUMULATE : 0,
+          version: 'v4_vec4',
+          dummy: this.rt.dummy,
+        });
+      return matmul16T({
+        M,
+        N: m.cols,
+        K: part.rows,
+        a,
+        aStride: dyStride,
+        w: part.buffer,
+        dtype: m.dtype,
+        c: dx,
+        accumulate: i > 0,
+        dummy: this.rt.dummy,
+      });
+    });
+  }
+
+  /** Uploads ids, next-token targets and dlogp for B rows of T = the longest sequence. */
+  private upload(batch: TokenBatch, dlogp?: readonly ArrayLike<number>[]): Acts {
+    const seqs = batch.sequences;
+    if (seqs.length === 0) throw new Error('an empty batch');
+    const c = this.model.config;
+    const T = Math.max(...seqs.map((s) => s.length));
+    if (T < 2) throw new Error('every batch needs a sequence of at least 2 tokens');
+    if (T > this.model.contextLength)
+      throw new Error(
+        `a sequence of ${T} tokens exceeds the context of ${this.model.contextLength}`,
+      );
+    const a = this.activations(seqs.length, T);
+    const ids = new Uint32Array(a.R);
+    const targets = new Uint32Array(a.R);
+    const g = new Float32Array(a.R);
+    seqs.forEach((seq, b) => {
+      if (dlogp && (dlogp[b]?.length ?? -1) !== seq.length - 1)
+        throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
+      seq.forEach((id, t) => {
+        if (!Number.isInteger(id) || id < 0 || id >= c.vocabSize)
+          throw new Error(`token id ${id} is outside the vocabulary (${c.vocabSize})`);
+        ids[b * T + t] = id;
+        if (t > 0) targets[b * T + t - 1] = id;
+      });
+      if (dlogp) for (let t = 0; t < seq.length - 1; t++) g[b * T + t] = dlogp[b]?.[t] ?? 0;
+    });
+    this.rt.write(a.ids, ids);
+    this.rt.write(a.targets, targets);
+    this.rt.write(a.g, g);
+    return a;
+  }
+
+  private forward(seq: Seq, a: Acts, invTemp: number) {
+    const model = this.model;
+    const c = model.config;
+    const { hiddenSize: D, intermediateSize: I, numHeads: H, numKvHeads: kvH, headDim: hd } = c;
+    const { R, B, T } = a;
+    const eps = c.rmsNormEps;
+    const dummy = this.rt.dummy;
+    const W = model.W;
+    for (const part of model.embed.parts)
+      seq.run(
+        embeddingLookup(
+          a.ids,
+          part.buffer,
+          a.xs[0] as GPUBuffer,
+          R,
+          D,
+          model.embed.dtype,
+          part.row0,
+          part.row0 + part.rows,
+        ),
+      );
+    model.layers.forEach((w, l) => {
+      const x = a.xs[l] as GPUBuffer;
+      const s = a.layers[l] as Acts['layers'][number];
+      seq.run(rmsNormForward(x, w.inNorm, s.xn1, s.rstd1, R, D, eps, dummy));
+      const pre = s.qkvPre ?? s.qkv;
+      seq.run(...model.project(R, s.xn1, w.qkv, pre, { bias: w.qkvBias }));
+      this.loraForward(seq, a, l, ['q_proj', 'k_proj', 'v_proj'], s.xn1, pre);
+      if (s.qkvPre && w.qNorm && w.kNorm) {
+        seq.copy(s.qkvPre, s.qkv, R * W);
+        seq.run(
+          rmsNormForward(null, w.qNorm, s.qkv, s.qRstd, R * H, hd, eps, dummy, {
+            group: H,
+            stride: W,
+          }),
+          rmsNormForward(null, w.kNorm, s.qkv, s.kRstd, R * kvH, hd, eps, dummy, {
+            group: kvH,
+            stride: W,
+            off: H * hd,
+          }),
+        );
+      }
+      seq.run(
+        rope({ R, T, H, kvH, hd }, model.table, s.qkv, 0, dummy),
+        attentionForward({ B, T, H, hd, kvH }, s.qkv, s.att, s.lse),
+      );
+      seq.copy(x, s.xMid, R * D);
+      seq.run(...model.project(R, s.att, w.o, s.xMid, { accumulate: true }));
+      this.loraForward(seq, a, l, ['o_proj'], s.att, s.xMid);
+      seq.run(
+        rmsNormForward(s.xMid, w.postNorm, s.xn2, s.rstd2, R, D, eps, dummy),
+        ...model.project(R, s.xn2, w.gateUp, s.gu),
+      );
+      this.loraForward(seq, a, l, ['gate_proj', 'up_proj'], s.xn2, s.gu);
+      seq.run(swigluForward(s.gu, s.hm, R, I));
+      const next = a.xs[l + 1] as GPUBuffer;
+      seq.copy(s.xMid, next, R * D);
+      seq.run(...model.project(R, s.hm, w.down, next, { accumulate: true }));
+      this.loraForward(seq, a, l, ['down_proj'], s.hm, next);
+    });
+    const last = a.xs[c.numLayers] as GPUBuffer;
+    seq.run(
+      rmsNormForward(last, model.finalNorm, a.xnF, a.rstdF, R, D, eps, dummy),
+      ...model.project(R, a.xnF, model.head, a.logits, { cStride: model.Vp }),
+      headLogprobForward(a.logits, a.targets, a.headStats, R, c.vocabSize, invTemp, model.Vp),
+    );
+  }
+
+  private backward(seq: Seq, a: Acts, invTemp: number) {
+    const model = this.model;
+    const c = model.config;
+    const { hiddenSize: D, intermediateSize: I, numHeads: H, numKvHeads: kvH, headDim: hd } = c;
+    const { R, B, T } = a;
+    const W = model.W;
+    const dummy = this.rt.dummy;
+    const dxOnly = (specs: DispatchSpec[]) => specs[0] as DispatchSpec;
+    seq.clear(this.grads);
+    seq.run(
+      headLogprobBackward(a.targets, a.g, a.headStats, a.logits, R, c.vocabSize, invTemp, model.Vp),
+      ...this.projectT(R, a.logits, model.Vp, model.head, a.dxn),
+      dxOnly(
+        rmsNormBackward(
+          a.xs[c.numLayers] as GPUBuffer,
+          model.finalNorm,
+          a.dxn,
+          a.rstdF,
+          a.dx,
+          dummy.w,
+          R,
+          D,
+          false,
+        ),
+      ),
+    );
+    for (let l = c.numLayers - 1; l >= 0; l--) {
+      const w = model.layers[l] as DeviceLlama['layers'][number];
+      const s = a.layers[l] as Acts['layers'][number];
+      // MLP: x_{l+1} = xMid + down(silu(gate)·up)(RMSNorm(xMid)).
+      seq.run(...this.projectT(R, a.dx, D, w.down, a.dhm));
+      this.loraBackward(seq, a, l, ['down_proj'], s.hm, a.dx, a.dhm);
+      seq.run(swigluBackward(s.gu, a.dhm, a.dgu, R, I));
+      seq.run(...this.projectT(R, a.dgu, 2 * I, w.gateUp, a.dxn));
+      this.loraBackward(seq, a, l, ['gate_proj', 'up_proj'], s.xn2, a.dgu, a.dxn);
+      seq.run(
+        dxOnly(rmsNormBackward(s.xMid, w.postNorm, a.dxn, s.rstd2, a.dx, dummy.w, R, D, true)),
+      );
+      // Attention: xMid = x_l + o(attention(RoPE(norm_qk(qkv(RMSNorm(x_l)))))).
+      seq.run(...this.projectT(R, a.dx, D, w.o, a.datt));
+      this.loraBackward(seq, a, l, ['o_proj'], s.att, a.dx, a.datt);
+      seq.run(
+        ...attentionBackward({ B, T, H, hd, kvH }, s.qkv, s.att, a.datt, s.lse, a.dqkv, a.dsum),
+        rope({ R, T, H, kvH, hd }, model.table, a.dqkv, 0, dummy, true),
+      );
+      let dPre = a.dqkv;
+      if (s.qkvPre && a.dqkvPre && w.qNorm && w.kNorm) {
+        seq.copy(a.dqkv, a.dqkvPre, R * W);
+        seq.run(
+          dxOnly(
+            rmsNormBackward(
+              s.qkvPre,
+              w.qNorm,
+              a.dqkv,
+              s.qRstd,
+              a.dqkvPre,
+              dummy.w,
+              R * H,
+              hd,
+              false,
+              {
+                group: H,
+                stride: W,
+              },
+            ),
+          ),
+          dxOnly(
+            rmsNormBackward(
+              s.qkvPre,
+              w.kNorm,
+              a.dqkv,
+              s.kRstd,
+              a.dqkvPre,
+              dummy.w,
+              R * kvH,
+              hd,
+              false,
+              { group: kvH, stride: W, off: H * hd },
+            ),
+          ),
+        );
+        dPre = a.dqkvPre;
+      }
+      seq.run(...this.projectT(R, dPre, W, w.qkv, a.dxn));
+      this.loraBackward(seq, a, l, ['q_proj', 'k_proj', 'v_proj'], s.xn1, dPre, a.dxn);
+      seq.run(
+        dxOnly(
+          rmsNormBackward(
+            a.xs[l] as GPUBuffer,
+            w.inNorm,
+            a.dxn,
+            s.rstd1,
+            a.dx,
+            dummy.w,
+            R,
+            D,
+            true,
+          ),
+        ),
+      );
+    }
+  }
+
+  private async readLogp(a: Acts, batch: TokenBatch): Promise<Float32Array[]> {
+    const [all] = await this.rt.read([{ buffer: a.headStats, offset: 0, length: a.R }]);
+    const f = all as Float32Array;
+    return batch.sequences.map((s, b) => f.slice(b * a.T, b * a.T + s.length - 1));
+  }
+
+  /** Per sequence, the log-probs of its next tokens [len − 1], with the adapters applied. */
+  async logProbs(batch: TokenBatch): Promise<Float32Array[]> {
+    const a = this.upload(batch);
+    const seq = new Seq();
+    this.forward(seq, a, 1 / (batch.temperature ?? 1));
+    seq.submit(this.rt);
+    return this.readLogp(a, batch);
+  }
+
+  /**
+   * Forward and backward of Σ dlogp·logp: the adapters' gradients stay on the device (for
+   * step()); returns the forward's log-probs.
+   */
+  async backwardOnDevice(
+    batch: TokenBatch,
+    dlogp: readonly ArrayLike<number>[],
+  ): Promise<Float32Array[]> {
+    const a = this.upload(batch, dlogp);
+    const invTemp = 1 / (batch.temperature ?? 1);
+    const seq = new Seq();
+    this.forward(seq, a, invTemp);
+    this.backward(seq, a, invTemp);
+    seq.submit(this.rt);
+    return this.readLogp(a, batch);
+  }
+
+  /** The gradients of Σ_b Σ_t dlogp[b][t]·logp[b][t] for every adapter, PEFT's shapes. */
+  async adapterGradients(
+    batch: TokenBatch,
+    dlogp: readonly ArrayLike<number>[],
+  ): Promise<{ logp: Float32Array[]; grads: Adapters }> {
+    const logp = await this.backwardOnDevice(batch, dlogp);
+    return { logp, grads: await this.unpack(this.grads) };
+  }
+
+  /**
+   * One AdamW step over the adapters from the gradients on the device (guarded: a non-finite
+   * gradient skips it); returns the gradients' global norm and whether the step was taken.
+   */
+  async applyAdamW(o: AdamWOptions): Promise<{ gradNorm: number; ok: boolean }> {
+    const beta1 = o.beta1 ?? 0.9;
+    const beta2 = o.beta2 ?? 0.999;
+    const t = this.steps + 1;
+    const step: AdamWStep = {
+      lr: o.lr,
+      beta1,
+      beta2,
+      eps: o.eps ?? 1e-8,
+      weightDecay: o.weightDecay ?? 0,
+      c1: 1 - beta1 ** t,
+      c2: 1 - beta2 ** t,
+      maxGradNorm: o.maxGradNorm ?? 0,
+    };
+    const seq = new Seq();
+    seq.run(
+      ...adamw(this.size, adamwUniforms(this.size, step), {
+        grads: this.grads,
+        partials: this.partials,
+        loss: this.loss,
+        stats: this.stats,
+        decay: this.decay,
+        params: this.params,
+        m: this.m,
+        v: this.v,
+      }),
+    );
+    seq.submit(this.rt);
+    const [stats] = await this.rt.read([{ buffer: this.stats, offset: 0, length: 4 }]);
+    const ok = (stats as Float32Array)[1] === 1;
+    if (ok) this.steps = t;
+    return { gradNorm: (stats as Float32Array)[0] as number, ok };
+  }
+
+  /**
+   * A training step: log-probs, the host's loss and its dlogp (e.g. GRPO's), the backward,
+   * AdamW. Two forwards (the loss needs the log-probs before the backward can start).
+   */
+  async step(
+    batch: TokenBatch,
+    lossFn: (logp: Float32Array[]) => { loss: number; dlogp: ArrayLike<number>[] },
+    o: AdamWOptions,
+  ): Promise<{ loss: number; gradNorm: number; ok: boolean }> {
+    const { loss, dlogp } = lossFn(await this.logProbs(batch));
+    this.rt.write(this.loss, Float32Array.from([loss]));
+    await this.backwardOnDevice(batch, dlogp);
+    return { loss, ...(await this.applyAdamW(o)) };
+  }
+
+  /** Frees the adapters, their moments and the activations (the base stays). */
+  free(): void {
+    this.freeActivations();
+    for (const b of [
+      this.params,
+      this.grads,
+      this.m,
+      this.v,
+      this.decay,
+      this.partials,
+      this.stats,
+      this.loss,
+    ])
+      this.rt.free(b);
+  }
+}

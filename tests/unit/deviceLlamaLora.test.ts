@@ -1,0 +1,302 @@
+// LoRA over a frozen Llama-family base on the kernels (gpu/engine/deviceLlamaLora.ts): the new
+// kernels (matmul v6_b16t, lora.wgsl) against float64 loops; the log-probs with random adapters
+// against the float64 forward of the merged weights W + (alpha/r)·B·A; every adapter's gradient
+// of Σ dlogp·logp against central finite differences of that float64 forward, on tiny random
+// Qwen2-like (BF16, bias, tied, split bindings) and Qwen3-like (F32, q/k norms) models, with
+// sequences of different lengths; one AdamW step against its formula.
+import { describe, expect, it } from 'vitest';
+import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
+import {
+  type Adapters,
+  adapterKey,
+  DeviceLlamaPolicy,
+  LORA_TARGETS,
+  type LoraTarget,
+} from '../../src/gpu/engine/deviceLlamaLora';
+import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
+import { loraGradB, loraGradU, loraUp } from '../../src/gpu/engine/opsLora';
+import type { LlamaConfig } from '../../src/model/families/llamaConfig';
+import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
+import { Rng } from '../../src/tasks/random';
+import {
+  expectClose,
+  kernelRuntime,
+  needRuntime,
+  randoms,
+  readBack,
+  run,
+  upload,
+} from './kernels-harness';
+import { llamaConfig, llamaReferenceLogits, randomLlama } from './llama-device-fixtures';
+
+const h = kernelRuntime();
+
+describe('matmul v6_b16t and lora.wgsl', () => {
+  for (const dtype of ['F16', 'BF16'] as const)
+    for (const [M, K, N] of [
+      [1, 5, 8],
+      [7, 101, 36],
+      [13, 64, 20],
+    ] as [number, number, number][])
+      it(`v6_b16t ${dtype}: C [${M},${N}] += A [${M},${K}]·W [${K},${N}]`, async (ctx) => {
+        const rt = needRuntime(h, ctx);
+        const aStride = Math.ceil(K / 4) * 4 + 4;
+        const a = randoms(M * aStride, M + K);
+        const w = randoms(K * N, K * N, 0.5);
+        const bits = Uint16Array.from(w, (v) => (dtype === 'F16' ? f32ToF16(v) : f32ToBf16(v)));
+        const wd = Float64Array.from(bits, (b) => (dtype === 'F16' ? f16ToF32(b) : bf16ToF32(b)));
+        const c0 = randoms(M * N, 3);
+        const C = upload(rt, c0);
+        await run(rt, [
+          matmul16T({
+            M,
+            N,
+            K,
+            a: upload(rt, a),
+            aStride,
+            w: upload(rt, new Uint32Array(bits.buffer)),
+            dtype,
+            c: C,
+            accumulate: true,
+            dummy: rt.dummy,
+          }),
+        ]);
+        const want = Float64Array.from({ length: M * N }, (_, e) => {
+          const [i, j] = [Math.floor(e / N), e % N];
+          let s = c0[e] as number;
+          for (let k = 0; k < K; k++)
+            s += (a[i * aStride + k] as number) * (wd[k * N + j] as number);
+          return s;
+        });
+        expectClose(await readBack(rt, C, M * N), want, 1e-5, 1e-4, dtype);
+      });
+
+  it('up, grad_u and grad_b at a column offset inside wider rows', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const [M, N, r, rs, off, s] = [9, 11, 3, 29, 7, 0.75];
+    const u = randoms(M * r, 1);
+    const b = randoms(N * r, 2);
+    const y0 = randoms(M * rs, 3);
+    const dy = randoms(M * rs, 4);
+    const db0 = randoms(N * r, 5);
+    const [Y, DU, DB] = [upload(rt, y0), rt.buffer(M * r), upload(rt, db0)];
+    const cols = { M, N, r, scale: s, rowStride: rs, offset: off };
+    const [U, Bb, DY] = [upload(rt, u), upload(rt, b), upload(rt, dy)];
+    await run(rt, [
+      loraUp(cols, U, Bb, Y),
+      loraGradU(cols, DY, Bb, DU),
+      loraGradB(cols, DY, U, DB, true),
+    ]);
+    const y = Float64Array.from(y0);
+    const du = new Float64Array(M * r);
+    const db = Float64Array.from(db0);
+    for (let i = 0; i < M; i++)
+      for (let j = 0; j < N; j++)
+        for (let k = 0; k < r; k++) {
+          const at = i * rs + off + j;
+          y[at] = (y[at] as number) + s * (u[i * r + k] as number) * (b[j * r + k] as number);
+          du[i * r + k] =
+            (du[i * r + k] as number) + s * (dy[at] as number) * (b[j * r + k] as number);
+          db[j * r + k] =
+            (db[j * r + k] as number) + s * (dy[at] as number) * (u[i * r + k] as number);
+        }
+    expectClose(await readBack(rt, Y, M * rs), y, 1e-6, 1e-5, 'y');
+    expectClose(await readBack(rt, DU, M * r), du, 1e-6, 1e-5, 'du');
+    expectClose(await readBack(rt, DB, N * r), db, 1e-6, 1e-5, 'dB');
+  });
+});
+
+/** The projection weights a target merges into. */
+const weightName = (l: number, t: LoraTarget) =>
+  `model.layers.${l}.${t.endsWith('_proj') && ['gate_proj', 'up_proj', 'down_proj'].includes(t) ? 'mlp' : 'self_attn'}.${t}.weight`;
+
+function decoded(t: LlamaTensor): Float64Array {
+  return Float64Array.from(
+    t.dtype === 'F32' ? (t.data as Float32Array) : decodeHalves(t.dtype, t.data as Uint16Array),
+  );
+}
+
+/**
+ * The base with W + scale·B·A merged in float64. The reference reads an 'F32' tensor's data by
+ * index, so Float64Array data passes through unrounded (finite differences need it).
+ */
+function merged(
+  base: Map<string, LlamaTensor>,
+  adapters: Adapters,
+  scale: number,
+  r: number,
+): Map<string, LlamaTensor> {
+  const out = new Map(base);
+  for (const [key, { A, B }] of adapters) {
+    const [l, t] = key.split('.') as [string, LoraTarget];
+    const name = weightName(Number(l), t);
+    const w = base.get(name) as LlamaTensor;
+    const [N, K] = w.shape as [number, number];
+    const m = decoded(w);
+    for (let j = 0; j < N; j++)
+      for (let k = 0; k < K; k++) {
+        let s = 0;
+        for (let q = 0; q < r; q++) s += (B[j * r + q] as number) * (A[q * K + k] as number);
+        m[j * K + k] = (m[j * K + k] as number) + scale * s;
+      }
+    out.set(name, { dtype: 'F32', shape: w.shape, data: m as unknown as Float32Array });
+  }
+  return out;
+}
+
+/** Σ_b Σ_t g[b][t]·log p(seq[t+1] | seq[≤t]) in float64, and the log-probs. */
+function referenceLoss(
+  c: LlamaConfig,
+  w: Map<string, LlamaTensor>,
+  seqs: number[][],
+  g: Float64Array[] | null,
+): { loss: number; logp: Float64Array[] } {
+  let loss = 0;
+  const logp = seqs.map((seq, b) => {
+    const logits = llamaReferenceLogits(c, w, seq, false);
+    return Float64Array.from({ length: seq.length - 1 }, (_, t) => {
+      const z = logits[t] as Float64Array;
+      const m = Math.max(...z);
+      let sum = 0;
+      for (const v of z) sum += Math.exp(v - m);
+      const lp = (z[seq[t + 1] as number] as number) - m - Math.log(sum);
+      loss += (g?.[b]?.[t] ?? 0) * lp;
+      return lp;
+    });
+  });
+  return { loss, logp };
+}
+
+function randomAdapters(policy: DeviceLlamaPolicy, seed: number): Adapters {
+  const rng = new Rng(seed);
+  const start = policy.initialAdapters(seed);
+  for (const a of start.values())
+    for (let i = 0; i < a.B.length; i++) a.B[i] = 0.3 * (2 * rng.next() - 1);
+  return start;
+}
+
+const CASES: [string, Partial<LlamaConfig>, WeightDtype, number][] = [
+  [
+    'Qwen2-like: BF16, q/k/v bias, tied, gate|up and head split over bindings',
+    { modelType: 'qwen2', attentionBias: true, ropeTheta: 1000000 },
+    'BF16',
+    4096,
+  ],
+  [
+    'Qwen3-like: F32, q/k norms, head_dim 12 ≠ hidden/heads, GQA 2:1',
+    { modelType: 'qwen3', qkNorm: true, headDim: 12, numHeads: 4, numKvHeads: 2 },
+    'F32',
+    0,
+  ],
+];
+
+describe('LoRA over a frozen Llama-family base on the kernels', () => {
+  for (const [name, over, dtype, maxBindingBytes] of CASES)
+    it(`${name}: log-probs and every adapter gradient against float64`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const config = llamaConfig(over);
+      const base = randomLlama(config, dtype, 21);
+      const model = new DeviceLlama(rt, config, base, {
+        contextLength: 8,
+        ...(maxBindingBytes ? { maxBindingBytes } : {}),
+      });
+      const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
+      const policy = new DeviceLlamaPolicy(rt, model, lora);
+      const adapters = randomAdapters(policy, 4);
+      policy.importAdapters(adapters);
+      const seqs = [
+        [3, 17, 0, config.vocabSize - 1, 42, 8],
+        [9, 1, 64, 5],
+      ];
+      const g = seqs.map((s, b) =>
+        Float64Array.from({ length: s.length - 1 }, (_, t) => Math.sin(b + 3 * t)),
+      );
+      const ref = referenceLoss(config, merged(base, adapters, policy.scale, 2), seqs, g);
+      const logp = await policy.logProbs({ sequences: seqs });
+      const top = Math.max(...ref.logp.flatMap((v) => [...v].map(Math.abs)));
+      logp.forEach((lp, b) => {
+        expect(lp.length).toBe((seqs[b] as number[]).length - 1);
+        lp.forEach((v, t) => {
+          expect(Math.abs(v - (ref.logp[b]?.[t] as number)) / top).toBeLessThan(1e-5);
+        });
+      });
+      const { logp: again, grads } = await policy.adapterGradients({ sequences: seqs }, g);
+      expect(again).toEqual(logp);
+      // Central differences of the float64 loss, one parameter at a time.
+      const eps = 1e-5;
+      let worst = 0;
+      for (const [key, a] of adapters) {
+        const got = grads.get(key) as { A: Float32Array; B: Float32Array };
+        for (const part of ['A', 'B'] as const) {
+          const values = a[part];
+          const fd = new Float64Array(values.length);
+          for (let i = 0; i < values.length; i++) {
+            const keep = values[i] as number;
+            const at = (v: number) => {
+              const bumped = new Map(adapters);
+              const copy = Float64Array.from(values);
+              copy[i] = v;
+              bumped.set(key, { ...a, [part]: copy as unknown as Float32Array });
+              return referenceLoss(config, merged(base, bumped, policy.scale, 2), seqs, g).loss;
+            };
+            fd[i] = (at(keep + eps) - at(keep - eps)) / (2 * eps);
+          }
+          let err = 0;
+          let big = 0;
+          fd.forEach((v, i) => {
+            err = Math.max(err, Math.abs((got[part][i] as number) - v));
+            big = Math.max(big, Math.abs(v));
+          });
+          const rel = err / big;
+          worst = Math.max(worst, rel);
+          expect(rel, `${key} ${part}`).toBeLessThan(1e-3);
+        }
+      }
+      console.log(`${name}: worst adapter gradient error ${worst.toExponential(2)} of its largest`);
+      // One AdamW step from those gradients.
+      const before = await policy.exportAdapters();
+      const step = await policy.applyAdamW({ lr: 1e-2, weightDecay: 0 });
+      expect(step.ok).toBe(true);
+      const after = await policy.exportAdapters();
+      for (const [key, b4] of before) {
+        const gr = grads.get(key) as { A: Float32Array; B: Float32Array };
+        const now = after.get(key) as { A: Float32Array; B: Float32Array };
+        for (const part of ['A', 'B'] as const)
+          b4[part].forEach((v, i) => {
+            const gi = gr[part][i] as number;
+            // Step 1: m̂ = g, v̂ = g², so the update is lr·g / (|g| + eps).
+            const want = v - (1e-2 * gi) / (Math.abs(gi) + 1e-8);
+            expect(Math.abs((now[part][i] as number) - want)).toBeLessThan(1e-6);
+          });
+      }
+      policy.free();
+    }, 240_000);
+
+  it('refuses in words: a missing adapter, a wrong shape, a bad target, a short batch', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = llamaConfig({});
+    const model = new DeviceLlama(rt, config, randomLlama(config, 'BF16', 2), { contextLength: 4 });
+    const lora = { rank: 2, alpha: 4, targets: ['q_proj', 'v_proj'] as LoraTarget[] };
+    const policy = new DeviceLlamaPolicy(rt, model, lora);
+    const adapters = await policy.exportAdapters();
+    expect([...adapters.keys()]).toEqual(['0.q_proj', '0.v_proj', '1.q_proj', '1.v_proj']);
+    expect(adapters.get(adapterKey(0, 'v_proj'))?.B.every((v) => v === 0)).toBe(true);
+    const missing = new Map(adapters);
+    missing.delete('1.v_proj');
+    expect(() => policy.importAdapters(missing)).toThrow('no LoRA adapter for layer 1 v_proj');
+    const wrong = new Map(adapters);
+    wrong.set('0.q_proj', { A: new Float32Array(3), B: new Float32Array(64) });
+    expect(() => policy.importAdapters(wrong)).toThrow('expected [2, 32] and [32, 2]');
+    expect(
+      () => new DeviceLlamaPolicy(rt, model, { ...lora, targets: ['c_attn' as LoraTarget] }),
+    ).toThrow('LoRA target c_attn is not one of');
+    await expect(policy.logProbs({ sequences: [[1]] })).rejects.toThrow('at least 2 tokens');
+    await expect(policy.logProbs({ sequences: [[1, 2, 3, 4, 5]] })).rejects.toThrow(
+      'exceeds the context of 4',
+    );
+    await expect(policy.adapterGradients({ sequences: [[1, 2, 3]] }, [[1]])).rejects.toThrow(
+      'dlogp of sequence 0 must hold 2 values',
+    );
+    policy.free();
+  });
+});
