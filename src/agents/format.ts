@@ -91,3 +91,26 @@ export function roleExample(
     answer: [...tok.encode(task.code), tok.eosId],
   };
 }
+
+/** Role token, <|statement|>, <|plan|> and <|code|>: the most special tokens a prompt adds. */
+export const PROMPT_SPECIAL_TOKENS = 4;
+
+/**
+ * The statement cut (from its end) to at most `maxTokens` tokens. The lab's tiny models have a
+ * context of a few hundred tokens that must hold statement + plan + program, and the sampler
+ * refuses a prompt longer than the context; the procedural statements are one or two lines,
+ * but external ones (an MBXP problem with its examples) can run past it. Cut once, where the
+ * task set is loaded, so every role, the evaluation and the inspector read the same text.
+ */
+export function fitStatement(tok: CharTokenizer, statement: string, maxTokens: number): string {
+  if (tok.encode(statement).length <= maxTokens) return statement;
+  // A token covers at least one character: the longest prefix that fits, by bisection.
+  let fits = 0;
+  let over = statement.length;
+  while (over - fits > 1) {
+    const mid = (fits + over) >> 1;
+    if (tok.encode(statement.slice(0, mid)).length <= maxTokens) fits = mid;
+    else over = mid;
+  }
+  return statement.slice(0, fits);
+}

@@ -52,6 +52,7 @@ import type { FlagSpecs } from './flags';
 import { parseJsonText, readJsonFile } from './jsonFiles';
 import { commandLine, UsageError } from './runCli';
 import { runConfigFromSettingFlags, settingFlags } from './settingFlags';
+import { readTaskSets } from './taskSetFiles';
 
 /** Every run setting's flag (engine/settings.ts), then the run's own. */
 const FLAGS = {
@@ -126,7 +127,11 @@ if (resumeDir && resumed) {
       memoryBudgetMiB: Number(settingValues['memory-budget']),
     };
   }
-  session = await TrainingSession.restore(snapshot, { sandbox, suites });
+  session = await TrainingSession.restore(snapshot, {
+    sandbox,
+    suites,
+    ...(await readTaskSets(snapshot.config)),
+  });
   totalSteps = f.steps ?? resumed.steps ?? Number.POSITIVE_INFINITY;
   finalEval = resumed.finalEval || f['final-eval'] === true || minutes !== undefined;
   // Lines written after the last snapshot are redone, so drop them.
@@ -161,7 +166,14 @@ if (resumeDir && resumed) {
       }
     }
   }
-  session = await TrainingSession.create(config, { planner, coder, ...extra, sandbox, suites });
+  session = await TrainingSession.create(config, {
+    planner,
+    coder,
+    ...extra,
+    sandbox,
+    suites,
+    ...(await readTaskSets(config)),
+  });
   totalSteps = f.steps ?? (minutes !== undefined ? Number.POSITIVE_INFINITY : 10);
   finalEval = f['final-eval'] === true || minutes !== undefined;
   await rm(out, { recursive: true, force: true });

@@ -14,7 +14,7 @@ import {
   settingValue,
   withSetting,
 } from './settings';
-import { BACKEND_CHOICES, isBackendChoice, type RunConfig } from './types';
+import { BACKEND_CHOICES, isBackendChoice, type RunConfig, TASK_SETS } from './types';
 
 export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   preset: 'tiny',
@@ -24,6 +24,7 @@ export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   // has nothing to show there; L5's new shapes start at ~0.4 sampled pass fraction and rise
   // within minutes. The evaluation still covers L1–L4 and held-out, so forgetting would show.
   tierMix: { L5: 1 },
+  taskSet: 'procedural',
   evalEvery: 10,
   evalTasksPerTier: 8,
   topK: 0,
@@ -101,6 +102,12 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
       field: 'loraRank',
       message:
         "loraRank > 0 (LoRA) is not on the lab's WebGPU kernels yet: use backend wasm, cpu or tfjs-webgpu, or loraRank 0",
+    });
+  }
+  if (config.taskSet !== undefined && !TASK_SETS.includes(config.taskSet)) {
+    problems.push({
+      field: 'taskSet',
+      message: `taskSet must be one of ${TASK_SETS.join(' | ')}, got ${String(config.taskSet)}`,
     });
   }
   const budget = config.memoryBudgetMiB;

@@ -54,7 +54,8 @@ import { roleTrainsAt } from '../rl/schedule';
 import { RoleTrainer, type RoleUpdate } from '../rl/trainer';
 import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
-import type { SuiteName, Task } from '../tasks';
+import type { Task } from '../tasks';
+import type { TaskSetSplits } from '../tasks/mbxp/taskSet';
 import { attachAdapters, putAdapters, restoreAdapters } from './loraRoles';
 import { DEFAULT_RUN_CONFIG } from './runConfig';
 import {
@@ -66,10 +67,11 @@ import {
   putJson,
 } from './snapshotFiles';
 import { attachAgentSamples, policySequences, sampleGroups } from './stepSamples';
+import { type EvalSuiteName, runTasks, type Suites } from './taskSets';
 import { stepSeed, TaskStream } from './taskStream';
 import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
 
-export type Suites = Partial<Record<SuiteName, Task[]>>;
+export type { Suites } from './taskSets';
 
 export interface SessionDeps {
   /** Warm-start checkpoints; the session owns (and disposes) their models. */
@@ -83,6 +85,8 @@ export interface SessionDeps {
   retriever?: LoadedCheckpoint;
   sandbox: Sandbox;
   suites?: Suites;
+  /** MBXP's splits, for a run with taskSet mbxp (engine/taskSets.ts). */
+  mbxp?: TaskSetSplits;
 }
 
 /** The agents a topology adds to Planner → Coder (their models; the Retriever's library). */
@@ -107,6 +111,7 @@ interface ChainResult {
 export interface RestoreDeps {
   sandbox: Sandbox;
   suites?: Suites;
+  mbxp?: TaskSetSplits;
 }
 
 /** run.json inside a snapshot. */
@@ -189,13 +194,14 @@ export class TrainingSession {
 
   static async create(config: RunConfig, deps: SessionDeps): Promise<TrainingSession> {
     const resolved = { ...config, grpo: resolveGrpoConfig(config.grpo) };
+    const tasks = runTasks(resolved, deps, contextOf(deps.planner, deps.coder));
     return new TrainingSession(
       resolved,
       deps.planner,
       deps.coder,
       deps.sandbox,
-      deps.suites ?? {},
-      new TaskStream(resolved),
+      tasks.suites,
+      new TaskStream(resolved, 0, tasks.train),
       await extraAgents(resolved, deps.planner, deps.coder, deps),
     );
   }
@@ -214,13 +220,14 @@ export class TrainingSession {
       retriever: saved('retriever'),
     });
     await restoreAdapters(snapshot.files, config, { planner, coder, ...roleCheckpoints(extra) });
+    const tasks = runTasks(config, deps, contextOf(planner, coder));
     const session = new TrainingSession(
       config,
       planner,
       coder,
       deps.sandbox,
-      deps.suites ?? {},
-      new TaskStream(snapshot.config, state.taskPosition),
+      tasks.suites,
+      new TaskStream(snapshot.config, state.taskPosition, tasks.train),
       extra,
     );
     for (const [role, trainer] of session.trainers) {
@@ -520,14 +527,14 @@ export class TrainingSession {
   }
 
   /** Greedy pass@1 on the fixed suites (the first evalTasksPerTier tasks of each). */
-  async evaluate(suites?: SuiteName[]): Promise<EvalReport> {
+  async evaluate(suites?: EvalSuiteName[]): Promise<EvalReport> {
     const result = await this.evaluateDetailed(suites);
     return { step: this.stepCount, metrics: result.metrics };
   }
 
   /** As evaluate, with per-suite counts (for tables). */
-  async evaluateDetailed(suites?: SuiteName[]): Promise<EvaluationResult> {
-    const names = suites ?? (Object.keys(this.suites) as SuiteName[]);
+  async evaluateDetailed(suites?: EvalSuiteName[]): Promise<EvaluationResult> {
+    const names = suites ?? (Object.keys(this.suites) as EvalSuiteName[]);
     const chosen: Record<string, Task[]> = {};
     for (const name of names) {
       const tasks = this.suites[name];
@@ -713,6 +720,14 @@ function roleCheckpoints(extra: ExtraAgents): Partial<Record<Role, LoadedCheckpo
   return {
     ...(extra.debugger ? { debugger: extra.debugger } : {}),
     ...(extra.retriever ? { retriever: extra.retriever } : {}),
+  };
+}
+
+/** The tokenizer and the context every role's prompt must fit (the smaller model's). */
+function contextOf(planner: LoadedCheckpoint, coder: LoadedCheckpoint) {
+  return {
+    tokenizer: coder.tokenizer,
+    contextTokens: Math.min(planner.model.config.nCtx, coder.model.config.nCtx),
   };
 }
 

@@ -2,18 +2,25 @@
 // optionally filtered to some families. Its position is part of a snapshot, so a resumed
 // run draws exactly the tasks the uninterrupted run would have drawn. With `taskPoolSize`
 // the run cycles through a fixed pool of the stream's first tasks (small, repeatable studies).
-import { generateTask, type Task } from '../tasks';
+// With a fixed task list (an external task set's train split, e.g. MBXP) the stream is that
+// list in a seeded order, reshuffled each time it has all been drawn.
+import { generateTask, Rng, type Task } from '../tasks';
 import type { RunConfig } from './types';
 
 export class TaskStream {
   private index: number;
   private pool: Task[] | null = null;
+  /** The list's order in the epoch last drawn from. */
+  private epoch: { number: number; order: number[] } | null = null;
 
   constructor(
     private readonly config: RunConfig,
     start = 0,
+    /** Draw from these tasks instead of the generator (tier mix not used). */
+    private readonly list: readonly Task[] | null = null,
   ) {
     this.index = start;
+    if (list?.length === 0) throw new Error('the task set has no training task');
   }
 
   get position(): number {
@@ -49,10 +56,23 @@ export class TaskStream {
       if (tries > 10_000 * count) {
         throw new Error(`no training task of families ${families?.join(', ')} in tiers of the mix`);
       }
-      const task = generateTask(options, index++);
+      const task = this.list ? this.fromList(index++) : generateTask(options, index++);
       if (!families || families.includes(task.family)) tasks.push(task);
     }
     return { tasks, next: index };
+  }
+
+  /** Task i of a fixed list's stream: epoch ⌊i / n⌋'s seeded shuffle, position i mod n. */
+  private fromList(i: number): Task {
+    const list = this.list as readonly Task[];
+    const number = Math.floor(i / list.length);
+    if (this.epoch?.number !== number) {
+      const order = Rng.derive(this.config.grpo.seed, 'task-list', number).shuffle(
+        list.map((_, k) => k),
+      );
+      this.epoch = { number, order };
+    }
+    return list[this.epoch.order[i % list.length] as number] as Task;
   }
 }
 

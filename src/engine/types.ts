@@ -25,6 +25,10 @@ export const BACKEND_CHOICES: readonly BackendChoice[] = [
 export const isBackendChoice = (value: unknown): value is BackendChoice =>
   (BACKEND_CHOICES as readonly unknown[]).includes(value);
 
+/** What a run trains and evaluates on: the generated tasks, or MBXP's JavaScript problems. */
+export type TaskSetName = 'procedural' | 'mbxp';
+export const TASK_SETS: readonly TaskSetName[] = ['procedural', 'mbxp'];
+
 /** Everything that determines a run; same config (with its seed) on one backend → same curves. */
 export interface RunConfig {
   preset: PresetName;
@@ -43,6 +47,8 @@ export interface RunConfig {
   taskFamilies?: string[];
   /** Train on a fixed pool: the stream's first `taskPoolSize` tasks, cycled (absent: endless stream). */
   taskPoolSize?: number;
+  /** The task set (absent in runs saved before the choice existed: procedural); engine/taskSets.ts. */
+  taskSet?: TaskSetName;
   /**
    * Memory budget of one micro-batch (update, reference forward, sampling, evaluation), in
    * MiB. Absent: the backend's own (src/rl/memoryBudget.ts). The engine halves it after an

@@ -21,10 +21,17 @@ import {
   type SuiteName,
   type Task,
 } from '../tasks';
+import {
+  loadTaskSetSplit,
+  mbxpFile,
+  TASK_SET_SPLITS,
+  type TaskSetSplits,
+} from '../tasks/mbxp/taskSet';
 import { classifyFailure, type EngineFailure, looksOutOfMemory, watchEngineLog } from './failure';
 import { saveSnapshot } from './labDb';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
+import { taskSetOf } from './taskSets';
 import type { RunConfig, RunSnapshot } from './types';
 import { wasmFilePaths } from './wasmFiles';
 
@@ -43,6 +50,7 @@ let backend: Promise<BackendReport> | null = null;
 let backendChoice: BackendChoice | null = null;
 let sandbox: Promise<Sandbox> | null = null;
 let suites: Promise<Partial<Record<SuiteName, Task[]>>> | null = null;
+let mbxp: Promise<TaskSetSplits> | null = null;
 let session: TrainingSession | null = null;
 let runId: string | null = null;
 let status: EngineStatus = 'loading';
@@ -232,6 +240,7 @@ function watchDevice() {
       session = await TrainingSession.restore(lastSnapshot, {
         sandbox: sessionSandbox(await ensureSandbox()),
         suites: await ensureSuites(),
+        ...(await ensureTaskSets(lastSnapshot.config)),
       });
       watchActivity(session);
       setStatus('idle');
@@ -255,6 +264,24 @@ function ensureSuites(): Promise<Partial<Record<SuiteName, Task[]>>> {
   return suites;
 }
 
+/** MBXP's splits, fetched once, only for a run on them (engine/taskSets.ts). */
+async function ensureTaskSets(config: RunConfig): Promise<{ mbxp?: TaskSetSplits }> {
+  if (taskSetOf(config) !== 'mbxp') return {};
+  mbxp ??= Promise.all(
+    TASK_SET_SPLITS.map(async (split) => {
+      const response = await fetch(`${base}${mbxpFile(split)}`);
+      if (!response.ok) throw new Error(`${mbxpFile(split)}: HTTP ${response.status}`);
+      return loadTaskSetSplit(await response.text(), split);
+    }),
+  )
+    .then(([train = [], validation = []]) => ({ train, validation }))
+    .catch((error) => {
+      mbxp = null; // a later start tries again
+      throw error;
+    });
+  return { mbxp: await mbxp };
+}
+
 async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   wantTraining = false;
   workerActivity = 'loading the run';
@@ -263,7 +290,11 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   session = null;
   runId = command.runId;
   await ensureBackend(command.config.backend);
-  const deps = { sandbox: sessionSandbox(await ensureSandbox()), suites: await ensureSuites() };
+  const deps = {
+    sandbox: sessionSandbox(await ensureSandbox()),
+    suites: await ensureSuites(),
+    ...(await ensureTaskSets(command.snapshot?.config ?? command.config)),
+  };
   lastSnapshot = command.snapshot ?? null;
   if (command.snapshot) {
     session = await TrainingSession.restore(withBudget(command.snapshot, command.config), deps);
@@ -327,7 +358,11 @@ async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>)
   workerActivity = 'the warm start';
   setStatus('warmstart');
   await ensureBackend(command.config.backend);
-  const deps = { sandbox: sessionSandbox(await ensureSandbox()), suites: await ensureSuites() };
+  const deps = {
+    sandbox: sessionSandbox(await ensureSandbox()),
+    suites: await ensureSuites(),
+    ...(await ensureTaskSets(command.config)),
+  };
   const budgetSec = command.minutes * 60;
   const started = performance.now();
   const parameters = new Map<string, number>();

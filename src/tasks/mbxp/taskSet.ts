@@ -3,6 +3,7 @@
 // fixed by each task id's hash, so it does not depend on which other tasks were kept, and a
 // task never moves between splits when the set is regenerated
 // (`npm run --silent tasks -- mbxp --in …/mbjsp_release_v1.2.jsonl --out public/tasks/mbxp`).
+import { hashString } from '../random';
 import { loadSuite, type SuiteFile, serializeSuite } from '../suites';
 import type { Task } from '../types';
 
@@ -30,11 +31,7 @@ const VALIDATION_ONE_IN = 5;
 
 /** FNV-1a of the id: the split of a task depends on its id alone. */
 export function mbxpSplitOf(taskId: string): TaskSetSplit {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < taskId.length; i++) {
-    hash = Math.imul(hash ^ taskId.charCodeAt(i), 0x01000193) >>> 0;
-  }
-  return hash % VALIDATION_ONE_IN === 0 ? 'validation' : 'train';
+  return hashString(taskId) % VALIDATION_ONE_IN === 0 ? 'validation' : 'train';
 }
 
 /** A split's file: what the suites' files hold, plus where the tasks come from. */

@@ -271,6 +271,7 @@ export function ControlsPanel() {
           {select('retrieval')}
         </>
       )}
+      {select('taskset')}
       <fieldset className="tiers" aria-describedby="tier-mix-help">
         <legend>{TIER_MIX.label} (weights)</legend>
         <p id="tier-mix-help" className="field-help tiers-help">
