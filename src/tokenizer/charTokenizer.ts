@@ -3,6 +3,10 @@
 // (the first shipped checkpoints); with merges a task's statement + plan + program is several
 // times fewer tokens, so sampling takes fewer decode steps and attention's length² shrinks.
 // Special tokens come first so their ids are stable; merged tokens come after the characters.
+// Encoding and decoding go through @huggingface/tokenizers (the vocabulary as tokenizer.json,
+// huggingface.ts), the library every checkpoint's text goes through; the lab fits the merges.
+import { Tokenizer } from '@huggingface/tokenizers';
+import { toTokenizerJson } from './huggingface';
 
 export const SPECIAL_TOKENS = [
   '<|pad|>',
@@ -30,8 +34,8 @@ export type Merge = readonly [string, string];
 export class CharTokenizer {
   readonly vocab: string[];
   private readonly idOf: Map<string, number>;
-  /** Rank of each merge by its pair "left\u0000right". */
-  private readonly mergeRank: Map<string, number>;
+  /** The same vocabulary and merges in @huggingface/tokenizers, built on first use. */
+  private library: Tokenizer | null = null;
   readonly merges: readonly Merge[];
   readonly padId: number;
   readonly eosId: number;
@@ -41,7 +45,6 @@ export class CharTokenizer {
     this.merges = merges;
     // Two merges can spell the same token ('a'+'bc', 'ab'+'c'): it gets one id.
     this.vocab = [...new Set([...SPECIAL_TOKENS, ...chars, ...merges.map(([a, b]) => a + b)])];
-    this.mergeRank = new Map(merges.map(([a, b], rank) => [`${a}\u0000${b}`, rank]));
     this.idOf = new Map(this.vocab.map((token, id) => [token, id]));
     if (this.idOf.size !== this.vocab.length)
       throw new Error('tokenizer: duplicate vocabulary entry');
@@ -65,66 +68,26 @@ export class CharTokenizer {
     return this.merges.length === 0;
   }
 
+  private get hf(): Tokenizer {
+    this.library ??= new Tokenizer(toTokenizerJson(this), {});
+    return this.library;
+  }
+
   /**
    * Plain text → ids. Special-token spellings inside text are encoded as special tokens; the
-   * text between them is split into characters and merged by BPE, lowest rank first (as
-   * Hugging Face tokenizers does, so both give the same ids).
+   * text between them is split into characters and merged by BPE, lowest rank first; a
+   * character outside the vocabulary is <|unk|>.
    */
   encode(text: string): number[] {
-    const ids: number[] = [];
-    let segment: string[] = [];
-    const flush = () => {
-      for (const piece of this.applyMerges(segment)) ids.push(this.idOf.get(piece) ?? this.unkId);
-      segment = [];
-    };
-    let i = 0;
-    while (i < text.length) {
-      const special = text.startsWith('<|', i) ? this.matchSpecial(text, i) : undefined;
-      if (special !== undefined) {
-        flush();
-        ids.push(this.idOf.get(special)!);
-        i += special.length;
-        continue;
-      }
-      const ch = String.fromCodePoint(text.codePointAt(i)!);
-      segment.push(ch);
-      i += ch.length;
-    }
-    flush();
-    return ids;
+    return this.hf.encode(text, { add_special_tokens: false }).ids;
   }
 
-  /** BPE on one segment: repeatedly join the adjacent pair of lowest rank (leftmost first). */
-  private applyMerges(pieces: string[]): string[] {
-    if (this.merges.length === 0 || pieces.length < 2) return pieces;
-    const parts = pieces.slice();
-    for (;;) {
-      let best = -1;
-      let bestRank = Number.POSITIVE_INFINITY;
-      for (let j = 0; j + 1 < parts.length; j++) {
-        const rank = this.mergeRank.get(`${parts[j]}\u0000${parts[j + 1]}`);
-        if (rank !== undefined && rank < bestRank) {
-          bestRank = rank;
-          best = j;
-        }
-      }
-      if (best < 0) return parts;
-      parts.splice(best, 2, parts[best]! + parts[best + 1]!);
-    }
-  }
-
-  /** Ids → text; pad is dropped, other special tokens are written out. */
+  /** Ids → text; pad is dropped (as are ids outside the vocabulary), other special tokens are written out. */
   decode(ids: number[], options: { skipSpecial?: boolean } = {}): string {
-    let out = '';
-    for (const id of ids) {
-      if (id === this.padId) continue;
-      if (options.skipSpecial && id < SPECIAL_TOKENS.length) continue;
-      out += this.vocab[id] ?? '';
-    }
-    return out;
-  }
-
-  private matchSpecial(text: string, at: number): string | undefined {
-    return SPECIAL_TOKENS.find((token) => text.startsWith(token, at));
+    const kept = ids.filter((id) => id !== this.padId && id >= 0 && id < this.vocab.length);
+    return this.hf.decode(kept, {
+      skip_special_tokens: options.skipSpecial ?? false,
+      clean_up_tokenization_spaces: false,
+    });
   }
 }
