@@ -6,6 +6,7 @@ import { gpuReportBench } from './gpuReport';
 import { grpoBench } from './grpo';
 import { kernelsBench } from './kernels';
 import { llamaBench } from './llama';
+import { llamaLoraBench } from './llamaLora';
 import { memoryBench } from './memory';
 import { modelBench } from './models';
 import { pageBench } from './page';
@@ -25,6 +26,7 @@ export const benchSections: Record<string, BenchSection> = {
   memory: memoryBench,
   kernels: kernelsBench,
   llama: llamaBench,
+  'llama-lora': llamaLoraBench,
   webgpu: webgpuBench,
   'gpu-report': gpuReportBench,
   page: pageBench,

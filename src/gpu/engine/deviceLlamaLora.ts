@@ -703,6 +703,22 @@ export class DeviceLlamaPolicy {
     return this.readLogp(a, batch);
   }
 
+  /**
+   * What backwardOnDevice submits, uploaded but not run: dispatches and the encoder commands
+   * between them (benches time each dispatch alone).
+   */
+  trainingParts(
+    batch: TokenBatch,
+    dlogp: readonly ArrayLike<number>[],
+  ): (DispatchSpec[] | ((e: GPUCommandEncoder) => void))[] {
+    const a = this.upload(batch, dlogp);
+    const invTemp = 1 / (batch.temperature ?? 1);
+    const seq = new Seq();
+    this.forward(seq, a, invTemp);
+    this.backward(seq, a, invTemp);
+    return seq.parts;
+  }
+
   /** The gradients of Σ_b Σ_t dlogp[b][t]·logp[b][t] for every adapter, PEFT's shapes. */
   async adapterGradients(
     batch: TokenBatch,

@@ -1,6 +1,7 @@
 // The Llama family's kernels in the self-check's registry: RMSNorm (forward, backward), RoPE
 // (forward and its inverse, the backward), SwiGLU (forward, backward), grouped-query attention
-// (forward, backward, cache store + decode) and the 16-bit-weight matmul (F16, BF16). None is
+// (forward, backward, cache store + decode), the 16-bit-weight matmul (F16, BF16) and its
+// transpose (v6_b16t, the backward's input gradients), LoRA's B side (lora.wgsl). None is
 // indispensable (the GPT-2 engine does not run them, and selfCheck/index.ts does not import this
 // module: the GPT-2 engine's start is not slowed); the Llama engine runs them
 // (llamaKernels.ts). Fixed odd sizes, off every workgroup.
@@ -22,6 +23,7 @@ import {
 } from '../../kernels/referenceOps';
 import * as op from '../ops';
 import * as ol from '../opsLlama';
+import * as olr from '../opsLora';
 import type { GpuRuntime } from '../runtime';
 import { type KernelCheck, randoms, registerKernelCheck } from './registry';
 import { runChecks } from './run';
@@ -250,6 +252,95 @@ function matmul16Check(
   };
 }
 
+const MT = { M: 7, N: 36, K: 101 };
+
+/** v6_b16t: C = A·W through a 16-bit W [K, N] (the backward's input gradients), K not ×4. */
+function matmul16TCheck(dtype: HalfDtype): KernelCheck<{ a: Float32Array; bits: Uint16Array }> {
+  const aStride = Math.ceil(MT.K / 4) * 4;
+  return {
+    name: `matmul/v6_b16t_${dtype.toLowerCase()}`,
+    indispensable: false,
+    tolerance: TOL,
+    sized: false,
+    inputs: (_s, rng) => ({
+      a: randoms(rng, MT.M * aStride),
+      bits: Uint16Array.from(randoms(rng, MT.K * MT.N, 0.5), (v) => f32ToHalf(dtype, v)),
+    }),
+    async gpu(ctx, i) {
+      const c = ctx.buffer(MT.M * MT.N);
+      const words = new Uint32Array(i.bits.buffer, i.bits.byteOffset, i.bits.length / 2);
+      await ctx.run([
+        ol.matmul16T({
+          ...MT,
+          a: ctx.upload(i.a),
+          aStride,
+          w: ctx.upload(words),
+          dtype,
+          c,
+          dummy: ctx.rt.dummy,
+        }),
+      ]);
+      return { c: await ctx.read(c, MT.M * MT.N) };
+    },
+    reference(i) {
+      const a = Float64Array.from({ length: MT.M * MT.K }, (_, e) =>
+        Number(i.a[Math.floor(e / MT.K) * aStride + (e % MT.K)]),
+      );
+      const w = Float64Array.from(i.bits, (b) => halfToF32(dtype, b));
+      return { c: matmulRef(a, w, MT.M, MT.N, MT.K) };
+    },
+  };
+}
+
+const LR = { M: 9, N: 11, r: 3, rowStride: 29, offset: 7, scale: 0.75 };
+
+/** lora.wgsl's up, grad_u and grad_b at a column offset inside wider rows. */
+const loraCheck: KernelCheck<{ u: Float32Array; b: Float32Array; dy: Float32Array }> = {
+  name: 'lora/up+grads',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => ({
+    u: randoms(rng, LR.M * LR.r),
+    b: randoms(rng, LR.N * LR.r),
+    dy: randoms(rng, LR.M * LR.rowStride),
+  }),
+  async gpu(ctx, i) {
+    const [U, Bb, DY] = [i.u, i.b, i.dy].map((t) => ctx.upload(t)) as GPUBuffer[];
+    const [y, du, db] = [
+      ctx.buffer(LR.M * LR.rowStride),
+      ctx.buffer(LR.M * LR.r),
+      ctx.buffer(LR.N * LR.r),
+    ];
+    await ctx.run([
+      olr.loraUp(LR, U!, Bb!, y, false),
+      olr.loraGradU(LR, DY!, Bb!, du),
+      olr.loraGradB(LR, DY!, U!, db, false),
+    ]);
+    const all = await ctx.read(y, LR.M * LR.rowStride);
+    const cols = Float32Array.from({ length: LR.M * LR.N }, (_, e) =>
+      Number(all[Math.floor(e / LR.N) * LR.rowStride + LR.offset + (e % LR.N)]),
+    );
+    return { y: cols, du: await ctx.read(du, LR.M * LR.r), db: await ctx.read(db, LR.N * LR.r) };
+  },
+  reference(i) {
+    const { M, N, r, rowStride, offset, scale } = LR;
+    const y = new Float64Array(M * N);
+    const du = new Float64Array(M * r);
+    const db = new Float64Array(N * r);
+    for (let m = 0; m < M; m++)
+      for (let j = 0; j < N; j++)
+        for (let k = 0; k < r; k++) {
+          const g = Number(i.dy[m * rowStride + offset + j]);
+          y[m * N + j] =
+            Number(y[m * N + j]) + scale * Number(i.u[m * r + k]) * Number(i.b[j * r + k]);
+          du[m * r + k] = Number(du[m * r + k]) + scale * g * Number(i.b[j * r + k]);
+          db[j * r + k] = Number(db[j * r + k]) + scale * g * Number(i.u[m * r + k]);
+        }
+    return { y, du, db };
+  },
+};
+
 export const LLAMA_CHECKS: readonly KernelCheck[] = [
   rmsnormCheck,
   ropeCheck,
@@ -258,6 +349,9 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   gqaDecodeCheck,
   matmul16Check('F16'),
   matmul16Check('BF16'),
+  matmul16TCheck('F16'),
+  matmul16TCheck('BF16'),
+  loraCheck,
 ] as KernelCheck[];
 
 for (const check of LLAMA_CHECKS) registerKernelCheck(check);

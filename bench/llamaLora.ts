@@ -1,0 +1,166 @@
+// `npm run bench -- llama-lora`: a forward + backward of LoRA adapters (every target, rank 8)
+// over a random BF16 checkpoint of Qwen2.5-Coder-0.5B's shape (24 layers, hidden 896, MLP 4864,
+// 14/2 heads × 64, vocabulary 151,936, tied, q/k/v bias) on the kernels
+// (gpu/engine/deviceLlamaLora.ts): seconds for log-probs, forward + backward and the AdamW step,
+// peak resident memory, then every dispatch of the forward + backward timed alone, summed by
+// kernel, with a projection for a GPU from each dispatch's FLOPs and bytes — an estimate, labelled
+// as one, until a lent GPU measures it. LLAMA_LORA_T (default 8) and LLAMA_LORA_B (default 1) set
+// the batch.
+import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
+import { DeviceLlamaPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLlamaLora';
+import { SHADERS } from '../src/gpu/engine/ops';
+import { asSlice, type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
+import { getKernelDevice } from '../src/gpu/kernels/device';
+import { llamaConfig, randomLlama } from '../tests/unit/llama-device-fixtures';
+import type { BenchSection, BenchTable } from './table';
+
+/** GPU classes for the projection: achieved f32 FLOP/s, bytes/s, seconds per dispatch. */
+const GPUS: [string, number, number, number][] = [
+  ['laptop-class GPU (4 TFLOP/s, 200 GB/s, 20 µs a dispatch)', 4e12, 200e9, 20e-6],
+  ['desktop-class GPU (15 TFLOP/s, 600 GB/s, 10 µs a dispatch)', 15e12, 600e9, 10e-6],
+];
+
+/** A dispatch's arithmetic and memory traffic, from its kernel and uniforms. */
+function cost(spec: DispatchSpec): { flops: number; bytes: number } {
+  const u = new Uint32Array(spec.uniforms);
+  const [a = 0, b = 0, c = 0, d = 0] = u;
+  const label = spec.label ?? '';
+  if (label.startsWith('matmul16'))
+    return { flops: 2 * a * b * c, bytes: b * c * 2 + 4 * a * (b + c) };
+  if (label.startsWith('matmul') || label.startsWith('lora_d'))
+    return { flops: 2 * a * b * c, bytes: 4 * (a * c + c * b + a * b) };
+  if (label.startsWith('lora_')) return { flops: 2 * a * b * c, bytes: 8 * a * b };
+  if (label.startsWith('attention'))
+    return { flops: 2 * a * c * b * b * d, bytes: 4 * a * b * c * d * 4 };
+  let bytes = 0;
+  for (const [, binding] of spec.bindings) {
+    const s = asSlice(binding);
+    const n = s.length !== undefined ? s.length * 4 : s.buffer.size - (s.offset ?? 0) * 4;
+    if (n <= 64 * 2 ** 20) bytes += n;
+  }
+  return { flops: 0, bytes };
+}
+
+export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
+  const opened = await getKernelDevice();
+  if (!opened.ok) throw new Error(`no WebGPU adapter: ${opened.why}`);
+  const rt = new GpuRuntime(opened.gpu.device);
+  await rt.load([...SHADERS]);
+  const T = Number(process.env.LLAMA_LORA_T ?? 8);
+  const B = Number(process.env.LLAMA_LORA_B ?? 1);
+  try {
+    const config = llamaConfig({
+      modelType: 'qwen2',
+      vocabSize: 151936,
+      hiddenSize: 896,
+      intermediateSize: 4864,
+      numLayers: 24,
+      numHeads: 14,
+      numKvHeads: 2,
+      headDim: 64,
+      ropeTheta: 1000000,
+      attentionBias: true,
+      tieWordEmbeddings: true,
+      maxPositionEmbeddings: 32768,
+    });
+    const rows: (string | number)[][] = [];
+    const secs = (what: string, ms: number) => rows.push([what, (ms / 1000).toPrecision(3), 's']);
+    let start = performance.now();
+    const weights = randomLlama(config, 'BF16', 3, 0.05);
+    secs('random BF16 weights made (host)', performance.now() - start);
+    start = performance.now();
+    const model = new DeviceLlama(rt, config, weights, { contextLength: T });
+    const lora = { rank: 8, alpha: 16, targets: LORA_TARGETS };
+    const policy = new DeviceLlamaPolicy(rt, model, lora, undefined, 5);
+    // B ≠ 0, so every path carries gradient (PEFT starts it at 0).
+    const adapters = policy.initialAdapters(5);
+    for (const a of adapters.values()) a.B.fill(0.01);
+    policy.importAdapters(adapters);
+    await rt.device.queue.onSubmittedWorkDone();
+    secs('base and adapters onto the device', performance.now() - start);
+    const sequences = Array.from({ length: B }, (_, b) =>
+      Array.from({ length: T }, (_, t) => (b * 7919 + t * 104729) % config.vocabSize),
+    );
+    const dlogp = sequences.map((s) => Float32Array.from({ length: s.length - 1 }, () => -1 / T));
+    const batch = { sequences };
+    start = performance.now();
+    await policy.logProbs(batch);
+    secs(
+      `log-probs (forward), ${B} × ${T} tokens (first call, pipelines compiled)`,
+      performance.now() - start,
+    );
+    start = performance.now();
+    await policy.logProbs(batch);
+    secs(`log-probs (forward), ${B} × ${T} tokens`, performance.now() - start);
+    start = performance.now();
+    await policy.backwardOnDevice(batch, dlogp);
+    const fbMs = performance.now() - start;
+    secs(`forward + backward (adapters only), ${B} × ${T} tokens`, fbMs);
+    start = performance.now();
+    await policy.applyAdamW({ lr: 1e-4 });
+    secs(`AdamW step over ${policy.size} adapter floats`, performance.now() - start);
+    rows.push(['weights on the device', (model.weightBytes / 2 ** 30).toPrecision(3), 'GiB']);
+    rows.push([
+      'peak resident memory of the process',
+      (process.resourceUsage().maxRSS / 2 ** 20).toPrecision(3),
+      'GiB',
+    ]);
+    // Every dispatch alone (the activations hold the real batch's values).
+    const byKernel = new Map<string, { n: number; ms: number; flops: number; bytes: number }>();
+    const projected = GPUS.map(() => 0);
+    let dispatches = 0;
+    for (const part of policy.trainingParts(batch, dlogp)) {
+      if (typeof part === 'function') continue;
+      for (const spec of part) {
+        const program = rt.program([spec]);
+        rt.submit([program]);
+        await rt.device.queue.onSubmittedWorkDone();
+        const t0 = performance.now();
+        rt.submit([program]);
+        await rt.device.queue.onSubmittedWorkDone();
+        const ms = performance.now() - t0;
+        rt.destroyProgram(program);
+        const name = (spec.label ?? spec.entry).split(' ')[0] as string;
+        const { flops, bytes } = cost(spec);
+        const k = byKernel.get(name) ?? { n: 0, ms: 0, flops: 0, bytes: 0 };
+        byKernel.set(name, {
+          n: k.n + 1,
+          ms: k.ms + ms,
+          flops: k.flops + flops,
+          bytes: k.bytes + bytes,
+        });
+        GPUS.forEach(([, f, bw, o], i) => {
+          projected[i] = (projected[i] as number) + Math.max(flops / f, bytes / bw) + o;
+        });
+        dispatches++;
+      }
+    }
+    const total = [...byKernel.values()].reduce((s, k) => s + k.ms, 0);
+    for (const [name, k] of [...byKernel].sort((x, y) => y[1].ms - x[1].ms))
+      rows.push([
+        `  ${name} × ${k.n}: alone, summed (GFLOP, GFLOP/s)`,
+        (k.ms / 1000).toPrecision(3),
+        `s (${(k.flops / 1e9).toPrecision(3)}, ${k.flops ? (k.flops / 1e6 / k.ms).toPrecision(3) : '–'})`,
+      ]);
+    rows.push([`all ${dispatches} dispatches alone, summed`, (total / 1000).toPrecision(3), 's']);
+    GPUS.forEach(([gpu], i) => {
+      rows.push([
+        `ESTIMATE, not measured: forward + backward on a ${gpu}`,
+        ((projected[i] as number) * 1000).toPrecision(3),
+        'ms',
+      ]);
+    });
+    policy.free();
+    return {
+      title: 'LoRA forward + backward on the kernels, Qwen2.5-Coder-0.5B shape (random BF16)',
+      environment: `adapter: ${opened.gpu.adapter}; rank 8, alpha 16, q/k/v/o/gate/up/down, batch ${B} × ${T}`,
+      columns: ['what', 'value', 'unit'],
+      rows,
+      notes: [
+        'The projection sums, per dispatch, max(FLOPs / FLOP/s, bytes / bandwidth) + a fixed cost a dispatch, with FLOPs and bytes from its shape (16-bit weights read once per matmul); an estimate until bench/gpu measures it on a lent GPU.',
+      ],
+    };
+  } finally {
+    rt.destroy();
+  }
+};
