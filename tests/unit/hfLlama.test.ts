@@ -13,7 +13,8 @@ import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
-import { createModel, makeConfig } from '../../src/model';
+import { createModel, disposeModel, makeConfig } from '../../src/model';
+import { loadCheckpointDir } from '../../src/model/checkpointNode';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { llamaForward } from '../../src/model/families/llama';
 import { loadLlama } from '../../src/model/families/load';
@@ -98,6 +99,28 @@ describe.each(FIXTURES)('%s checkpoint on tfjs cpu', (name) => {
     const ref = reference([dir(name), '--ids', out.ids.join(','), '--adapter', adapter]).logits!;
     expect(relativeError(out.logits, ref)).toBeLessThan(2e-3);
     expect(relativeError(plain.logits, ref)).toBeGreaterThan(1e-2); // the adapter matters
+  });
+});
+
+describe('GPT-2, the lab family of its own models, against the same reference', () => {
+  it('the shipped tiny coder gives the reference GPT-2 logits', async () => {
+    const dirPath = join(__dirname, '../../public/checkpoints/tiny/coder');
+    const { model, tokenizer } = await loadCheckpointDir(dirPath, false);
+    const ids = tokenizer.encode('<|statement|>Keep the even numbers.<|plan|>');
+    const logits = tf.tidy(() =>
+      tf.reshape(
+        gptCausalLM(model).logitsAt(
+          tf.tensor2d([ids], [1, ids.length], 'int32'),
+          tf.tensor1d([ids.length - 1], 'int32'),
+        ),
+        [-1],
+      ),
+    );
+    const lab = Array.from(await logits.data());
+    tf.dispose(logits);
+    disposeModel(model);
+    const ref = reference([dirPath, '--ids', ids.join(',')]).logits!;
+    expect(relativeError(lab, ref)).toBeLessThan(2e-3);
   });
 });
 
