@@ -302,6 +302,8 @@ export function ControlsPanel() {
         setting={byKey('mem')}
         placeholder={engineBudgetMiB !== null ? `${engineBudgetMiB} (auto)` : 'auto'}
       />
+      <SettingNumber setting={byKey('lora')} placeholder="0 (full fine-tuning)" />
+      <SettingNumber setting={byKey('lalpha')} placeholder="16" />
     </aside>
   );
 }
