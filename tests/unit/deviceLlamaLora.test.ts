@@ -272,6 +272,49 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       policy.free();
     }, 240_000);
 
+  it('Llama-like (F16, untied, GQA 4:1): prefill and decode with the adapters attached equal the merged float64 forward; detach returns the base', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = llamaConfig({
+      numHeads: 8,
+      numKvHeads: 2,
+      headDim: 4,
+      tieWordEmbeddings: false,
+    });
+    const base = randomLlama(config, 'F16', 8);
+    const model = new DeviceLlama(rt, config, base, { contextLength: 8 });
+    const policy = new DeviceLlamaPolicy(rt, model, {
+      rank: 3,
+      alpha: 6,
+      targets: LORA_TARGETS,
+      rslora: true,
+    });
+    const adapters = randomAdapters(policy, 9);
+    policy.importAdapters(adapters);
+    const withLora = merged(base, adapters, policy.scale, 3);
+    const ids = [4, 90, 2, 33, 7];
+    const close = (got: Float32Array, want: Float64Array) => {
+      let err = 0;
+      let top = 0;
+      want.forEach((v, i) => {
+        err = Math.max(err, Math.abs((got[i] as number) - v));
+        top = Math.max(top, Math.abs(v));
+      });
+      return err / top;
+    };
+    await model.prefill(ids.slice(0, 3)); // the base's decode program, built before attach
+    policy.attach();
+    const [want] = llamaReferenceLogits(config, withLora, ids.slice(0, 3));
+    expect(close(await model.prefill(ids.slice(0, 3)), want as Float64Array)).toBeLessThan(1e-4);
+    for (let t = 3; t < ids.length; t++) {
+      const [ref] = llamaReferenceLogits(config, withLora, ids.slice(0, t + 1));
+      expect(close(await model.step(ids[t] as number), ref as Float64Array)).toBeLessThan(1e-4);
+    }
+    policy.detach();
+    const [plain] = llamaReferenceLogits(config, base, ids.slice(0, 2));
+    expect(close(await model.prefill(ids.slice(0, 2)), plain as Float64Array)).toBeLessThan(1e-4);
+    policy.free();
+  });
+
   it('refuses in words: a missing adapter, a wrong shape, a bad target, a short batch', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = llamaConfig({});

@@ -62,6 +62,18 @@ export interface DeviceLlamaLayer {
   vCache: GPUBuffer;
 }
 
+/** The projections LoRA adapts: q|k|v, o, gate|up, down. */
+export type AdapterSite = 'qkv' | 'o' | 'gateUp' | 'down';
+
+/** Dispatches that add an adapter's output to y [rows, …] from the projection's input x. */
+export type AdapterHook = (
+  rows: number,
+  layer: number,
+  site: AdapterSite,
+  x: GPUBuffer,
+  y: GPUBuffer,
+) => DispatchSpec[];
+
 export interface DeviceLlamaOptions {
   /** Most positions a sequence may reach (the KV cache's length); default 512. */
   contextLength?: number;
@@ -107,6 +119,19 @@ export class DeviceLlama {
     null;
   private actRows = 0;
   private decodeProgram: Program | null = null;
+  /** LoRA's low-rank path after each projection (set by DeviceLlamaPolicy.attach). */
+  private adapterHook: AdapterHook | null = null;
+
+  /** Prefill and decode steps add the adapters' y += s·B·A·x (null: the base alone). */
+  setAdapterHook(hook: AdapterHook | null): void {
+    this.adapterHook = hook;
+    if (this.decodeProgram) this.rt.destroyProgram(this.decodeProgram);
+    this.decodeProgram = null;
+  }
+
+  private adapted(rows: number, layer: number, which: AdapterSite, x: GPUBuffer, y: GPUBuffer) {
+    return this.adapterHook?.(rows, layer, which, x, y) ?? [];
+  }
 
   constructor(
     private readonly rt: GpuRuntime,
@@ -348,9 +373,10 @@ export class DeviceLlama {
           part.row0 + part.rows,
         ),
       );
-    for (const l of this.layers) {
+    this.layers.forEach((l, i) => {
       specs.push(rmsNormForward(a.x, l.inNorm, a.xn, a.rstd, T, D, eps, dummy));
       specs.push(...this.project(T, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));
+      specs.push(...this.adapted(T, i, 'qkv', a.xn, a.qkv));
       if (l.qNorm && l.kNorm) {
         specs.push(
           rmsNormForward(null, l.qNorm, a.qkv, a.rstd, T * H, hd, eps, dummy, {
@@ -388,11 +414,14 @@ export class DeviceLlama {
           : attentionForward(shape, a.qkv, a.att, a.lse),
       );
       specs.push(...this.project(T, a.att, l.o, a.x, { accumulate: true }));
+      specs.push(...this.adapted(T, i, 'o', a.att, a.x));
       specs.push(rmsNormForward(a.x, l.postNorm, a.xn, a.rstd, T, D, eps, dummy));
       specs.push(...this.project(T, a.xn, l.gateUp, a.gu));
+      specs.push(...this.adapted(T, i, 'gateUp', a.xn, a.gu));
       specs.push(swigluForward(a.gu, a.hm, T, c.intermediateSize));
       specs.push(...this.project(T, a.hm, l.down, a.x, { accumulate: true }));
-    }
+      specs.push(...this.adapted(T, i, 'down', a.hm, a.x));
+    });
     specs.push(rmsNormForward(a.x, this.finalNorm, a.xn, a.rstd, T, D, eps, dummy));
     return specs;
   }

@@ -9,7 +9,7 @@
 // adapters' gradients only (the base gets none), all in one submission; then a guarded AdamW
 // step (adamw.wgsl) over the adapters.
 import { Rng } from '../../tasks/random';
-import type { DeviceLlama, DeviceMatrix } from './deviceLlama';
+import type { AdapterSite, DeviceLlama, DeviceMatrix } from './deviceLlama';
 import {
   type AdamWStep,
   adamw,
@@ -360,13 +360,25 @@ export class DeviceLlamaPolicy {
     x: GPUBuffer,
     y: GPUBuffer,
   ) {
+    seq.run(...this.loraSpecs(a.R, layer, targets, x, y, (s) => a.u.get(s.key) as GPUBuffer));
+  }
+
+  private loraSpecs(
+    R: number,
+    layer: number,
+    targets: readonly LoraTarget[],
+    x: GPUBuffer,
+    y: GPUBuffer,
+    uOf: (s: Slot) => GPUBuffer,
+  ): DispatchSpec[] {
+    const specs: DispatchSpec[] = [];
     for (const t of targets) {
       const s = this.slot(layer, t);
       if (!s) continue;
-      const u = a.u.get(s.key) as GPUBuffer;
-      seq.run(
+      const u = uOf(s);
+      specs.push(
         matmul({
-          M: a.R,
+          M: R,
           N: this.lora.rank,
           K: s.inDim,
           a: x,
@@ -377,9 +389,34 @@ export class DeviceLlamaPolicy {
           dummy: this.rt.dummy,
           label: `lora_down ${t}`,
         }),
-        loraUp(this.cols(s, a.R), u, this.bSlice(s), y),
+        loraUp(this.cols(s, R), u, this.bSlice(s), y),
       );
     }
+    return specs;
+  }
+
+  private scratch: GPUBuffer | null = null;
+
+  /**
+   * The model's prefill and decode steps (sampling) run with these adapters from now on;
+   * detach() returns it to the base.
+   */
+  attach(): void {
+    const sites: Record<AdapterSite, readonly LoraTarget[]> = {
+      qkv: ['q_proj', 'k_proj', 'v_proj'],
+      o: ['o_proj'],
+      gateUp: ['gate_proj', 'up_proj'],
+      down: ['down_proj'],
+    };
+    this.scratch ??= this.rt.buffer(this.model.contextLength * this.lora.rank, 'lora u (sampling)');
+    const u = this.scratch;
+    this.model.setAdapterHook((rows, layer, site, x, y) =>
+      this.loraSpecs(rows, layer, sites[site], x, y, () => u),
+    );
+  }
+
+  detach(): void {
+    this.model.setAdapterHook(null);
   }
 
   /** dA, dB of the layer's targets from dy (y's gradient); dx [R, in] += the low-rank path's. */
@@ -781,9 +818,11 @@ export class DeviceLlamaPolicy {
     return { loss, ...(await this.applyAdamW(o)) };
   }
 
-  /** Frees the adapters, their moments and the activations (the base stays). */
+  /** Frees the adapters, their moments and the activations (the base stays, detached). */
   free(): void {
+    this.detach();
     this.freeActivations();
+    if (this.scratch) this.rt.free(this.scratch);
     for (const b of [
       this.params,
       this.grads,
