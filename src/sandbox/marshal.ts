@@ -52,6 +52,24 @@ export function toJsonText(
     return retried.value;
   };
 
+  /**
+   * getString goes through a C string, which ends at the first NUL: a string holding "\0"
+   * would read back cut short. Its length and its characters are the string's own (a program
+   * cannot redefine them), so a string longer than what came back is read one character at
+   * a time, each NUL restored.
+   */
+  const readString = (handle: QuickJSHandle): string => {
+    const s = context.getString(handle);
+    const length = context.getProp(handle, 'length').consume((h) => context.getNumber(h));
+    if (length > options.limit) throw new OutputTooLarge(`result over ${options.limit} bytes`);
+    if (length === s.length) return s;
+    let whole = '';
+    for (let i = 0; i < length; i++) {
+      whole += context.getProp(handle, i).consume((h) => context.getString(h)) || '\0';
+    }
+    return whole;
+  };
+
   const write = (handle: QuickJSHandle, depth: number): boolean => {
     if (++visited % 1024 === 0 && Date.now() > options.deadline)
       throw new NotSerializable('timeout');
@@ -62,7 +80,7 @@ export function toJsonText(
         return true;
       }
       case 'string': {
-        const s = context.getString(handle);
+        const s = readString(handle);
         if (s.length > options.limit)
           throw new OutputTooLarge(`result over ${options.limit} bytes`);
         emit(JSON.stringify(s));

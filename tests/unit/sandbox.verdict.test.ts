@@ -50,6 +50,18 @@ describe('cases jobs', () => {
     expect(result.cost.wallMs).toBeGreaterThan(0);
   });
 
+  it('reads strings holding NUL characters whole (a C string would end at the first)', async () => {
+    const code = 'function nul(s) { return [s + "\\0", "a\\0b\\0"]; }';
+    const result = await runner.runJob(
+      cases(code, 'nul', [
+        { args: ['x'], expected: ['x\0', 'a\0b\0'] },
+        { args: ['x'], expected: ['x', 'a'] },
+      ]),
+    );
+    expect(result.tests.map((t) => t.passed)).toEqual([true, false]);
+    expect(result.tests[1]?.actual).toBe(JSON.stringify(['x\0', 'a\0b\0']));
+  });
+
   it('supports const/arrow entry points, async functions and JSON-like values', async () => {
     const code = `
       const double = (xs) => xs.map((x) => x * 2);
