@@ -14,6 +14,7 @@ export function settingFlags(): Record<string, FlagSpec> {
     if (s.kind === 'choice') {
       out[s.cliFlag] = { kind: 'choice', choices: (s.choices ?? []).map((c) => c.value), help };
     } else if (s.kind === 'integer' || s.kind === 'number') out[s.cliFlag] = { kind: s.kind, help };
+    else if (s.kind === 'text') out[s.cliFlag] = { kind: 'string', help };
     else
       out[s.cliFlag] = {
         kind: 'string',

@@ -2,6 +2,7 @@
 // settings table, settings.ts). Data only (no tfjs), so the page's main thread can import
 // it without pulling in the engine.
 import { loraProblems } from '../model/loraSettings';
+import { baseProblems } from './baseSettings';
 import { DEFAULT_GRPO_CONFIG, validateGrpoConfig } from '../rl/config';
 import {
   fieldOf,
@@ -104,6 +105,7 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
         "loraRank > 0 (LoRA) is not on the lab's WebGPU kernels yet: use backend wasm, cpu or tfjs-webgpu, or loraRank 0",
     });
   }
+  problems.push(...baseProblems(config));
   if (config.taskSet !== undefined && !TASK_SETS.includes(config.taskSet)) {
     problems.push({
       field: 'taskSet',

@@ -22,7 +22,9 @@ export type SettingKind =
   /** Tier weights, written `L1:1,L2:2` (a tier without a weight has weight 1). */
   | 'tiers'
   /** A comma-separated list of names. */
-  | 'list';
+  | 'list'
+  /** Free text (a folder or a Hub id). */
+  | 'text';
 
 export interface Setting {
   /** Where the value lives: `preset`, `grpo.plansPerTask`, `grpo.rewardWeights.efficiency`. */
@@ -466,8 +468,26 @@ export const SETTINGS: readonly Setting[] = [
     urlKey: 'ltargets',
     cliFlag: 'lora-targets',
     label: 'LoRA targets',
-    help: 'The GPT-2 projections that get an adapter: c_attn (q, k, v), c_proj (attention output and MLP down), c_fc (MLP up). Empty: all three.',
+    help: 'The projections that get an adapter. GPT-2: c_attn (q, k, v), c_proj (attention output and MLP down), c_fc (MLP up). Llama family (with a base model): q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj. Empty: all of the model’s.',
     kind: 'list',
+    optional: true,
+  },
+  {
+    path: 'base',
+    urlKey: 'base',
+    cliFlag: 'base',
+    label: 'Base model',
+    help: 'A pretrained model (a Hugging Face id such as Qwen/Qwen2.5-Coder-0.5B-Instruct, or a folder in the CLI): held once and frozen, every role trains its own LoRA adapter over it (LoRA rank > 0), prompts go through its chat template, and the KL reference is the base itself. Empty: the lab’s own tiny models.',
+    kind: 'text',
+    optional: true,
+  },
+  {
+    path: 'hub',
+    urlKey: 'hub',
+    cliFlag: 'hub',
+    label: 'Model hub',
+    help: 'Where a base model id is downloaded from (a Hugging Face Hub endpoint). Empty: https://huggingface.co.',
+    kind: 'text',
     optional: true,
   },
 ];
@@ -530,6 +550,7 @@ export function parseSettingText(setting: Setting, text: string): unknown {
     case 'list':
       return text.split(',');
     case 'choice':
+    case 'text':
       return text;
   }
 }

@@ -59,8 +59,15 @@ export interface RunConfig {
   loraRank?: number;
   /** The adapters' alpha (absent: 16). */
   loraAlpha?: number;
-  /** The targeted GPT-2 projections (absent: c_attn, c_proj, c_fc). */
+  /** The targeted projections (absent: all of the model family's; model/loraSettings.ts). */
   loraTargets?: string[];
+  /**
+   * A pretrained base (a Hub id or, in the CLI, a folder): one frozen model, every role its own
+   * LoRA adapter over it (engine/baseRoles.ts). Absent: the lab's own models.
+   */
+  base?: string;
+  /** The Hub endpoint a base id is fetched from (absent: https://huggingface.co). */
+  hub?: string;
 }
 
 /** One program the Coder wrote for one plan, judged by the sandbox. */

@@ -3,6 +3,7 @@
 // guard and global-norm clipping come before it, in one place (./safeUpdate.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import { type GPT, trainableParams } from './gpt';
+import type { Params } from './params';
 
 export interface AdamWOptions {
   beta1: number;
@@ -40,11 +41,12 @@ export class AdamW {
   private readonly slots = new Map<string, Slot>();
   private t = 0;
 
-  constructor(model: GPT, options: Partial<AdamWOptions> = {}, learningRate = 1e-3) {
+  /** `model`: a GPT (its trainableParams), or the variables to train themselves. */
+  constructor(model: GPT | Params, options: Partial<AdamWOptions> = {}, learningRate = 1e-3) {
     this.options = { ...DEFAULT_ADAMW, ...options };
     this.learningRate = learningRate;
     // With LoRA, the adapter's variables only: the frozen base has no moments.
-    for (const [name, param] of trainableParams(model)) {
+    for (const [name, param] of model instanceof Map ? model : trainableParams(model)) {
       this.slots.set(param.name, {
         name,
         param,

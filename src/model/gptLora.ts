@@ -52,10 +52,26 @@ export function loraModules(
 
 /** A fresh adapter: A kaiming-uniform from `seed` (module by module, A row-major), B zero. */
 export function createLora(config: ModelConfig, settings: LoraSettings, seed: number): GptLora {
+  return createLoraOver(loraModules(config, settings.targets), settings, seed);
+}
+
+/** A module of any family LoRA targets: its name (PEFT's, without the prefix), in and out sizes. */
+export interface LoraModuleShape {
+  module: string;
+  inn: number;
+  out: number;
+}
+
+/** createLora over a given list of modules (the Llama family's: families/llamaLora.ts). */
+export function createLoraOver(
+  shapes: readonly LoraModuleShape[],
+  settings: LoraSettings,
+  seed: number,
+): GptLora {
   const prng = new Rng(seed);
   const { rank } = settings;
   const modules = new Map<string, LoraPairVariables>();
-  for (const { module, inn, out } of loraModules(config, settings.targets)) {
+  for (const { module, inn, out } of shapes) {
     const bound = 1 / Math.sqrt(inn);
     const a = new Float32Array(rank * inn);
     for (let i = 0; i < a.length; i++) a[i] = (2 * prng.next() - 1) * bound;
@@ -71,8 +87,17 @@ export function loraFromValues(
   values: Map<string, { a: Float32Array; b: Float32Array }>,
   label: string,
 ): GptLora {
+  return loraFromValuesOver(loraModules(config, settings.targets), settings, values, label);
+}
+
+/** loraFromValues over a given list of modules. */
+export function loraFromValuesOver(
+  wanted: readonly LoraModuleShape[],
+  settings: LoraSettings,
+  values: Map<string, { a: Float32Array; b: Float32Array }>,
+  label: string,
+): GptLora {
   const { rank } = settings;
-  const wanted = loraModules(config, settings.targets);
   const modules = new Map<string, LoraPairVariables>();
   for (const { module, inn, out } of wanted) {
     const pair = values.get(module);

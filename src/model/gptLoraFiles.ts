@@ -16,8 +16,15 @@ export interface AdapterFiles {
   'adapter_model.safetensors': Uint8Array;
 }
 
-/** The adapter's two files; `baseModel` is what PEFT records as base_model_name_or_path. */
-export async function adapterFiles(lora: GptLora, baseModel: string): Promise<AdapterFiles> {
+/**
+ * The adapter's two files; `baseModel` is what PEFT records as base_model_name_or_path.
+ * `fanInFanOut`: GPT-2's Conv1D (the default); false for nn.Linear (the Llama family).
+ */
+export async function adapterFiles(
+  lora: GptLora,
+  baseModel: string,
+  fanInFanOut = true,
+): Promise<AdapterFiles> {
   const tensors = new Map<string, NamedTensor>();
   for (const [module, { a, b }] of lora.modules) {
     tensors.set(`${PEFT_PREFIX}${module}.lora_A.weight`, {
@@ -38,7 +45,7 @@ export async function adapterFiles(lora: GptLora, baseModel: string): Promise<Ad
     lora_alpha: alpha,
     lora_dropout: 0,
     target_modules: [...targets],
-    fan_in_fan_out: true,
+    fan_in_fan_out: fanInFanOut,
     bias: 'none',
     use_rslora: false,
     use_dora: false,

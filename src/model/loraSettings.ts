@@ -4,6 +4,17 @@
 /** The GPT-2 projections LoRA may target, by their last name. */
 export const GPT2_LORA_TARGETS = ['c_attn', 'c_proj', 'c_fc'] as const;
 
+/** The Llama family's (Llama, Qwen2, Qwen3) projections LoRA may target, PEFT's names. */
+export const LLAMA_LORA_TARGETS = [
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'o_proj',
+  'gate_proj',
+  'up_proj',
+  'down_proj',
+] as const;
+
 /** alpha when the run gives none: 16, PEFT examples' usual value (scale 2 at rank 8). */
 export const DEFAULT_LORA_ALPHA = 16;
 
@@ -13,17 +24,21 @@ export interface LoraSettings {
   targets: readonly string[];
 }
 
-/** A run's LoRA settings, or null for full fine-tuning (rank absent or 0). */
-export function loraSettingsOf(config: {
-  loraRank?: number;
-  loraAlpha?: number;
-  loraTargets?: readonly string[];
-}): LoraSettings | null {
+/** A run's LoRA settings, or null for full fine-tuning (rank absent or 0); targets default to the family's all. */
+export function loraSettingsOf(
+  config: {
+    loraRank?: number;
+    loraAlpha?: number;
+    loraTargets?: readonly string[];
+  },
+  family: 'gpt2' | 'llama' = 'gpt2',
+): LoraSettings | null {
   if (!config.loraRank) return null;
   return {
     rank: config.loraRank,
     alpha: config.loraAlpha ?? DEFAULT_LORA_ALPHA,
-    targets: config.loraTargets ?? [...GPT2_LORA_TARGETS],
+    targets:
+      config.loraTargets ?? (family === 'llama' ? [...LLAMA_LORA_TARGETS] : [...GPT2_LORA_TARGETS]),
   };
 }
 
@@ -43,11 +58,12 @@ export function loraProblems(config: {
   if (alpha !== undefined && !(Number.isFinite(alpha) && alpha > 0))
     problems.push({ field: 'loraAlpha', message: `loraAlpha must be a number > 0, got ${alpha}` });
   if (targets !== undefined) {
-    const unknown = targets.filter((t) => !(GPT2_LORA_TARGETS as readonly string[]).includes(t));
-    if (unknown.length || targets.length === 0)
+    // One family's names (which family is the model's: checked where the model is known).
+    const fits = (names: readonly string[]) => targets.every((t) => names.includes(t));
+    if (targets.length === 0 || !(fits(GPT2_LORA_TARGETS) || fits(LLAMA_LORA_TARGETS)))
       problems.push({
         field: 'loraTargets',
-        message: `loraTargets must be some of ${GPT2_LORA_TARGETS.join(', ')}, got "${targets.join(',')}"`,
+        message: `loraTargets must be some of ${GPT2_LORA_TARGETS.join(', ')} (GPT-2) or of ${LLAMA_LORA_TARGETS.join(', ')} (Llama family), got "${targets.join(',')}"`,
       });
   }
   return problems;

@@ -9,7 +9,8 @@
 // π_old is the sampling policy: its log-probs come from the sampler, taken when the tokens
 // were drawn. The reference is a frozen copy of the weights the role started from; with
 // β = 0 it is never created and its forward pass is skipped. With LoRA (model.lora) only the
-// adapter trains and the reference is the frozen base itself, the adapter off (no copy).
+// adapter trains and the reference is the frozen base itself, the adapter off (no copy). The
+// model is the lab's GPT-2 or a Llama-family role over a base (model/trainableModel.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import { updateOnDevice } from '../gpu/engine/kernelTraining';
 import {
@@ -17,18 +18,22 @@ import {
   type AdamWState,
   accumulateGradients,
   applyGradientsSafely,
-  baseOf,
   defaultMemoryBudgetBytes,
   disposeModel,
   type GPT,
-  logitsAt,
   packByBudget,
   readValues,
   type SkipReason,
-  trainableParams,
-  trainingBytes,
 } from '../model';
 import { tokenEntropies, tokenLogProbs } from '../model/logProbs';
+import {
+  adapterOff,
+  isLlamaModel,
+  logitsAtOf,
+  type TrainableModel,
+  trainableOf,
+  trainingBytesOf,
+} from '../model/trainableModel';
 import { grpoLoss, grpoLossMetrics } from './grpoLoss';
 import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
 
@@ -75,32 +80,34 @@ export interface RoleTrainerState {
 
 export class RoleTrainer {
   private readonly optimizer: AdamW;
-  private readonly reference: GPT | null;
+  private readonly reference: TrainableModel | null;
   private readonly variables: tf.Variable[];
   private readonly budgetBytes: number;
 
   constructor(
-    readonly model: GPT,
+    readonly model: TrainableModel,
     readonly options: RoleTrainerOptions,
   ) {
+    const trainable = trainableOf(model);
     // No weight decay and β₂ 0.999, as TRL's GRPO defaults (AdamW, weight_decay 0).
     this.optimizer = new AdamW(
-      model,
+      trainable,
       { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 },
       options.learningRate,
     );
     this.reference =
-      options.loss.beta > 0 ? (model.lora ? baseOf(model) : frozenCopy(model)) : null;
-    this.variables = [...trainableParams(model).values()];
+      options.loss.beta > 0 ? (model.lora ? adapterOff(model) : frozenCopy(model as GPT)) : null;
+    this.variables = [...trainable.values()];
     this.budgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
     // The lab's WebGPU engine when it is on (gpu/engine/kernelTraining.ts); null: train here.
     // (LoRA is not on the kernels yet: an adapter's update runs here.)
-    const onDevice = this.model.lora
-      ? null
-      : await updateOnDevice(this.model, this.options, this.hostState, sequences);
+    const onDevice =
+      this.model.lora || isLlamaModel(this.model)
+        ? null
+        : await updateOnDevice(this.model, this.options, this.hostState, sequences);
     if (onDevice) return onDevice;
     const batch = this.prepare(sequences);
     const metrics: GrpoLossMetrics[] = [];
@@ -138,7 +145,8 @@ export class RoleTrainer {
   private readonly hostState = {
     exportState: () => this.optimizer.exportState(),
     importState: (state: AdamWState) => this.optimizer.importState(state),
-    reference: async () => (this.reference ? readValues(this.reference.params) : null),
+    reference: async () =>
+      this.reference && !isLlamaModel(this.reference) ? readValues(this.reference.params) : null,
   };
 
   /**
@@ -152,7 +160,7 @@ export class RoleTrainer {
     try {
       const summed = await this.accumulate(batch);
       const grads = new Map<string, tf.Tensor>();
-      for (const [name, variable] of trainableParams(this.model)) {
+      for (const [name, variable] of trainableOf(this.model)) {
         const gradient = summed.grads[variable.name];
         if (gradient) grads.set(name, gradient);
       }
@@ -167,7 +175,7 @@ export class RoleTrainer {
     const { temperature, padId } = this.options;
     const pieces = packByBudget(
       sequences.map((s) => s.prompt.length + s.completion.length),
-      (rows, width) => trainingBytes(this.model.config, rows, width),
+      (rows, width) => trainingBytesOf(this.model, rows, width),
       this.budgetBytes,
     ).map((indices) => indices.map((i) => sequences[i]!));
     // Once per micro-batch and kept across iterations (small: [rows, width − 1] each).
@@ -191,7 +199,7 @@ export class RoleTrainer {
       pieces.length,
       (index) => {
         const padded = keepAll(paddedBatch(pieces[index]!, padId));
-        const logits = logitsAt(this.model, padded.ids, padded.rows);
+        const logits = logitsAtOf(this.model, padded.ids, padded.rows);
         const logProbs = tokenLogProbs(logits, padded.targets, temperature) as tf.Tensor2D;
         current = {
           ...padded,
@@ -257,7 +265,7 @@ export class RoleTrainer {
     const { step, moments } = await this.optimizer.exportState();
     let reference: Map<string, Float32Array> | null = null;
     // With LoRA the reference is the frozen base, which the checkpoint already holds.
-    if (this.reference && !this.model.lora) {
+    if (this.reference && !this.model.lora && !isLlamaModel(this.reference)) {
       reference = new Map();
       for (const [name, variable] of this.reference.params) {
         reference.set(name, (await variable.data()) as Float32Array);
@@ -269,7 +277,7 @@ export class RoleTrainer {
   /** Restores what exportState saved (same model shapes, same parameter order). */
   async importState(state: RoleTrainerState): Promise<void> {
     this.optimizer.importState({ step: state.iterations, moments: state.moments });
-    if (this.reference && state.reference && !this.model.lora) {
+    if (this.reference && state.reference && !this.model.lora && !isLlamaModel(this.reference)) {
       for (const [name, variable] of this.reference.params) {
         const values = state.reference.get(name);
         if (!values) throw new Error(`trainer state: reference has no ${name}`);
@@ -281,7 +289,8 @@ export class RoleTrainer {
   dispose(): void {
     this.optimizer.dispose();
     // A LoRA reference is the policy's own base: its owner disposes it.
-    if (this.reference && !this.model.lora) disposeModel(this.reference);
+    if (this.reference && !this.model.lora && !isLlamaModel(this.reference))
+      disposeModel(this.reference);
   }
 }
 
@@ -361,7 +370,7 @@ function keepAll(batch: PaddedBatch): PaddedBatch {
 
 /** log π_ref of each completion token of `piece`, [rows, width − 1], outside any gradient. */
 function referenceLogProbs(
-  reference: GPT,
+  reference: TrainableModel,
   piece: readonly PolicySequence[],
   padId: number,
   temperature: number,
@@ -369,7 +378,7 @@ function referenceLogProbs(
   return tf.tidy(() => {
     const batch = paddedBatch(piece, padId);
     return tokenLogProbs(
-      logitsAt(reference, batch.ids, batch.rows),
+      logitsAtOf(reference, batch.ids, batch.rows),
       batch.targets,
       temperature,
     ) as tf.Tensor2D;

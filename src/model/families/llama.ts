@@ -7,8 +7,11 @@
 //               x += down(silu(gate(RMSNorm(x))) · up(RMSNorm(x)))
 //   logits = RMSNorm(x)·Eᵀ (tied) or ·lm_headᵀ
 // Weights keep Hugging Face's [out, in] layout. Computes in float32; the base is frozen
-// (plain tensors, not variables). A LoRA adapter is merged into the weights on load (lora.ts).
+// (plain tensors, not variables). A PEFT adapter read with `model logits --adapter` is merged
+// into the weights on load (lora.ts); a role's trained adapter (`lora`, llamaLora.ts) is applied
+// in the forward instead, so roles share one base and the base is the KL reference.
 import * as tf from '@tensorflow/tfjs-core';
+import { type GptLora, loraDelta } from '../gptLora';
 import { causalAttention, gatherRows } from '../ops';
 import type { CausalLM, KvLayerCache } from '../policy';
 import type { LlamaConfig } from './llamaConfig';
@@ -17,6 +20,8 @@ export interface LlamaModel {
   config: LlamaConfig;
   /** Hugging Face's names → float32 tensors. */
   weights: Map<string, tf.Tensor>;
+  /** A role's LoRA adapter over `weights`, keyed `model.layers.i.self_attn.q_proj` (llamaLora.ts). */
+  lora?: GptLora;
 }
 
 /** Builds the model's tensors from float32 values under Hugging Face's names. */
@@ -121,6 +126,12 @@ export function llamaBlock(
   const S = x.shape[0] / B;
   const p = (name: string) => w(model, `model.layers.${layer}.${name}`);
   const bias = (name: string) => (c.attentionBias ? p(name) : undefined);
+  // A projection (`self_attn.q_proj`), plus the role's adapter on it when it has one.
+  const proj = (name: string, input: tf.Tensor2D, withBias = false): tf.Tensor2D => {
+    const y = linear(input, p(`${name}.weight`), withBias ? bias(`${name}.bias`) : undefined);
+    const delta = model.lora && loraDelta(model.lora, `model.layers.${layer}.${name}`, input);
+    return delta ? tf.add(y, delta) : y;
+  };
 
   const h = rmsNorm(x, p('input_layernorm.weight'), c.rmsNormEps);
   // [B·S, heads·hd] → [B, heads, S, hd], with Qwen3's per-head norm before RoPE.
@@ -131,20 +142,9 @@ export function llamaBlock(
   };
   const qNorm = c.qkNorm ? 'self_attn.q_norm.weight' : undefined;
   const kNorm = c.qkNorm ? 'self_attn.k_norm.weight' : undefined;
-  const q = heads(
-    linear(h, p('self_attn.q_proj.weight'), bias('self_attn.q_proj.bias')),
-    c.numHeads,
-    qNorm,
-  );
-  const k = heads(
-    linear(h, p('self_attn.k_proj.weight'), bias('self_attn.k_proj.bias')),
-    c.numKvHeads,
-    kNorm,
-  );
-  const v = heads(
-    linear(h, p('self_attn.v_proj.weight'), bias('self_attn.v_proj.bias')),
-    c.numKvHeads,
-  );
+  const q = heads(proj('self_attn.q_proj', h, true), c.numHeads, qNorm);
+  const k = heads(proj('self_attn.k_proj', h, true), c.numKvHeads, kNorm);
+  const v = heads(proj('self_attn.v_proj', h, true), c.numKvHeads);
   const flat = (t: tf.Tensor4D, n: number) => tf.reshape(t, [B * n, S, c.headDim]) as tf.Tensor3D;
   const y = attention(
     flat(applyRope(q, rope.cos, rope.sin), c.numHeads),
@@ -156,12 +156,12 @@ export function llamaBlock(
     tf.transpose(tf.reshape(y, [B, c.numHeads, S, c.headDim]), [0, 2, 1, 3]),
     [B * S, c.numHeads * c.headDim],
   ) as tf.Tensor2D;
-  x = tf.add(x, linear(merged, p('self_attn.o_proj.weight')));
+  x = tf.add(x, proj('self_attn.o_proj', merged));
 
   const m = rmsNorm(x, p('post_attention_layernorm.weight'), c.rmsNormEps);
-  const gate = linear(m, p('mlp.gate_proj.weight'));
-  const up = linear(m, p('mlp.up_proj.weight'));
-  return tf.add(x, linear(tf.mul(tf.mul(gate, tf.sigmoid(gate)), up), p('mlp.down_proj.weight')));
+  const gate = proj('mlp.gate_proj', m);
+  const up = proj('mlp.up_proj', m);
+  return tf.add(x, proj('mlp.down_proj', tf.mul(tf.mul(gate, tf.sigmoid(gate)), up)));
 }
 
 /** Final RMSNorm and the head: [B·S, d] → logits [B, S, V]. */

@@ -1,0 +1,38 @@
+// The base-model settings as plain data (no tfjs: the page's main thread reads them through
+// engine/runConfig.ts): which runs may take a pretrained base, and the Hub endpoint's default.
+import { hasAgent } from '../rl/config';
+import type { RunConfig } from './types';
+
+/** Where a base id is fetched from when the run names no hub. */
+export const DEFAULT_HUB = 'https://huggingface.co';
+
+/** What cannot run with `base`, each message starting with the field it concerns. */
+export function baseProblems(config: RunConfig): { field: string; message: string }[] {
+  const problems: { field: string; message: string }[] = [];
+  if (config.hub !== undefined && !/^https?:\/\/[^\s/]+/.test(config.hub))
+    problems.push({ field: 'hub', message: `hub must be an http(s) address, got "${config.hub}"` });
+  if (config.base === undefined) return problems;
+  if (config.base.trim() === '') {
+    problems.push({ field: 'base', message: 'base must name a folder or a Hub id, got ""' });
+    return problems;
+  }
+  if (!((config.loraRank ?? 0) > 0))
+    problems.push({
+      field: 'loraRank',
+      message:
+        'loraRank must be > 0 with a base model: every role trains a LoRA adapter over the frozen base (full fine-tuning of a pretrained model does not fit)',
+    });
+  if (config.backend === 'kernels')
+    problems.push({
+      field: 'backend',
+      message:
+        "backend kernels does not train a base model's adapters yet: use wasm, cpu or tfjs-webgpu",
+    });
+  for (const agent of ['debugger', 'retriever'] as const)
+    if (hasAgent(config.grpo.agents, agent))
+      problems.push({
+        field: 'agents',
+        message: `agents: the ${agent} is not available over a base model yet: use planner,coder`,
+      });
+  return problems;
+}

@@ -1,0 +1,57 @@
+// What the GRPO update trains, whatever the family: the lab's GPT-2 (full weights or a LoRA
+// adapter) or a Llama-family role (a LoRA adapter over a frozen base, families/llamaLora.ts).
+// The trainer asks this module for the variables to train, the KL reference (the base with the
+// adapter off, or a frozen copy for full fine-tuning), the logits at the scored positions, and
+// a micro-batch's memory; it holds no family-specific code itself.
+import type * as tf from '@tensorflow/tfjs-core';
+import { type LlamaModel, llamaCausalLM } from './families/llama';
+import { llamaRole } from './families/llamaLora';
+import { baseOf, type GPT, logitsAt, trainableParams } from './gpt';
+import { loraParams } from './gptLora';
+import { trainingBytes } from './memory';
+import type { Params } from './params';
+
+export type TrainableModel = GPT | LlamaModel;
+
+export function isLlamaModel(model: TrainableModel): model is LlamaModel {
+  return 'weights' in model;
+}
+
+/** The variables an update trains (a Llama-family base trains through its adapter only). */
+export function trainableOf(model: TrainableModel): Params {
+  if (!isLlamaModel(model)) return trainableParams(model);
+  if (!model.lora)
+    throw new Error('a Llama-family base trains LoRA adapters only (give loraRank > 0)');
+  return loraParams(model.lora);
+}
+
+/** The same base without its adapter: LoRA's KL reference (shares the weights). */
+export function adapterOff(model: TrainableModel): TrainableModel {
+  return isLlamaModel(model) ? llamaRole(model, undefined) : baseOf(model);
+}
+
+/** Logits at the flattened positions `rows` of ids [B, T] → [B, L, V]; differentiable. */
+export function logitsAtOf(
+  model: TrainableModel,
+  ids: tf.Tensor2D,
+  rows: tf.Tensor1D,
+): tf.Tensor3D {
+  return isLlamaModel(model)
+    ? llamaCausalLM(model).logitsAt(ids, rows)
+    : logitsAt(model, ids, rows);
+}
+
+/**
+ * Peak bytes of one forward + backward over `rows` sequences of `width` tokens. The Llama
+ * family's is an estimate by the same count as GPT-2's (memory.ts): per token and layer the
+ * saved activations and their gradients (residual, norms, q/k/v, attention output, the MLP's
+ * three rows), the head's vocabulary row, and per token pair each head's probabilities.
+ */
+export function trainingBytesOf(model: TrainableModel, rows: number, width: number): number {
+  if (!isLlamaModel(model)) return trainingBytes(model.config, rows, width);
+  const c = model.config;
+  const perLayer = 2 * (8 * c.hiddenSize + 4 * c.numHeads * c.headDim + 6 * c.intermediateSize);
+  const perToken = c.numLayers * perLayer + 8 * c.vocabSize;
+  const perPair = 4 * c.numLayers * c.numHeads;
+  return 1.1 * 4 * rows * (perToken * width + perPair * width * width);
+}
