@@ -2,8 +2,8 @@
 // settings table, settings.ts). Data only (no tfjs), so the page's main thread can import
 // it without pulling in the engine.
 import { loraProblems } from '../model/loraSettings';
-import { baseProblems } from './baseSettings';
 import { DEFAULT_GRPO_CONFIG, validateGrpoConfig } from '../rl/config';
+import { baseProblems } from './baseSettings';
 import {
   fieldOf,
   formatSettingValue,
