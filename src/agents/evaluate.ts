@@ -24,9 +24,12 @@ import {
 } from './format';
 import type { ExampleLibrary } from './retriever';
 import { parseChoice, retrieverPrompt } from './retriever/format';
+import type { RolePrompts } from './rolePrompts';
 
 export interface EvalAgents {
   tokenizer: CharTokenizer;
+  /** A pretrained base's prompts (agents/chatPrompts.ts); absent: the lab's formats over `tokenizer`. */
+  prompts?: RolePrompts;
   /** null: single-agent mode, the Coder reads an empty plan. */
   planner: Sampler | null;
   coder: Sampler;
@@ -131,17 +134,21 @@ export async function evaluateSuites(
   const samples = options.samples ?? 1;
   const seed = options.seed ?? 1;
   const temperature = options.temperature ?? 0.8;
+  const chat = agents.prompts;
   const decoding = (maxNewTokens: number, t: number, s: number): SampleOptions => ({
     maxNewTokens,
     temperature: t,
     topK: 0,
     seed: s,
-    stopId: tok.eosId,
+    stopId: chat ? chat.stopId : tok.eosId,
+    ...(chat?.stopIds ? { stopIds: chat.stopIds } : {}),
   });
   const texts = async (sampler: Sampler, prompts: number[][], opts: SampleOptions) =>
     prompts.length === 0
       ? []
-      : (await sampler.sample(prompts, opts)).tokens.map((ids) => completionText(tok, ids));
+      : (await sampler.sample(prompts, opts)).tokens.map((ids) =>
+          chat ? chat.text(ids) : completionText(tok, ids),
+        );
   // The Retriever's greedy pick for every task (the same example for its sampled plans).
   const exampleOf = new Map<string, WorkedExample | null>();
   const retrieverAgent = agents.retriever;
@@ -174,7 +181,9 @@ export async function evaluateSuites(
       ? texts(
           agents.planner,
           list.map((t) =>
-            plannerPromptWithExample(tok, t.statement, exampleOf.get(t.id) ?? null, shared),
+            chat
+              ? chat.planner(t)
+              : plannerPromptWithExample(tok, t.statement, exampleOf.get(t.id) ?? null, shared),
           ),
           opts,
         )
@@ -182,7 +191,9 @@ export async function evaluateSuites(
   const codeOf = (list: readonly Task[], plans: readonly string[], opts: SampleOptions) =>
     texts(
       agents.coder,
-      list.map((t, i) => coderPrompt(tok, t.statement, plans[i]!, shared)),
+      list.map((t, i) =>
+        chat ? chat.coder(t, plans[i]!) : coderPrompt(tok, t.statement, plans[i]!, shared),
+      ),
       opts,
     );
 

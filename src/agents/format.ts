@@ -102,7 +102,11 @@ export const PROMPT_SPECIAL_TOKENS = 4;
  * but external ones (an MBXP problem with its examples) can run past it. Cut once, where the
  * task set is loaded, so every role, the evaluation and the inspector read the same text.
  */
-export function fitStatement(tok: CharTokenizer, statement: string, maxTokens: number): string {
+export function fitStatement(
+  tok: { encode(text: string): number[] },
+  statement: string,
+  maxTokens: number,
+): string {
   if (tok.encode(statement).length <= maxTokens) return statement;
   // A token covers at least one character: the longest prefix that fits, by bisection.
   let fits = 0;

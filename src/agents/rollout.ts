@@ -1,17 +1,13 @@
 // One step's rollouts for the Planner → Coder topology: for each task the Planner samples
 // N plans, and for each plan the Coder samples M programs. In `single` mode there is no
 // Planner: the Coder reads the statement with an empty plan (coderPrompt(tok, s, '')), N = 1.
-// Prompts are the warm start's formats (src/agents/format.ts), so RL continues what SFT taught.
+// Prompts are the warm start's formats (src/agents/format.ts), so RL continues what SFT taught;
+// over a pretrained base they are its chat template's (agents/chatPrompts.ts, `prompts`).
 import type { Sampler } from '../rollout/types';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
-import {
-  coderPrompt,
-  completionText,
-  plannerPrompt,
-  plannerPromptWithExample,
-  type WorkedExample,
-} from './format';
+import { completionText, plannerPromptWithExample, type WorkedExample } from './format';
+import { labPrompts, type RolePrompts } from './rolePrompts';
 
 /** One sampled completion with what the trainer needs to score it again. */
 export interface Completion {
@@ -50,6 +46,8 @@ export interface RolloutOptions {
 
 export interface RolloutAgents {
   tokenizer: CharTokenizer;
+  /** How prompts are built and completions read; absent: the lab's formats over `tokenizer`. */
+  prompts?: RolePrompts;
   /** null: single-agent mode, no plans. */
   planner: Sampler | null;
   coder: Sampler;
@@ -61,9 +59,10 @@ export async function sampleRollouts(
   options: RolloutOptions,
 ): Promise<TaskRollout[]> {
   const tok = agents.tokenizer;
+  const format = agents.prompts ?? labPrompts(tok);
   const plansPerTask = agents.planner ? options.plansPerTask : 1;
   const sample = (sampler: Sampler, prompts: number[][], maxNewTokens: number, seed: number) =>
-    sampleCompletions(sampler, tok, prompts, {
+    sampleCompletions(sampler, format, prompts, {
       maxNewTokens,
       temperature: options.temperature,
       topK: options.topK,
@@ -81,7 +80,7 @@ export async function sampleRollouts(
             plannerPromptWithExample(tok, task.statement, examples[t * plansPerTask + n] ?? null),
           ),
         )
-      : tasks.flatMap((task) => repeat(plannerPrompt(tok, task.statement), plansPerTask));
+      : tasks.flatMap((task) => repeat(format.planner(task), plansPerTask));
     plans = await sample(agents.planner, prompts, options.maxPlanTokens, options.plannerSeed);
   }
 
@@ -89,7 +88,7 @@ export async function sampleRollouts(
   const coderPrompts = tasks.flatMap((task, t) =>
     Array.from({ length: plansPerTask }, (_, n) => {
       const planText = plans ? (plans[t * plansPerTask + n]?.text ?? '') : '';
-      return repeat(coderPrompt(tok, task.statement, planText), options.programsPerPlan);
+      return repeat(format.coder(task, planText), options.programsPerPlan);
     }).flat(),
   );
   const programs = await sample(
@@ -110,21 +109,29 @@ export async function sampleRollouts(
   }));
 }
 
-/** One sampling call over `prompts`, as Completions (the end token stops each). */
+/**
+ * One sampling call over `prompts`, as Completions (the end token stops each): `tok` the lab's
+ * tokenizer (its <|endoftext|>), or a RolePrompts (its stop ids and completion text).
+ */
 export async function sampleCompletions(
   sampler: Sampler,
-  tok: CharTokenizer,
+  tok: CharTokenizer | RolePrompts,
   prompts: number[][],
   options: { maxNewTokens: number; temperature: number; topK: number; seed: number },
 ): Promise<Completion[]> {
   if (prompts.length === 0) return [];
-  const result = await sampler.sample(prompts, { ...options, stopId: tok.eosId });
+  const lab = 'eosId' in tok;
+  const result = await sampler.sample(prompts, {
+    ...options,
+    stopId: lab ? tok.eosId : tok.stopId,
+    ...(!lab && tok.stopIds ? { stopIds: tok.stopIds } : {}),
+  });
   return prompts.map((prompt, i) => ({
     prompt,
     tokens: result.tokens[i] ?? [],
     logProbs: result.logProbs[i] ?? [],
     finished: result.finished[i] ?? false,
-    text: completionText(tok, result.tokens[i] ?? []),
+    text: lab ? completionText(tok, result.tokens[i] ?? []) : tok.text(result.tokens[i] ?? []),
   }));
 }
 

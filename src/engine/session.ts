@@ -35,6 +35,8 @@ import {
   memoryBudgetBytes,
   saveCheckpoint,
 } from '../model';
+import { disposeLlamaModel, llamaCausalLM } from '../model/families/llama';
+import type { TrainableModel } from '../model/trainableModel';
 import {
   grpoLossOptions,
   hasAgent,
@@ -56,6 +58,14 @@ import { KvCacheSampler } from '../rollout/kvSampler';
 import type { Sandbox } from '../sandbox/types';
 import type { Task } from '../tasks';
 import type { TaskSetSplits } from '../tasks/mbxp/taskSet';
+import {
+  type BaseModel,
+  type BaseRoles,
+  createBaseRoles,
+  disposeBaseRoles,
+  putBaseAdapters,
+  restoreBaseRoles,
+} from './baseRoles';
 import { attachAdapters, putAdapters, restoreAdapters } from './loraRoles';
 import { DEFAULT_RUN_CONFIG } from './runConfig';
 import {
@@ -66,7 +76,12 @@ import {
   putCheckpoint,
   putJson,
 } from './snapshotFiles';
-import { attachAgentSamples, policySequences, sampleGroups } from './stepSamples';
+import {
+  attachAgentSamples,
+  policySequences,
+  sampleGroups,
+  withRenderedPrompts,
+} from './stepSamples';
 import { type EvalSuiteName, runTasks, type Suites } from './taskSets';
 import { stepSeed, TaskStream } from './taskStream';
 import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
@@ -74,9 +89,14 @@ import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from
 export type { Suites } from './taskSets';
 
 export interface SessionDeps {
-  /** Warm-start checkpoints; the session owns (and disposes) their models. */
-  planner: LoadedCheckpoint;
-  coder: LoadedCheckpoint;
+  /**
+   * Warm-start checkpoints; the session owns (and disposes) their models. Absent with `base`
+   * (then every role is an adapter over the base).
+   */
+  planner?: LoadedCheckpoint;
+  coder?: LoadedCheckpoint;
+  /** A pretrained base (config.base): the session owns it; engine/baseRoles.ts. */
+  base?: BaseModel;
   /**
    * The Debugger's and the Retriever's warm starts, for topologies with them. Absent: the
    * Debugger starts as a copy of the Coder, the Retriever as a copy of the Planner.
@@ -109,6 +129,8 @@ interface ChainResult {
 }
 
 export interface RestoreDeps {
+  /** The run's base, loaded again from config.base (a run over a base saves only its adapters). */
+  base?: BaseModel;
   sandbox: Sandbox;
   suites?: Suites;
   mbxp?: TaskSetSplits;
@@ -158,25 +180,32 @@ export class TrainingSession {
     this.onActivity?.(next);
   }
 
+  /** The lab's warm starts (absent over a base); see `lab`. */
+  private readonly labModels: { planner: LoadedCheckpoint; coder: LoadedCheckpoint } | null;
+
   private constructor(
     readonly config: RunConfig,
-    private readonly planner: LoadedCheckpoint,
-    private readonly coder: LoadedCheckpoint,
+    models: { planner: LoadedCheckpoint; coder: LoadedCheckpoint } | BaseRoles,
     private readonly sandbox: Sandbox,
     private readonly suites: Suites,
     private readonly tasks: TaskStream,
     private readonly extra: ExtraAgents = {},
   ) {
-    for (const agent of [coder, extra.debugger, extra.retriever]) {
-      if (agent && planner.tokenizer.vocabSize !== agent.tokenizer.vocabSize) {
-        throw new Error('planner, coder, debugger and retriever must share one tokenizer');
+    this.baseRoles = 'roles' in models ? models : null;
+    this.labModels = 'roles' in models ? null : models;
+    if (this.labModels) {
+      const { planner, coder } = this.labModels;
+      for (const agent of [coder, extra.debugger, extra.retriever]) {
+        if (agent && planner.tokenizer.vocabSize !== agent.tokenizer.vocabSize) {
+          throw new Error('planner, coder, debugger and retriever must share one tokenizer');
+        }
       }
     }
     this.budgetBytes = memoryBudgetBytes(tf.getBackend(), config.memoryBudgetMiB);
     // With LoRA, each role's adapter (before its trainer: Adam holds the adapter's moments).
-    attachAdapters(config, this.roleModels);
+    if (this.labModels) attachAdapters(config, this.roleModels);
     for (const role of trainedRoles(config.grpo.mode, config.grpo)) {
-      const model = this.checkpointOf(role).model;
+      const model = this.trainableOf(role);
       this.trainers.set(
         role,
         new RoleTrainer(model, {
@@ -185,7 +214,7 @@ export class TrainingSession {
           numIterations: config.grpo.numIterations,
           maxGradNorm: config.grpo.maxGradNorm,
           loss: grpoLossOptions(config.grpo, role),
-          padId: coder.tokenizer.padId,
+          padId: this.baseRoles ? this.baseRoles.prompts.stopId : this.lab.coder.tokenizer.padId,
           memoryBudgetBytes: this.budgetBytes,
         }),
       );
@@ -194,20 +223,49 @@ export class TrainingSession {
 
   static async create(config: RunConfig, deps: SessionDeps): Promise<TrainingSession> {
     const resolved = { ...config, grpo: resolveGrpoConfig(config.grpo) };
-    const tasks = runTasks(resolved, deps, contextOf(deps.planner, deps.coder));
+    if (deps.base) {
+      const roles = createBaseRoles(resolved, deps.base);
+      const tasks = runTasks(resolved, deps, baseContextOf(deps.base));
+      return new TrainingSession(
+        resolved,
+        roles,
+        deps.sandbox,
+        tasks.suites,
+        new TaskStream(resolved, 0, tasks.train),
+      );
+    }
+    const { planner, coder } = deps;
+    if (!planner || !coder) throw new Error('the session needs a Planner and a Coder, or a base');
+    const tasks = runTasks(resolved, deps, contextOf(planner, coder));
     return new TrainingSession(
       resolved,
-      deps.planner,
-      deps.coder,
+      { planner, coder },
       deps.sandbox,
       tasks.suites,
       new TaskStream(resolved, 0, tasks.train),
-      await extraAgents(resolved, deps.planner, deps.coder, deps),
+      await extraAgents(resolved, planner, coder, deps),
     );
   }
 
   static async restore(snapshot: RunSnapshot, deps: RestoreDeps): Promise<TrainingSession> {
     const state = getJson<RunState>(snapshot.files, 'run.json');
+    if (snapshot.config.base !== undefined) {
+      if (!deps.base)
+        throw new Error(`the run trains adapters over ${snapshot.config.base}: load it`);
+      const config = { ...snapshot.config, grpo: resolveGrpoConfig(snapshot.config.grpo) };
+      const roles = await restoreBaseRoles(snapshot.files, config, deps.base);
+      const tasks = runTasks(config, deps, baseContextOf(deps.base));
+      const session = new TrainingSession(
+        config,
+        roles,
+        deps.sandbox,
+        tasks.suites,
+        new TaskStream(snapshot.config, state.taskPosition, tasks.train),
+      );
+      await session.restoreTrainers(snapshot);
+      session.stepCount = state.step;
+      return session;
+    }
     const planner = loadCheckpoint(getCheckpoint(snapshot.files, 'planner'));
     const coder = loadCheckpoint(getCheckpoint(snapshot.files, 'coder'));
     const config = { ...snapshot.config, grpo: resolveGrpoConfig(snapshot.config.grpo) };
@@ -223,20 +281,51 @@ export class TrainingSession {
     const tasks = runTasks(config, deps, contextOf(planner, coder));
     const session = new TrainingSession(
       config,
-      planner,
-      coder,
+      { planner, coder },
       deps.sandbox,
       tasks.suites,
       new TaskStream(snapshot.config, state.taskPosition, tasks.train),
       extra,
     );
-    for (const [role, trainer] of session.trainers) {
+    await session.restoreTrainers(snapshot);
+    session.stepCount = state.step;
+    return session;
+  }
+
+  /** Each trainer's Adam state (and frozen reference) from the snapshot. */
+  private async restoreTrainers(snapshot: RunSnapshot): Promise<void> {
+    for (const [role, trainer] of this.trainers) {
       const bytes = snapshot.files[`${role}/trainer.safetensors`];
       if (!bytes) throw new Error(`snapshot has no ${role}/trainer.safetensors`);
       await trainer.importState(decodeTrainerState(bytes));
     }
-    session.stepCount = state.step;
-    return session;
+  }
+
+  /** The role adapters over a base (config.base), else null. */
+  private readonly baseRoles: BaseRoles | null;
+
+  /** The lab's warm starts; a run over a base has none (its roles are in `baseRoles`). */
+  private get lab(): { planner: LoadedCheckpoint; coder: LoadedCheckpoint } {
+    if (!this.labModels) throw new Error('a run over a base model has no lab checkpoints');
+    return this.labModels;
+  }
+
+  private get planner(): LoadedCheckpoint {
+    return this.lab.planner;
+  }
+
+  private get coder(): LoadedCheckpoint {
+    return this.lab.coder;
+  }
+
+  /** What a role's update trains: its adapter over the base, or its lab model. */
+  private trainableOf(role: Role): TrainableModel {
+    if (this.baseRoles) {
+      const model = this.baseRoles.roles.get(role);
+      if (!model) throw new Error(`the ${role} has no adapter over the base`);
+      return model;
+    }
+    return this.checkpointOf(role).model;
   }
 
   get step(): number {
@@ -245,6 +334,7 @@ export class TrainingSession {
 
   /** Every role's model, by role (the LoRA helpers' view). */
   private get roleModels(): Partial<Record<Role, LoadedCheckpoint>> {
+    if (!this.labModels) return {};
     return { planner: this.planner, coder: this.coder, ...roleCheckpoints(this.extra) };
   }
 
@@ -514,7 +604,9 @@ export class TrainingSession {
       chain.credit,
       this.config.grpo.programsPerPlan,
     );
-    return attachAgentSamples(groups, chain);
+    const withAgents = attachAgentSamples(groups, chain);
+    const render = this.baseRoles?.prompts.rendered;
+    return render ? withRenderedPrompts(withAgents, chain.rollouts, render) : withAgents;
   }
 
   /** The weights of a role (the Debugger's and the Retriever's where the topology has them). */
@@ -555,6 +647,18 @@ export class TrainingSession {
 
   /** Samplers over the current weights; no Planner in `single` mode. */
   private agents() {
+    const base = this.baseRoles;
+    if (base) {
+      const sampler = (role: Role) =>
+        new KvCacheSampler(llamaCausalLM(base.roles.get(role)!), this.budgetBytes);
+      return {
+        // The lab's tokenizer is not used over a base: prompts and texts are `prompts`'.
+        tokenizer: null as unknown as LoadedCheckpoint['tokenizer'],
+        prompts: base.prompts,
+        planner: usesPlanner(this.config.grpo.mode) ? sampler('planner') : null,
+        coder: sampler('coder'),
+      };
+    }
     return {
       tokenizer: this.coder.tokenizer,
       planner: usesPlanner(this.config.grpo.mode)
@@ -631,6 +735,19 @@ export class TrainingSession {
 
   async snapshot(): Promise<RunSnapshot> {
     const files: RunSnapshot['files'] = {};
+    if (this.baseRoles) {
+      // Over a base: the adapters and Adam's moments only (the base is where config.base says).
+      for (const [role, trainer] of this.trainers)
+        files[`${role}/trainer.safetensors`] = encodeTrainerState(await trainer.exportState());
+      await putBaseAdapters(files, this.baseRoles);
+      const state: RunState = {
+        format: 1,
+        step: this.stepCount,
+        taskPosition: this.tasks.position,
+      };
+      putJson(files, 'run.json', state);
+      return { config: this.config, step: this.stepCount, files };
+    }
     const lab = {
       grpoStep: this.stepCount,
       mode: this.config.grpo.mode,
@@ -663,6 +780,11 @@ export class TrainingSession {
   dispose(): void {
     for (const trainer of this.trainers.values()) trainer.dispose();
     this.trainers.clear();
+    if (this.baseRoles) {
+      disposeBaseRoles(this.baseRoles);
+      disposeLlamaModel(this.baseRoles.base.model);
+      return;
+    }
     disposeModel(this.planner.model);
     disposeModel(this.coder.model);
     if (this.extra.debugger) disposeModel(this.extra.debugger.model);
@@ -722,6 +844,20 @@ function roleCheckpoints(extra: ExtraAgents): Partial<Record<Role, LoadedCheckpo
     ...(extra.retriever ? { retriever: extra.retriever } : {}),
   };
 }
+
+/**
+ * Over a base: statements are cut to a budget of tokens the chat prompts leave room for (a
+ * pretrained model's context is long; what bounds a prompt is the cost of each token).
+ */
+function baseContextOf(base: BaseModel) {
+  return {
+    tokenizer: base.tokenizer,
+    contextTokens: Math.min(base.model.config.maxPositionEmbeddings, BASE_PROMPT_TOKENS),
+  };
+}
+
+/** Statement + plan + program tokens a prompt over a base may hold at most. */
+const BASE_PROMPT_TOKENS = 1024;
 
 /** The tokenizer and the context every role's prompt must fit (the smaller model's). */
 function contextOf(planner: LoadedCheckpoint, coder: LoadedCheckpoint) {

@@ -170,3 +170,24 @@ export function attachAgentSamples(
     }),
   }));
 }
+
+/** Each plan's Planner and Coder prompts as the model read them (a base model's chat template). */
+export function withRenderedPrompts(
+  groups: SampleGroup[],
+  rollouts: readonly TaskRollout[],
+  render: (prompt: readonly number[]) => string,
+): SampleGroup[] {
+  return groups.map((group, t) => ({
+    ...group,
+    plans: group.plans.map((plan, n) => {
+      const rollout = rollouts[t];
+      const plannerIds = rollout?.plans?.[n]?.prompt;
+      const coderIds = rollout?.programs[n]?.[0]?.prompt;
+      return {
+        ...plan,
+        ...(plannerIds ? { plannerPrompt: render(plannerIds) } : {}),
+        ...(coderIds ? { coderPrompt: render(coderIds) } : {}),
+      };
+    }),
+  }));
+}

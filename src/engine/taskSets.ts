@@ -6,7 +6,6 @@
 import { fitStatement, PROMPT_SPECIAL_TOKENS } from '../agents/format';
 import type { SuiteName, Task } from '../tasks';
 import type { TaskSetSplits } from '../tasks/mbxp/taskSet';
-import type { CharTokenizer } from '../tokenizer';
 import type { RunConfig, TaskSetName } from './types';
 
 export type EvalSuiteName = SuiteName | 'mbxp';
@@ -37,7 +36,7 @@ export interface RunTasks {
 export function runTasks(
   config: RunConfig,
   sources: TaskSources,
-  models: { tokenizer: CharTokenizer; contextTokens: number },
+  models: { tokenizer: { encode(text: string): number[] }; contextTokens: number },
 ): RunTasks {
   if (taskSetOf(config) === 'procedural') return { train: null, suites: sources.suites ?? {} };
   const mbxp = sources.mbxp;

@@ -130,6 +130,10 @@ export interface PlanSample {
   programs: ProgramSample[];
   /** With the Retriever: the example this plan's prompt began with. */
   retrieval?: RetrievalSample;
+  /** Over a base model: the Planner's prompt as the model read it (its chat template rendered). */
+  plannerPrompt?: string;
+  /** Over a base model: the Coder's prompt for this plan, rendered. */
+  coderPrompt?: string;
 }
 
 /** A task's group for one step: N plans × M programs. */
