@@ -5,7 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { assignCredit } from '../../src/agents/credit';
 import { runConfigProblems } from '../../src/engine/runConfig';
 import { defaultRunConfig } from '../../src/engine/session';
-import { resolveGrpoConfig, trainedRoles, validateGrpoConfig } from '../../src/rl/config';
+import {
+  type GrpoConfig,
+  resolveGrpoConfig,
+  trainedRoles,
+  validateGrpoConfig,
+} from '../../src/rl/config';
 import { type ProgramOutcome, plannerRewards, type RewardParts } from '../../src/rl/rewards';
 import { roleTrainsAt, stageRole } from '../../src/rl/schedule';
 import { Rng } from '../../src/tasks/random';
@@ -127,7 +132,7 @@ describe('modes and what cannot run', () => {
   });
 
   it('refuses combinations that cannot run, in words', () => {
-    const problems = (grpo: Parameters<typeof resolveGrpoConfig>[0]) =>
+    const problems = (grpo: Partial<Omit<GrpoConfig, 'rewardWeights'>>) =>
       validateGrpoConfig({ ...resolveGrpoConfig(), ...grpo });
     expect(problems({ mode: 'frozen-coder', plansPerTask: 1 })).toContain(
       'plansPerTask must be at least 2 in frozen-coder mode: the Planner needs a group',
