@@ -17,7 +17,12 @@ import { KvCacheSampler } from '../rollout';
 import { HfTokenizer } from '../tokenizer/hfTokenizer';
 
 /** A folder if one exists at `arg`, else a Hub id; anything else is refused by name. */
-export function checkpointSource(arg: string, flag = '--checkpoint'): CheckpointSource {
+export function checkpointSource(
+  arg: string,
+  flag = '--checkpoint',
+  /** The Hub endpoint (a run's `hub` setting); default HF_ENDPOINT, else the Hub's own. */
+  endpoint?: string,
+): CheckpointSource {
   if (existsSync(arg)) {
     if (!statSync(arg).isDirectory()) throw new Error(`${flag} ${arg} is a file, not a folder`);
     return folderSource(arg);
@@ -25,7 +30,7 @@ export function checkpointSource(arg: string, flag = '--checkpoint'): Checkpoint
   const id = parseHubId(arg);
   if (!id) throw new Error(`${flag} ${arg} is neither a folder nor a Hub id (org/name[@revision])`);
   return hubSource(id, {
-    endpoint: process.env.HF_ENDPOINT || undefined,
+    endpoint: endpoint || process.env.HF_ENDPOINT || undefined,
     token: process.env.HF_TOKEN || undefined,
     cache: nodeHubCache(),
     onProgress: printProgress,

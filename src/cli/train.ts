@@ -24,6 +24,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { BaseModel } from '../engine/baseRoles';
 import { classifyFailure, watchEngineLog } from '../engine/failure';
 import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
 import { getCheckpoint } from '../engine/snapshotFiles';
@@ -44,12 +45,15 @@ import {
   makeConfig,
 } from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
+import { readConfig } from '../model/families/hfCheckpoint';
+import { loadLlama } from '../model/families/load';
 import { hasAgent } from '../rl/config';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite, SUITES } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
 import type { FlagSpecs } from './flags';
 import { parseJsonText, readJsonFile } from './jsonFiles';
+import { checkpointSource } from './modelHf';
 import { commandLine, UsageError } from './runCli';
 import { runConfigFromSettingFlags, settingFlags } from './settingFlags';
 import { readTaskSets } from './taskSetFiles';
@@ -128,6 +132,7 @@ if (resumeDir && resumed) {
     };
   }
   session = await TrainingSession.restore(snapshot, {
+    ...(snapshot.config.base !== undefined ? { base: await loadBase(snapshot.config) } : {}),
     sandbox,
     suites,
     ...(await readTaskSets(snapshot.config)),
@@ -138,6 +143,18 @@ if (resumeDir && resumed) {
   for (const file of ['metrics.jsonl', 'samples.jsonl']) {
     await keepStepsUpTo(join(resumeDir, file), snapshot.step);
   }
+} else if ((newConfig ?? runConfigFromFlags()).base !== undefined) {
+  // Over a pretrained base: one frozen model, every role its LoRA adapter (engine/baseRoles.ts).
+  const config = newConfig ?? runConfigFromFlags();
+  session = await TrainingSession.create(config, {
+    base: await loadBase(config),
+    sandbox,
+    suites,
+    ...(await readTaskSets(config)),
+  });
+  totalSteps = f.steps ?? (minutes !== undefined ? Number.POSITIVE_INFINITY : 10);
+  finalEval = f['final-eval'] === true || minutes !== undefined;
+  await startRunFolder(config, null);
 } else {
   const config = newConfig ?? runConfigFromFlags();
   const checkpoint = f.checkpoint ?? `public/checkpoints/${config.preset}`;
@@ -176,6 +193,12 @@ if (resumeDir && resumed) {
   });
   totalSteps = f.steps ?? (minutes !== undefined ? Number.POSITIVE_INFINITY : 10);
   finalEval = f['final-eval'] === true || minutes !== undefined;
+  await startRunFolder(config, existsSync(join(checkpoint, 'coder')) ? checkpoint : null);
+}
+
+/** A new run's folder: config.json, empty metrics and samples, step 0's evaluation and snapshot. */
+async function startRunFolder(config: RunConfig, checkpoint: string | null): Promise<void> {
+  if (!out) return;
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
   const provenance = {
@@ -183,7 +206,7 @@ if (resumeDir && resumed) {
     steps: Number.isFinite(totalSteps) ? totalSteps : null,
     minutes: minutes ?? null,
     finalEval,
-    checkpoint: existsSync(join(checkpoint, 'coder')) ? checkpoint : null,
+    checkpoint,
     backend,
     command: `npm run --silent train -- ${argv.join(' ')}`,
   };
@@ -299,6 +322,25 @@ function backendOfRun(): BackendChoice {
 /** The run the flags describe (every setting's flag is in engine/settings.ts), validated. */
 function runConfigFromFlags(): RunConfig {
   return defaultRunConfig(runConfigFromSettingFlags(settingValues, defaultRunConfig()));
+}
+
+/** The run's base (config.base: a folder or a Hub id, from config.hub), frozen, with its tokenizer. */
+async function loadBase(config: RunConfig): Promise<BaseModel> {
+  const name = config.base ?? '';
+  const source = checkpointSource(name, '--base', config.hub);
+  const { family } = await readConfig(source);
+  if (family === 'gpt2')
+    throw new Error(
+      `--base ${name}: a GPT-2 folder as a base is not implemented yet; the lab's GPT-2 takes --checkpoint DIR with --lora-rank R`,
+    );
+  const loaded = await loadLlama(source);
+  log({
+    event: 'base',
+    base: name,
+    model: loaded.checkpoint.config.modelType,
+    dtypes: loaded.dtypes,
+  });
+  return { id: name, model: loaded.model, tokenizer: loaded.tokenizer };
 }
 
 async function loadRole(

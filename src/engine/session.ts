@@ -8,6 +8,7 @@
 // weights, Adam state, frozen references, the task stream position and the step.
 
 import * as tf from '@tensorflow/tfjs-core';
+import { chatPrompts } from '../agents/chatPrompts';
 import { assignCredit, type RoleCredit, type StepCredit } from '../agents/credit';
 import {
   type DebuggerStep,
@@ -850,9 +851,11 @@ function roleCheckpoints(extra: ExtraAgents): Partial<Record<Role, LoadedCheckpo
  * pretrained model's context is long; what bounds a prompt is the cost of each token).
  */
 function baseContextOf(base: BaseModel) {
+  // The chat template's own tokens around an empty task come off the budget first.
+  const template = chatPrompts(base.tokenizer).coder({ statement: '', entryPoint: 'f' }, '').length;
   return {
     tokenizer: base.tokenizer,
-    contextTokens: Math.min(base.model.config.maxPositionEmbeddings, BASE_PROMPT_TOKENS),
+    contextTokens: Math.min(base.model.config.maxPositionEmbeddings, BASE_PROMPT_TOKENS) - template,
   };
 }
 

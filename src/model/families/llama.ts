@@ -101,7 +101,9 @@ export function repeatKv(x: tf.Tensor3D, B: number, groups: number): tf.Tensor3D
   if (groups === 1) return x;
   const [rows, S, hd] = x.shape;
   const perRow = rows / B;
-  const expanded = tf.tile(tf.reshape(x, [B, perRow, 1, S, hd]), [1, 1, groups, 1, 1]);
+  // A broadcast product with ones (exact copies), not a rank-5 tile: tfjs cannot differentiate
+  // that, and wasm has no gather gradient (UnsortedSegmentSum).
+  const expanded = tf.mul(tf.reshape(x, [B, perRow, 1, S * hd]), tf.ones([1, 1, groups, 1]));
   return tf.reshape(expanded, [B * perRow * groups, S, hd]);
 }
 
