@@ -85,6 +85,8 @@ export class CharTokenizer {
   /** Ids → text; pad is dropped (as are ids outside the vocabulary), other special tokens are written out. */
   decode(ids: number[], options: { skipSpecial?: boolean } = {}): string {
     const kept = ids.filter((id) => id !== this.padId && id >= 0 && id < this.vocab.length);
+    // The library refuses an empty list; an empty completion is empty text.
+    if (kept.length === 0) return '';
     return this.hf.decode(kept, {
       skip_special_tokens: options.skipSpecial ?? false,
       clean_up_tokenization_spaces: false,

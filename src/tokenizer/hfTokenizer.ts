@@ -57,6 +57,8 @@ export class HfTokenizer {
   }
 
   decode(ids: readonly number[], skipSpecialTokens = false): string {
+    // The library refuses an empty list; an empty completion is empty text.
+    if (ids.length === 0) return '';
     return this.tokenizer.decode(ids as number[], { skip_special_tokens: skipSpecialTokens });
   }
 

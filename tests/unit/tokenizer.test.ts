@@ -21,6 +21,11 @@ describe('character tokenizer', () => {
     expect(tokenizer.encode('é')).toEqual([tokenizer.unkId]);
   });
 
+  it('decodes an empty completion (or only padding) to empty text', () => {
+    expect(tokenizer.decode([])).toBe('');
+    expect(tokenizer.decode([tokenizer.padId, tokenizer.padId])).toBe('');
+  });
+
   it('tokenizer.json loads in @huggingface/tokenizers with identical ids', () => {
     const json = toTokenizerJson(tokenizer);
     const hf = new Tokenizer(JSON.parse(JSON.stringify(json)), {});
