@@ -6,7 +6,7 @@
 // refused in words before anything is uploaded.
 
 import { readFileSync } from 'node:fs';
-import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
+import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { DeviceModel } from '../../src/gpu/engine/deviceModel';
@@ -22,7 +22,6 @@ import { checkBatchFits, limitsOf } from '../../src/gpu/engine/limits';
 import { MATMUL_VERSIONS } from '../../src/gpu/engine/ops';
 import { GpuRuntime } from '../../src/gpu/engine/runtime';
 import { selfCheckAtStart } from '../../src/gpu/engine/selfCheck';
-import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
 import { openKernelDevice } from '../../src/gpu/kernels/device';
 import { makeConfig } from '../../src/model/config';
