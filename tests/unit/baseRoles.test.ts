@@ -218,7 +218,7 @@ describe('train -- grpo --base', () => {
       '--steps',
       '1',
       '--backend',
-      'cpu',
+      'wasm',
       ...small,
       '--out',
       out,
