@@ -9,7 +9,7 @@
 import type { GPT, LoadedCheckpoint } from '../model';
 import { createLora } from '../model/gptLora';
 import { ADAPTER_FILES, adapterFiles, memorySource, readGptLora } from '../model/gptLoraFiles';
-import { loraSettingsOf } from '../model/loraSettings';
+import { GPT2_LORA_TARGETS, loraSettingsOf } from '../model/loraSettings';
 import type { Role } from '../rl/config';
 import { usesPlanner } from '../rl/config';
 import type { FileMap, RunConfig } from './types';
@@ -34,6 +34,11 @@ export function attachAdapters(
 ): void {
   const settings = loraSettingsOf(config);
   if (!settings) return;
+  const gpt2 = settings.targets.filter((t) => (GPT2_LORA_TARGETS as readonly string[]).includes(t));
+  if (gpt2.length !== settings.targets.length)
+    throw new Error(
+      `loraTargets "${settings.targets.join(',')}": the lab's GPT-2 models have only ${GPT2_LORA_TARGETS.join(', ')}`,
+    );
   for (const [role, model] of adaptedRoles(config, models)) {
     if (model.lora) continue;
     const seed = config.grpo.seed * 7919 + ROLE_ORDER.indexOf(role) + 1;
