@@ -52,7 +52,7 @@ beforeAll(async () => {
   sandbox = await createSandbox({ size: 1 });
   coderFiles = await cachedQuickCoder(300);
   plannerFiles = await cachedQuickPlanner(150);
-}, 600_000);
+}, 1_800_000); // the quick roles' SFT when not cached yet (minutes; more on a busy machine)
 
 afterAll(async () => {
   await sandbox?.close();
