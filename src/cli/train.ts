@@ -24,6 +24,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { loadBaseModel } from '../engine/baseModel';
 import type { BaseModel } from '../engine/baseRoles';
 import { classifyFailure, watchEngineLog } from '../engine/failure';
 import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
@@ -45,8 +46,6 @@ import {
   makeConfig,
 } from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
-import { readConfig } from '../model/families/hfCheckpoint';
-import { loadLlama } from '../model/families/load';
 import { hasAgent } from '../rl/config';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite, SUITES } from '../tasks';
@@ -328,19 +327,9 @@ function runConfigFromFlags(): RunConfig {
 async function loadBase(config: RunConfig): Promise<BaseModel> {
   const name = config.base ?? '';
   const source = checkpointSource(name, '--base', config.hub);
-  const { family } = await readConfig(source);
-  if (family === 'gpt2')
-    throw new Error(
-      `--base ${name}: a GPT-2 folder as a base is not implemented yet; the lab's GPT-2 takes --checkpoint DIR with --lora-rank R`,
-    );
-  const loaded = await loadLlama(source);
-  log({
-    event: 'base',
-    base: name,
-    model: loaded.checkpoint.config.modelType,
-    dtypes: loaded.dtypes,
-  });
-  return { id: name, model: loaded.model, tokenizer: loaded.tokenizer };
+  const { base, size, dtypes } = await loadBaseModel(source, name);
+  log({ event: 'base', base: name, model: size.modelType, dtypes });
+  return base;
 }
 
 async function loadRole(

@@ -28,6 +28,7 @@ import {
   type TaskSetSplits,
 } from '../tasks/mbxp/taskSet';
 import { classifyFailure, type EngineFailure, looksOutOfMemory, watchEngineLog } from './failure';
+import { loadHubBase } from './hubBase';
 import { saveSnapshot } from './labDb';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { TrainingSession } from './session';
@@ -238,6 +239,7 @@ function watchDevice() {
       if (!lastSnapshot) return;
       session = null; // its tensors lived on the lost device
       session = await TrainingSession.restore(lastSnapshot, {
+        ...(await baseOf(lastSnapshot.config)),
         sandbox: sessionSandbox(await ensureSandbox()),
         suites: await ensureSuites(),
         ...(await ensureTaskSets(lastSnapshot.config)),
@@ -297,11 +299,17 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   };
   lastSnapshot = command.snapshot ?? null;
   if (command.snapshot) {
-    session = await TrainingSession.restore(withBudget(command.snapshot, command.config), deps);
+    session = await TrainingSession.restore(withBudget(command.snapshot, command.config), {
+      ...deps,
+      ...(await baseOf(command.snapshot.config)),
+    });
   } else {
     const folder = `${base}checkpoints/${command.config.preset}/`;
     session = await TrainingSession.create(command.config, {
-      ...(await fetchAgents(folder, command.config)),
+      // Over a pretrained base every role is an adapter over it: no shipped checkpoints.
+      ...(command.config.base !== undefined
+        ? await baseOf(command.config)
+        : await fetchAgents(folder, command.config)),
       ...deps,
     });
     lastSnapshot = await session.snapshot();
@@ -311,6 +319,13 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   setStatus('idle');
   if (command.continueWith === 'train') beginTraining();
   else if (command.continueWith === 'step') await stepCommand();
+}
+
+/** A run's pretrained base (URL base= and hub=), from the Hub through Cache Storage. */
+async function baseOf(config: RunConfig) {
+  if (config.base === undefined) return {};
+  workerActivity = `loading ${config.base}`;
+  return { base: await loadHubBase(config, post) };
 }
 
 /**

@@ -79,6 +79,12 @@ export function RunToolbar() {
       </div>
       <div className="backend" data-testid="backend" title={backend?.reason}>
         <BackendLine backend={backend} checking={checking} />
+        {run?.config.base !== undefined && (
+          <span data-testid="base-model" title="The frozen base every role's adapter trains over">
+            {' '}
+            · base {run.config.base}
+          </span>
+        )}
         {memoryBudgetMiB !== null && (
           <span className="hint" data-testid="memory-budget">
             {' '}

@@ -1,0 +1,78 @@
+// A run's pretrained base (RunConfig.base) read from any checkpoint source — a folder in the CLI,
+// the Hub through its cache in the CLI and the page's Worker — with its size stated and checked
+// before the weights are fetched: config.json (and the shard index when there is one) are small,
+// the weights are not, so a base that cannot fit in tfjs is refused before its download.
+import { type CheckpointSource, INDEX_FILE, readConfig } from '../model/families/hfCheckpoint';
+import { llamaParameterCount, parseLlamaConfig } from '../model/families/hfConfig';
+import { loadLlama } from '../model/families/load';
+import type { SafetensorsDtype } from '../model/safetensors';
+import type { BaseModel } from './baseRoles';
+
+/**
+ * The most float32 weight bytes tfjs is asked to hold for a base: a wasm heap is 32-bit (4 GiB
+ * at most), and the adapters, their Adam moments and a step's activations need the other half.
+ */
+export const MAX_BASE_FLOAT32_BYTES = 2 * 1024 ** 3;
+
+export interface BaseSize {
+  modelType: string;
+  parameters: number;
+  /** The weight files' bytes: the index's total_size when it says, else parameters × 2 (16-bit). */
+  fileBytes: number;
+  /** What tfjs holds: every weight widened to float32. */
+  float32Bytes: number;
+}
+
+const MB = 1024 * 1024;
+
+/** "qwen2 · 1.2M parameters · 2.4 MB to download · 4.9 MB as float32 in tfjs". */
+export function describeBaseSize(size: BaseSize): string {
+  const params =
+    size.parameters >= 1e9
+      ? `${(size.parameters / 1e9).toFixed(2)}B`
+      : `${(size.parameters / 1e6).toFixed(1)}M`;
+  return `${size.modelType} · ${params} parameters · ${(size.fileBytes / MB).toFixed(1)} MB to download · ${(size.float32Bytes / MB).toFixed(1)} MB as float32 in tfjs`;
+}
+
+/** The base's size from config.json and the shard index, before any weight file is read. */
+export async function baseSize(source: CheckpointSource, name: string): Promise<BaseSize> {
+  const { json, family } = await readConfig(source);
+  if (family === 'gpt2')
+    throw new Error(
+      `base ${name}: a GPT-2 folder as a base is not implemented yet; the lab's GPT-2 takes --checkpoint DIR with --lora-rank R`,
+    );
+  const config = parseLlamaConfig(json, `${source.label}: config.json`);
+  const parameters = llamaParameterCount(config);
+  const index = await source.read(INDEX_FILE);
+  let fileBytes = parameters * 2;
+  if (index) {
+    const total = (
+      JSON.parse(new TextDecoder().decode(index)) as { metadata?: { total_size?: unknown } }
+    ).metadata?.total_size;
+    if (typeof total === 'number' && total > 0) fileBytes = total;
+  }
+  return { modelType: config.modelType, parameters, fileBytes, float32Bytes: parameters * 4 };
+}
+
+/** Refuses, in words, a base whose float32 weights tfjs cannot hold. */
+export function checkBaseFits(size: BaseSize, name: string): void {
+  if (size.float32Bytes <= MAX_BASE_FLOAT32_BYTES) return;
+  throw new Error(
+    `base ${name} cannot fit: ${describeBaseSize(size)}, but tfjs holds at most ${MAX_BASE_FLOAT32_BYTES / MB} MB of base weights (a 4 GiB wasm heap, half kept for the adapters and a step's activations); choose a smaller model`,
+  );
+}
+
+/** Reads, checks and loads the base (frozen, float32 in tfjs) with its tokenizer. */
+export async function loadBaseModel(
+  source: CheckpointSource,
+  name: string,
+): Promise<{ base: BaseModel; size: BaseSize; dtypes: SafetensorsDtype[] }> {
+  const size = await baseSize(source, name);
+  checkBaseFits(size, name);
+  const loaded = await loadLlama(source);
+  return {
+    base: { id: name, model: loaded.model, tokenizer: loaded.tokenizer },
+    size,
+    dtypes: loaded.dtypes,
+  };
+}
