@@ -1,5 +1,5 @@
 // The base-model settings as plain data (no tfjs: the page's main thread reads them through
-// engine/runConfig.ts): which runs may take a pretrained base, and the Hub endpoint's default.
+// engine/runConfig.ts): which runs may take a pretrained base (every backend, the kernels included), and the Hub endpoint's default.
 import { hasAgent } from '../rl/config';
 import type { RunConfig } from './types';
 
@@ -21,12 +21,6 @@ export function baseProblems(config: RunConfig): { field: string; message: strin
       field: 'loraRank',
       message:
         'loraRank must be > 0 with a base model: every role trains a LoRA adapter over the frozen base (full fine-tuning of a pretrained model does not fit)',
-    });
-  if (config.backend === 'kernels')
-    problems.push({
-      field: 'backend',
-      message:
-        "backend kernels does not train a base model's adapters yet: use wasm, cpu or tfjs-webgpu",
     });
   for (const agent of ['debugger', 'retriever'] as const)
     if (hasAgent(config.grpo.agents, agent))

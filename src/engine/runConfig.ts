@@ -98,7 +98,8 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
     });
   }
   problems.push(...loraProblems(config));
-  if ((config.loraRank ?? 0) > 0 && config.backend === 'kernels') {
+  // Over a base the kernels train each role's adapter (gpu/engine/kernelLlamaRoles.ts).
+  if ((config.loraRank ?? 0) > 0 && config.backend === 'kernels' && config.base === undefined) {
     problems.push({
       field: 'loraRank',
       message:

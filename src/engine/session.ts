@@ -36,7 +36,7 @@ import {
   memoryBudgetBytes,
   saveCheckpoint,
 } from '../model';
-import { disposeLlamaModel, llamaCausalLM } from '../model/families/llama';
+import { disposeLlamaModel } from '../model/families/llama';
 import type { TrainableModel } from '../model/trainableModel';
 import {
   grpoLossOptions,
@@ -650,8 +650,7 @@ export class TrainingSession {
   private agents() {
     const base = this.baseRoles;
     if (base) {
-      const sampler = (role: Role) =>
-        new KvCacheSampler(llamaCausalLM(base.roles.get(role)!), this.budgetBytes);
+      const sampler = (role: Role) => new KvCacheSampler(base.roles.get(role)!, this.budgetBytes);
       return {
         // The lab's tokenizer is not used over a base: prompts and texts are `prompts`'.
         tokenizer: null as unknown as LoadedCheckpoint['tokenizer'],

@@ -12,6 +12,7 @@
 // adapter trains and the reference is the frozen base itself, the adapter off (no copy). The
 // model is the lab's GPT-2 or a Llama-family role over a base (model/trainableModel.ts).
 import * as tf from '@tensorflow/tfjs-core';
+import { updateLlamaOnDevice } from '../gpu/engine/kernelLlamaTraining';
 import { updateOnDevice } from '../gpu/engine/kernelTraining';
 import {
   AdamW,
@@ -103,9 +104,16 @@ export class RoleTrainer {
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
     // The lab's WebGPU engine when it is on (gpu/engine/kernelTraining.ts); null: train here.
-    // (LoRA is not on the kernels yet: an adapter's update runs here.)
-    const onDevice =
-      this.model.lora || isLlamaModel(this.model)
+    // (GPT-2's LoRA is not on the kernels yet: its adapter's update runs here.)
+    // A Llama-family role's adapter trains on the kernels too (gpu/engine/kernelLlamaTraining.ts).
+    const onDevice = isLlamaModel(this.model)
+      ? await updateLlamaOnDevice(
+          this.model,
+          this.options,
+          this.batchLossOptions(sequences),
+          sequences,
+        )
+      : this.model.lora
         ? null
         : await updateOnDevice(this.model, this.options, this.hostState, sequences);
     if (onDevice) return onDevice;

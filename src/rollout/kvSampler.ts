@@ -8,8 +8,10 @@
 // finishes leaves the batch at once (its cache rows are dropped). Any family: the sampler talks
 // to the policy interface (model/policy.ts); a GPT is wrapped by rollout/gptPolicy.ts.
 import * as tf from '@tensorflow/tfjs-core';
+import { sampleLlamaOnDevice } from '../gpu/engine/kernelLlamaRoles';
 import { sampleOnDevice } from '../gpu/engine/kernelSampling';
 import { defaultMemoryBudgetBytes, type GPT } from '../model';
+import { type LlamaModel, llamaCausalLM } from '../model/families/llama';
 import { type CausalLM, isCausalLM } from '../model/policy';
 import { gptCausalLM } from './gptPolicy';
 import { disposeCache, type LayerCache } from './kvForward';
@@ -21,13 +23,21 @@ export class KvCacheSampler implements Sampler {
   /** The GPT, when it is one: the lab's WebGPU engine samples GPTs on the device. */
   private readonly gpt: GPT | null;
 
+  /** A Llama-family role over a base: the engine samples it with its adapter attached. */
+  private readonly llama: LlamaModel | null;
+
   constructor(
-    model: GPT | CausalLM,
+    model: GPT | CausalLM | LlamaModel,
     /** Bytes one batch of rows may hold (src/model/memory.ts); default: the backend's. */
     private readonly memoryBudgetBytes?: number,
   ) {
-    this.gpt = isCausalLM(model) ? null : model;
-    this.lm = isCausalLM(model) ? model : gptCausalLM(model);
+    this.llama = 'weights' in model ? model : null;
+    this.gpt = isCausalLM(model) || 'weights' in model ? null : model;
+    this.lm = isCausalLM(model)
+      ? model
+      : 'weights' in model
+        ? llamaCausalLM(model)
+        : gptCausalLM(model);
   }
 
   /**
@@ -43,9 +53,12 @@ export class KvCacheSampler implements Sampler {
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
     // The lab's WebGPU engine, when it is on (gpu/engine/kernelSampling.ts); null: sample here.
-    // (Not with a LoRA adapter yet: the kernels know no adapter, so it samples here.)
-    const onDevice =
-      this.gpt && !this.gpt.lora ? await sampleOnDevice(this.gpt, prompts, options) : null;
+    // (Not GPT-2 with a LoRA adapter yet; a Llama-family role with its adapter attached.)
+    const onDevice = this.llama
+      ? await sampleLlamaOnDevice(this.llama, prompts, options)
+      : this.gpt && !this.gpt.lora
+        ? await sampleOnDevice(this.gpt, prompts, options)
+        : null;
     if (onDevice) return onDevice;
     const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
     for (const [start, end] of this.chunks(prompts, options.maxNewTokens)) {

@@ -1,0 +1,203 @@
+// Role adapters over one pretrained base on the lab's kernels (engine/baseRoles.ts' roles with
+// backend kernels): the base is held once on the device (deviceLlama.ts, 16-bit where its
+// values are), and each role's adapter is a DeviceLlamaPolicy over it. As for GPT-2
+// (kernelSampling.ts, kernelTraining.ts) tfjs stays the run's source of truth: a role's adapter
+// is uploaded only when tfjs changed it, and after each device update the adapter is written
+// back into the role's tfjs variables (so the snapshot's PEFT export, the evaluation and a
+// fall-back to tfjs all read the last finished step). Sampling attaches the role's adapter to
+// the base's prefill and decode; the update computes GRPO's loss and its gradient w.r.t. the
+// log-probs on the host (rl/grpoLossReference.ts), then the device's backward and AdamW.
+import * as tf from '@tensorflow/tfjs-core';
+import type { LlamaModel } from '../../model/families/llama';
+import type { GptLora } from '../../model/gptLora';
+import { f32ToBf16, f32ToF16 } from '../../model/safetensors';
+import { pickToken, rowPrng } from '../../rollout/pick';
+import type { SampleOptions, SampleResult } from '../../rollout/types';
+import { DeviceLlama, type LlamaTensor } from './deviceLlama';
+import {
+  type Adapters,
+  adapterKey,
+  DeviceLlamaPolicy,
+  LORA_TARGETS,
+  type LoraTarget,
+} from './deviceLlamaLora';
+import { type Engine, kernelEngine, markEngineFailed } from './kernelSampling';
+
+interface RoleOnDevice {
+  engine: Engine;
+  policy: DeviceLlamaPolicy;
+  /** The tfjs adapter variables' dataIds when the device last equalled them. */
+  key: unknown[];
+}
+
+const bases = new WeakMap<Map<string, tf.Tensor>, { engine: Engine; model: DeviceLlama }>();
+const roles = new WeakMap<GptLora, RoleOnDevice>();
+/** sample() and update() calls the device answered (tests). */
+export const llamaDeviceCalls = { sample: 0, update: 0 };
+
+/** A float32 tensor as the checkpoint held it: 16-bit when every value is one, else F32. */
+function asCheckpointTensor(shape: number[], data: Float32Array): LlamaTensor {
+  if (shape.length === 2)
+    for (const [dtype, encode, decode] of [
+      ['BF16', f32ToBf16, (b: number) => new Float32Array(new Uint32Array([b << 16]).buffer)[0]],
+      ['F16', f32ToF16, null],
+    ] as const) {
+      const bits = Uint16Array.from(data, (v) => encode(v));
+      if (decode && bits.every((b, i) => decode(b) === data[i]))
+        return { dtype, shape, data: bits };
+      if (!decode) break;
+    }
+  return { dtype: 'F32', shape, data };
+}
+
+/** The engine's one device copy of `base` (its frozen weights are read from tfjs once). */
+async function deviceBase(e: Engine, base: LlamaModel): Promise<DeviceLlama> {
+  const held = bases.get(base.weights);
+  if (held && held.engine === e) return held.model;
+  const tensors = new Map<string, LlamaTensor>();
+  for (const [name, tensor] of base.weights)
+    tensors.set(
+      name,
+      asCheckpointTensor(tensor.shape, (await tensor.data()) as unknown as Float32Array),
+    );
+  const contextLength = Math.min(base.config.maxPositionEmbeddings || 512, 4096);
+  const model = new DeviceLlama(e.rt, base.config, tensors, { contextLength });
+  bases.set(base.weights, { engine: e, model });
+  return model;
+}
+
+const targetOf = (module: string) => module.slice(module.lastIndexOf('.') + 1) as LoraTarget;
+const layerOf = (module: string) => Number(/layers\.(\d+)\./.exec(module)?.[1]);
+const loraKey = (lora: GptLora) =>
+  [...lora.modules.values()].flatMap((p) =>
+    [p.a, p.b].map((v) => (v as unknown as { dataId: unknown }).dataId),
+  );
+
+/** The role's adapter on the device, uploaded from tfjs where tfjs changed it. */
+async function deviceRole(e: Engine, model: LlamaModel): Promise<RoleOnDevice> {
+  const lora = model.lora as GptLora;
+  let role = roles.get(lora);
+  const key = loraKey(lora);
+  if (role && role.engine === e && key.every((id, i) => id === role?.key[i])) return role;
+  const adapters: Adapters = new Map();
+  for (const [module, pair] of lora.modules)
+    adapters.set(adapterKey(layerOf(module), targetOf(module)), {
+      A: (await pair.a.data()) as Float32Array,
+      B: (await pair.b.data()) as Float32Array,
+    });
+  if (!role || role.engine !== e) {
+    const targets = LORA_TARGETS.filter((t) => lora.settings.targets.includes(t));
+    const shape = { rank: lora.settings.rank, alpha: lora.settings.alpha, targets };
+    const policy = new DeviceLlamaPolicy(e.rt, await deviceBase(e, model), shape, adapters);
+    role = { engine: e, policy, key };
+    roles.set(lora, role);
+  } else {
+    role.policy.importAdapters(adapters);
+    role.key = key;
+  }
+  return role;
+}
+
+/** The device's adapter written into the role's tfjs variables (tfjs holds the last step). */
+async function writeBack(role: RoleOnDevice, lora: GptLora): Promise<void> {
+  const adapters = await role.policy.exportAdapters();
+  for (const [module, pair] of lora.modules) {
+    const values = adapters.get(adapterKey(layerOf(module), targetOf(module)));
+    if (!values) continue;
+    pair.a.assign(tf.tensor(values.A, pair.a.shape));
+    pair.b.assign(tf.tensor(values.B, pair.b.shape));
+  }
+  role.key = loraKey(lora);
+}
+
+export function llamaOnKernels(model: LlamaModel): boolean {
+  return kernelEngine() !== null && model.lora !== undefined;
+}
+
+/**
+ * Samples every prompt with the role's adapter attached, row by row on the base's KV cache;
+ * tokens drawn as the tfjs sampler draws them (pick.ts, row r's own stream). Null: engine off
+ * or a device failure (the caller samples on tfjs).
+ */
+export async function sampleLlamaOnDevice(
+  model: LlamaModel,
+  prompts: number[][],
+  options: SampleOptions,
+): Promise<SampleResult | null> {
+  const e = kernelEngine();
+  if (!e || !model.lora) return null;
+  try {
+    const { policy } = await deviceRole(e, model);
+    const base = policy.model;
+    if (prompts.some((p) => p.length >= base.contextLength)) return null;
+    const stops = new Set([
+      ...(options.stopIds ?? []),
+      ...(options.stopId !== undefined ? [options.stopId] : []),
+    ]);
+    const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
+    policy.attach();
+    try {
+      for (const [r, prompt] of prompts.entries()) {
+        const prng = rowPrng(options.seed, r);
+        const budget = Math.min(options.maxNewTokens, base.contextLength - prompt.length);
+        const tokens: number[] = [];
+        const logProbs: number[] = [];
+        let finished = false;
+        let logits = budget > 0 ? await base.prefill(prompt) : null;
+        while (logits && tokens.length < budget) {
+          const pick = pickToken(logits, options.temperature, options.topK, prng);
+          tokens.push(pick.id);
+          logProbs.push(pick.logProb);
+          if (stops.has(pick.id)) {
+            finished = true;
+            break;
+          }
+          logits = tokens.length < budget ? await base.step(pick.id) : null;
+        }
+        result.tokens.push(tokens);
+        result.logProbs.push(logProbs);
+        result.finished.push(finished);
+      }
+    } finally {
+      policy.detach();
+    }
+    llamaDeviceCalls.sample++;
+    return result;
+  } catch (error) {
+    markEngineFailed(e, error);
+    return null;
+  }
+}
+
+/** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
+export async function llamaRolePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
+  const e = kernelEngine();
+  if (!e || !model.lora) return null;
+  return (await deviceRole(e, model)).policy;
+}
+
+/** The base alone on the device (the KL reference): a policy whose adapters are zero. */
+export async function llamaReferencePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
+  const e = kernelEngine();
+  const policy = await llamaRolePolicy(model);
+  if (!e || !policy) return null;
+  const cached = references.get(policy);
+  if (cached) return cached;
+  const zero: Adapters = new Map();
+  for (const [key, pair] of await policy.exportAdapters())
+    zero.set(key, { A: pair.A, B: new Float32Array(pair.B.length) });
+  const reference = new DeviceLlamaPolicy(e.rt, policy.model, policy.lora, zero);
+  references.set(policy, reference);
+  return reference;
+}
+const references = new WeakMap<DeviceLlamaPolicy, DeviceLlamaPolicy>();
+
+/** After a device update: tfjs's adapter variables take the device's values. */
+export async function syncLlamaRole(model: LlamaModel): Promise<void> {
+  const e = kernelEngine();
+  const role = model.lora ? roles.get(model.lora) : undefined;
+  if (e && role && model.lora) await writeBack(role, model.lora);
+  llamaDeviceCalls.update++;
+}
+
+export { markEngineFailed };

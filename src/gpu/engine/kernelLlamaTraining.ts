@@ -1,0 +1,167 @@
+// A Llama-family role's GRPO update on the kernels (kernelLlamaRoles.ts holds the base and the
+// role's adapter on the device): per iteration the device's log-probs of the batch (adapter
+// on), the loss and ∂loss/∂logπ on the host by the lab's reference formula
+// (rl/grpoLossReference.ts, float64), the device's backward of Σ dlogp·logπ to the adapter and
+// its guarded AdamW step; the KL reference is the base alone (a zero-B policy), read once.
+// Afterwards the adapter is written back into tfjs. Null: engine off or a device failure (the
+// caller runs the update on tfjs from the adapter tfjs still holds).
+import type { LlamaModel } from '../../model/families/llama';
+import type { SkipReason } from '../../model/safeUpdate';
+import { grpoLossGradientReference, grpoLossReference } from '../../rl/grpoLossReference';
+import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
+import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/trainer';
+import type { TokenBatch } from './deviceLlamaLora';
+import {
+  llamaReferencePolicy,
+  llamaRolePolicy,
+  markEngineFailed,
+  syncLlamaRole,
+} from './kernelLlamaRoles';
+import { kernelEngine } from './kernelSampling';
+
+/** [G][L] completion log-probs out of the device's per-sequence next-token log-probs. */
+function completionRows(sequences: readonly PolicySequence[], logp: Float32Array[], L: number) {
+  return sequences.map((s, g) =>
+    Array.from({ length: L }, (_, j) =>
+      j < s.completion.length ? (logp[g]![s.prompt.length - 1 + j] ?? 0) : 0,
+    ),
+  );
+}
+
+/** The loss's inputs for a batch (old log-probs, advantages, mask) without the current ones. */
+function lossInputs(sequences: readonly PolicySequence[]) {
+  const L = Math.max(1, ...sequences.map((s) => s.completion.length));
+  return {
+    L,
+    batch: {
+      sequences: sequences.map((s) => [...s.prompt, ...s.completion]),
+    } satisfies TokenBatch,
+    oldLogProbs: sequences.map((s) =>
+      Array.from({ length: L }, (_, j) => (j < s.completion.length ? (s.oldLogProbs[j] ?? 0) : 0)),
+    ),
+    mask: sequences.map((s) =>
+      Array.from({ length: L }, (_, j) => (j < s.completion.length ? 1 : 0)),
+    ),
+    advantages: sequences.map((s) => s.advantage),
+  };
+}
+
+/** The device dlogp rows [len − 1] from the host's ∂loss/∂logπ [G][L]. */
+function deviceRows(sequences: readonly PolicySequence[], grad: number[][]): Float32Array[] {
+  return sequences.map((s, g) => {
+    const row = new Float32Array(s.prompt.length + s.completion.length - 1);
+    for (let j = 0; j < s.completion.length; j++) row[s.prompt.length - 1 + j] = grad[g]![j]!;
+    return row;
+  });
+}
+
+/**
+ * The gradient of one iteration's GRPO loss w.r.t. the role's adapters, computed on the device
+ * and read back in PEFT's shapes (the check against tfjs's gradient), with the loss's metrics.
+ */
+export async function llamaGradientsOnDevice(
+  model: LlamaModel,
+  options: RoleTrainerOptions,
+  loss: GrpoLossOptions,
+  sequences: readonly PolicySequence[],
+) {
+  const policy = await llamaRolePolicy(model);
+  if (!policy) throw new Error('the kernels are not on');
+  const prepared = lossInputs(sequences);
+  const batch = { ...prepared.batch, temperature: options.temperature };
+  const ref = loss.beta > 0 ? await referenceRows(model, sequences, batch, prepared.L) : undefined;
+  const logp = completionRows(sequences, await policy.logProbs(batch), prepared.L);
+  const inputs = { ...prepared, logProbs: logp, ...(ref ? { refLogProbs: ref } : {}) };
+  const dlogp = deviceRows(sequences, grpoLossGradientReference(inputs, loss));
+  const { grads } = await policy.adapterGradients(batch, dlogp);
+  return { grads, metrics: grpoLossReference(inputs, loss).metrics };
+}
+
+async function referenceRows(
+  model: LlamaModel,
+  sequences: readonly PolicySequence[],
+  batch: TokenBatch,
+  L: number,
+): Promise<number[][]> {
+  const reference = await llamaReferencePolicy(model);
+  if (!reference) throw new Error('the kernels are not on');
+  return completionRows(sequences, await reference.logProbs(batch), L);
+}
+
+export async function updateLlamaOnDevice(
+  model: LlamaModel,
+  options: RoleTrainerOptions,
+  loss: GrpoLossOptions,
+  sequences: readonly PolicySequence[],
+): Promise<RoleUpdate | null> {
+  const e = kernelEngine();
+  if (!e || !model.lora || sequences.length === 0) return null;
+  try {
+    const policy = await llamaRolePolicy(model);
+    if (!policy) return null;
+    const prepared = lossInputs(sequences);
+    const batch = { ...prepared.batch, temperature: options.temperature };
+    const ref =
+      loss.beta > 0 ? await referenceRows(model, sequences, batch, prepared.L) : undefined;
+    const metrics: GrpoLossMetrics[] = [];
+    const gradNorms: number[] = [];
+    const skipped: SkipReason[] = [];
+    for (let iteration = 0; iteration < options.numIterations; iteration++) {
+      const report = await policy.step(
+        batch,
+        (logp) => {
+          const inputs = {
+            ...prepared,
+            logProbs: completionRows(sequences, logp, prepared.L),
+            ...(ref ? { refLogProbs: ref } : {}),
+          };
+          const result = grpoLossReference(inputs, loss);
+          metrics.push(result.metrics);
+          return {
+            loss: result.loss,
+            dlogp: deviceRows(sequences, grpoLossGradientReference(inputs, loss)),
+          };
+        },
+        {
+          lr: options.learningRate,
+          beta1: 0.9,
+          beta2: 0.999,
+          eps: 1e-8,
+          weightDecay: 0,
+          maxGradNorm: options.maxGradNorm,
+        },
+      );
+      gradNorms.push(report.gradNorm);
+      if (!report.ok)
+        skipped.push(Number.isFinite(report.loss) ? 'non_finite_gradient' : 'non_finite_loss');
+    }
+    await syncLlamaRole(model);
+    return {
+      metrics: averaged(metrics),
+      gradNorm: gradNorms.reduce((a, b) => a + b, 0) / Math.max(1, gradNorms.length),
+      skipped,
+      microBatches: 1,
+    };
+  } catch (error) {
+    markEngineFailed(e, error);
+    return null;
+  }
+}
+
+function averaged(all: readonly GrpoLossMetrics[]): GrpoLossMetrics {
+  const mean = (pick: (m: GrpoLossMetrics) => number) =>
+    all.reduce((s, m) => s + pick(m), 0) / Math.max(1, all.length);
+  const nullable = (pick: (m: GrpoLossMetrics) => number | null) =>
+    all.some((m) => pick(m) === null) ? null : mean((m) => pick(m) ?? 0);
+  return {
+    loss: mean((m) => m.loss),
+    kl: nullable((m) => m.kl),
+    clipRatioLow: mean((m) => m.clipRatioLow),
+    clipRatioHigh: mean((m) => m.clipRatioHigh),
+    clipRatioRegion: mean((m) => m.clipRatioRegion),
+    entropy: nullable((m) => m.entropy),
+    meanLength: mean((m) => m.meanLength),
+    minLength: mean((m) => m.minLength),
+    maxLength: mean((m) => m.maxLength),
+  };
+}
