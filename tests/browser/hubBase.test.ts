@@ -1,0 +1,160 @@
+// The page over a pretrained base from a Hub: a tiny random Qwen2 checkpoint (tests/unit's
+// fixtures) served by a real HTTP server on 127.0.0.1 in the Hub's layout, the page opened with
+// base= and hub=. It downloads the base in its Worker, names it, steps, and after a reload reads
+// the weights from Cache Storage (the server sees model.safetensors once). A missing model, an
+// unreachable hub and a base too large for tfjs are each refused in words.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fixtureSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
+import { bannerMessages, launchBrowser, status, stepCount, waitIdle } from './browser';
+
+const REPO = 'lab-test/tiny-qwen2';
+/** config.json only: Qwen2.5-1.5B's shape, whose float32 weights tfjs cannot hold. */
+const HUGE = 'lab-test/huge-qwen2';
+/** One task, 2 plans × 2 programs, no evaluation, on wasm: a LoRA rank 4 over the base. */
+const RUN = 'lora=4&backend=wasm&tasks=1&n=2&m=2&eval=0&seed=3';
+
+let root: string;
+let server: Server;
+let hub: string;
+/** Requests per `{repo}/{file}`, as the server saw them. */
+const served = new Map<string, number>();
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'hub-base-'));
+  const spec = fixtureSpec('qwen2');
+  // The chat prompts run to a few hundred byte-level tokens.
+  spec.config = { ...spec.config, max_position_embeddings: 4096 };
+  writeHfCheckpoint(join(root, REPO), spec, 23);
+  writeHfCheckpoint(join(root, HUGE), fixtureSpec('qwen2'), 5);
+  writeFileSync(
+    join(root, HUGE, 'config.json'),
+    JSON.stringify({
+      model_type: 'qwen2',
+      vocab_size: 151936,
+      hidden_size: 1536,
+      intermediate_size: 8960,
+      num_hidden_layers: 28,
+      num_attention_heads: 12,
+      num_key_value_heads: 2,
+      tie_word_embeddings: true,
+      max_position_embeddings: 32768,
+    }),
+  );
+  server = createServer((req, res) => {
+    // The page is served from another port: the Hub's files are cross-origin to it.
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-headers', 'authorization');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204).end();
+      return;
+    }
+    const match = /^\/([^/]+\/[^/]+)\/resolve\/main\/([^/?]+)$/.exec(req.url ?? '');
+    if (!match) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    const [, repo, file] = match as unknown as [string, string, string];
+    const key = `${repo}/${file}`;
+    served.set(key, (served.get(key) ?? 0) + 1);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(join(root, repo, file));
+    } catch {
+      res.writeHead(404).end('Entry not found');
+      return;
+    }
+    res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('hub server has no port');
+  hub = `http://127.0.0.1:${address.port}`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  rmSync(root, { recursive: true, force: true });
+});
+
+const pageUrl = (base: string, hubUrl = hub) =>
+  `${inject('baseUrl')}?base=${encodeURIComponent(base)}&hub=${encodeURIComponent(hubUrl)}&${RUN}`;
+
+describe('the page over a base model from a Hub', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('downloads the base in its Worker, steps, and after a reload reads it from Cache Storage', async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    const progress: string[] = [];
+    const watch = setInterval(() => {
+      void page
+        .getByTestId('progress')
+        .textContent({ timeout: 50 })
+        .then((text) => text && progress.push(text))
+        .catch(() => undefined);
+    }, 100);
+    await page.goto(pageUrl(REPO));
+    await waitIdle(page, 240_000);
+    clearInterval(watch);
+    expect(await page.getByTestId('base-model').textContent()).toContain(REPO);
+    expect(served.get(`${REPO}/model.safetensors`)).toBe(1);
+    // The size before the download (its parameters), the download as it went.
+    expect(progress.join('\n')).toMatch(/qwen2 · [\d.]+M parameters/);
+
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
+    await waitIdle(page);
+
+    await page.reload();
+    await waitIdle(page, 240_000);
+    expect(await stepCount(page)).toBe(1);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(2);
+    await waitIdle(page);
+    expect(await bannerMessages(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    // The reload read every file from Cache Storage: the weights crossed the network once.
+    expect(served.get(`${REPO}/model.safetensors`)).toBe(1);
+    expect(served.get(`${REPO}/config.json`)).toBe(1);
+    await context.close();
+  });
+
+  it('names a missing model, an unreachable hub and a base too large for tfjs in words', async () => {
+    const cases: [string, string, RegExp][] = [
+      ['lab-test/no-such-model', hub, /lab-test\/no-such-model.*was not found on .*HTTP 404/],
+      [REPO, 'http://127.0.0.1:1', /cannot reach http:\/\/127\.0\.0\.1:1 for lab-test\/tiny-qwen2/],
+      [
+        HUGE,
+        hub,
+        /base lab-test\/huge-qwen2 cannot fit: qwen2 · 1\.\d+B parameters.*tfjs holds at most/,
+      ],
+    ];
+    for (const [base, hubUrl, expected] of cases) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(pageUrl(base, hubUrl));
+      await expect.poll(() => status(page), { timeout: 120_000 }).toMatch(/^failed/);
+      const messages = await bannerMessages(page);
+      expect(
+        messages.some((m) => expected.test(m)),
+        messages.join(' | '),
+      ).toBe(true);
+      await context.close();
+    }
+    // Refused from config.json alone: the large base's weights were never asked for.
+    expect(served.get(`${HUGE}/model.safetensors`)).toBeUndefined();
+  });
+});
