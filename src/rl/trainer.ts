@@ -254,7 +254,7 @@ export class RoleTrainer {
   }
 
   /** The loss options with the whole batch's normalizers (TRL's num_items_in_batch). */
-  private batchLossOptions(sequences: readonly PolicySequence[]): GrpoLossOptions {
+  batchLossOptions(sequences: readonly PolicySequence[]): GrpoLossOptions {
     const tokens = sequences.reduce((sum, s) => sum + s.completion.length, 0);
     const width = Math.max(2, ...sequences.map((s) => s.prompt.length + s.completion.length));
     const given = this.options.loss.normalizer ?? {};

@@ -1,0 +1,199 @@
+// Role adapters over one base on the lab's kernels (issue 23; SwiftShader here): in process, one
+// update's adapter gradients on the device (host GRPO loss by grpoLossReference, device
+// backward) equal tfjs's for the same batch, every A and B within 1e-3 of the tensor's largest;
+// as a user runs it, `train -- grpo --base <random Qwen2 folder> --lora-rank 4 --task-set mbxp
+// --steps 2 --backend kernels` completes two steps sampled and updated on the kernels with the
+// per-role metrics, both adapters in PEFT's layout, and judged MBXP samples.
+import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBaseRoles } from '../../src/engine/baseRoles';
+import { defaultRunConfig } from '../../src/engine/session';
+import { initBackend } from '../../src/gpu/backend';
+import { adapterKey, type LoraTarget } from '../../src/gpu/engine/deviceLlamaLora';
+import { llamaDeviceCalls } from '../../src/gpu/engine/kernelLlamaRoles';
+import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelLlamaTraining';
+import { folderSource } from '../../src/model/families/folderSourceNode';
+import { loadLlama } from '../../src/model/families/load';
+import { PEFT_PREFIX } from '../../src/model/gptLora';
+import { decodeSafetensors } from '../../src/model/safetensors';
+import { grpoLossOptions } from '../../src/rl/config';
+import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
+import { KvCacheSampler } from '../../src/rollout';
+import { Rng } from '../../src/tasks/random';
+import { fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
+
+process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
+process.env.XDG_RUNTIME_DIR ??= '/tmp';
+
+let root: string;
+let base: string;
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'base-roles-kernels-'));
+  base = join(root, 'qwen2');
+  const spec = fixtureSpec('qwen2');
+  // The chat prompts of an MBXP task run to a few hundred byte-level tokens.
+  spec.config = { ...spec.config, max_position_embeddings: 4096 };
+  writeHfCheckpoint(base, spec, 23);
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('role adapters over one base on the kernels, in process', () => {
+  it("one update's adapter gradients equal tfjs's for the same batch", async () => {
+    const report = await initBackend('kernels');
+    expect(report.kernels).toBe(true);
+    const loaded = await loadLlama(folderSource(base));
+    const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
+    const roles = createBaseRoles(config, {
+      id: base,
+      model: loaded.model,
+      tokenizer: loaded.tokenizer,
+    });
+    const coder = roles.roles.get('coder')!;
+    // B random too (fresh B is zero, which leaves A's gradient zero).
+    const rng = new Rng(11);
+    for (const { b } of coder.lora!.modules.values())
+      b.assign(
+        tf.tensor(
+          Float32Array.from({ length: b.size }, () => 0.2 * (rng.next() - 0.5)),
+          b.shape,
+        ),
+      );
+
+    const prompt = roles.prompts.coder(
+      { statement: 'Return the sum of a and b.', entryPoint: 'add' },
+      '1. add them',
+    );
+    // Sampled on the device with the Coder's adapter attached.
+    const calls = llamaDeviceCalls.sample;
+    const drawn = await new KvCacheSampler(coder).sample([prompt, prompt, prompt], {
+      maxNewTokens: 5,
+      temperature: 1,
+      topK: 0,
+      seed: 4,
+      stopId: roles.prompts.stopId,
+    });
+    expect(llamaDeviceCalls.sample).toBe(calls + 1);
+    const sequences: PolicySequence[] = drawn.tokens.map((completion, i) => ({
+      prompt,
+      completion,
+      // Off-policy a little, so ratios and the KL term are not trivial.
+      oldLogProbs: drawn.logProbs[i]!.map((l) => l + 0.05 * (rng.next() - 0.5)),
+      advantage: [1, -0.5, 0.25][i]!,
+    }));
+    const options = {
+      learningRate: 1e-2,
+      temperature: 1,
+      numIterations: 1,
+      maxGradNorm: 1,
+      loss: grpoLossOptions(config.grpo, 'coder'),
+      padId: roles.prompts.stopId,
+    };
+    expect(options.loss.beta).toBeGreaterThan(0);
+    const trainer = new RoleTrainer(coder, options);
+    const host = await trainer.gradients(sequences);
+    const device = await llamaGradientsOnDevice(
+      coder,
+      options,
+      trainer.batchLossOptions(sequences),
+      sequences,
+    );
+    expect(device.metrics.kl).not.toBeNull();
+    let compared = 0;
+    for (const module of coder.lora!.modules.keys()) {
+      const layer = Number(/layers\.(\d+)\./.exec(module)![1]);
+      const target = module.slice(module.lastIndexOf('.') + 1) as LoraTarget;
+      const onDevice = device.grads.get(adapterKey(layer, target))!;
+      for (const [side, values] of [
+        ['A', onDevice.A],
+        ['B', onDevice.B],
+      ] as const) {
+        const want = host.grads.get(`${PEFT_PREFIX}${module}.lora_${side}.weight`)!.dataSync();
+        const largest = Math.max(...Array.from(want, Math.abs));
+        expect(largest, `${module} ${side}`).toBeGreaterThan(0);
+        let worst = 0;
+        for (let i = 0; i < want.length; i++)
+          worst = Math.max(worst, Math.abs(values[i]! - want[i]!));
+        expect(worst / largest, `${module} ${side}`).toBeLessThan(1e-3);
+        compared++;
+      }
+    }
+    expect(compared).toBe(2 * coder.lora!.modules.size);
+    tf.dispose([...host.grads.values()]);
+    trainer.dispose();
+  }, 300_000);
+});
+
+describe('train -- grpo --base --backend kernels', () => {
+  it('runs two MBXP steps on the kernels with per-role metrics, both adapters, judged samples', () => {
+    const out = join(root, 'run-kernels');
+    const run = spawnSync(
+      'npm',
+      [
+        'run',
+        '--silent',
+        'train',
+        '--',
+        'grpo',
+        '--base',
+        base,
+        '--lora-rank',
+        '4',
+        '--task-set',
+        'mbxp',
+        '--steps',
+        '2',
+        '--backend',
+        'kernels',
+        '--tasks-per-step',
+        '1',
+        '--plans',
+        '2',
+        '--programs',
+        '2',
+        '--eval-every',
+        '0',
+        '--out',
+        out,
+      ],
+      { encoding: 'utf8', timeout: 600_000 },
+    );
+    expect(run.status, run.stderr + run.stdout).toBe(0);
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    expect(config.backend.kernels).toBe(true);
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, number>);
+    expect(metrics.map((m) => m.step)).toEqual([1, 2]);
+    for (const m of metrics)
+      for (const role of ['planner', 'coder'])
+        for (const name of ['reward', 'reward_std', 'loss', 'grad_norm', 'completions/mean_length'])
+          expect(Number.isFinite(m[`${role}/${name}`]), `${role}/${name}`).toBe(true);
+    const samples = readFileSync(join(out, 'samples.jsonl'), 'utf8').trim().split('\n');
+    expect(samples.length).toBeGreaterThan(0);
+    for (const line of samples) {
+      const group = JSON.parse(line);
+      expect(group.family).toBe('mbxp');
+      for (const plan of group.plans)
+        for (const program of plan.programs) expect(program.total).toBe(group.tests.length);
+    }
+    for (const role of ['planner', 'coder']) {
+      const dir = join(out, 'adapters', role);
+      const cfg = JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8'));
+      expect(cfg).toMatchObject({ peft_type: 'LORA', base_model_name_or_path: base, r: 4 });
+      const tensors = decodeSafetensors(
+        readFileSync(join(dir, 'adapter_model.safetensors')),
+      ).tensors;
+      const names = [...tensors.keys()];
+      expect(names).toContain(`${PEFT_PREFIX}model.layers.0.self_attn.q_proj.lora_A.weight`);
+      // Trained on the device and written back: B is no longer zero.
+      const b = tensors.get(`${PEFT_PREFIX}model.layers.0.self_attn.q_proj.lora_B.weight`)!;
+      expect(Array.from(b.data as Float32Array).some((v) => v !== 0)).toBe(true);
+    }
+  }, 600_000);
+});
