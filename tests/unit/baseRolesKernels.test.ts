@@ -4,11 +4,12 @@
 // as a user runs it, `train -- grpo --base <random Qwen2 folder> --lora-rank 4 --task-set mbxp
 // --steps 2 --backend kernels` completes two steps sampled and updated on the kernels with the
 // per-role metrics, both adapters in PEFT's layout, and judged MBXP samples.
-import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
+
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBaseRoles } from '../../src/engine/baseRoles';
 import { defaultRunConfig } from '../../src/engine/session';
