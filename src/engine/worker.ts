@@ -365,6 +365,10 @@ function withBudget(snapshot: RunSnapshot, config: RunSnapshot['config']): RunSn
 }
 
 async function warmStart(command: Extract<EngineCommand, { type: 'warmstart' }>) {
+  if (command.config.base !== undefined)
+    throw new Error(
+      `Warm start from scratch trains the lab's own tiny models; a run over base ${command.config.base} starts from the base itself (Reset)`,
+    );
   wantTraining = false;
   stopWarmStart = false;
   session?.dispose();

@@ -1,0 +1,82 @@
+// A base's size before its weights are read (engine/baseModel.ts): parameters from config.json,
+// bytes from the shard index when there is one, and what tfjs cannot hold refused in words.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { baseSize, checkBaseFits, MAX_BASE_FLOAT32_BYTES } from '../../src/engine/baseModel';
+import { folderSource } from '../../src/model/families/folderSourceNode';
+import type { CheckpointSource } from '../../src/model/families/hfCheckpoint';
+import { fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
+
+let root: string;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'base-model-'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** A source that records what was read, so a test can say no weight file was. */
+function recorded(dir: string): { source: CheckpointSource; reads: string[] } {
+  const inner = folderSource(dir);
+  const reads: string[] = [];
+  return {
+    reads,
+    source: {
+      label: inner.label,
+      read: (file) => {
+        reads.push(file);
+        return inner.read(file);
+      },
+    },
+  };
+}
+
+describe('a base model’s size', () => {
+  it('counts the parameters from config.json and the bytes from the shard index, reading no weights', async () => {
+    const dir = join(root, 'qwen3');
+    const spec = fixtureSpec('qwen3');
+    const config = writeHfCheckpoint(dir, spec, 3);
+    const { source, reads } = recorded(dir);
+    const size = await baseSize(source, 'qwen3');
+    const index = JSON.parse(readFileSync(join(dir, 'model.safetensors.index.json'), 'utf8'));
+    // The plain count: every weight config.json implies, element by element.
+    const h = config.hiddenSize;
+    const q = config.numHeads * config.headDim;
+    const kv = config.numKvHeads * config.headDim;
+    const perLayer =
+      h * q + 2 * h * kv + q * h + 3 * h * config.intermediateSize + 2 * h + 2 * config.headDim;
+    const head = config.tieWordEmbeddings ? 0 : config.vocabSize * h;
+    expect(size.parameters).toBe(config.vocabSize * h + config.numLayers * perLayer + h + head);
+    expect(size.fileBytes).toBe(index.metadata.total_size);
+    expect(size.float32Bytes).toBe(size.parameters * 4);
+    expect(reads.some((file) => file.endsWith('.safetensors'))).toBe(false);
+    checkBaseFits(size, 'qwen3');
+  });
+
+  it('refuses in words a base whose float32 weights tfjs cannot hold, and a GPT-2 folder', async () => {
+    const dir = join(root, 'huge');
+    writeHfCheckpoint(dir, fixtureSpec('qwen2'), 4);
+    const json = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        ...json,
+        hidden_size: 4096,
+        intermediate_size: 14336,
+        num_hidden_layers: 32,
+        num_attention_heads: 32,
+        num_key_value_heads: 8,
+        vocab_size: 128256,
+      }),
+    );
+    const size = await baseSize(folderSource(dir), 'org/huge');
+    expect(size.float32Bytes).toBeGreaterThan(MAX_BASE_FLOAT32_BYTES);
+    expect(() => checkBaseFits(size, 'org/huge')).toThrow(
+      /^base org\/huge cannot fit: qwen2 · [\d.]+B parameters · .* MB as float32 in tfjs, but tfjs holds at most 2048 MB/,
+    );
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2' }));
+    await expect(baseSize(folderSource(dir), 'org/gpt')).rejects.toThrow(
+      /^base org\/gpt: a GPT-2 folder as a base is not implemented yet/,
+    );
+  });
+});
