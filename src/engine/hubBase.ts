@@ -23,14 +23,16 @@ export async function loadHubBase(
       `base "${name}" is not a Hub id: the page takes org/name or org/name@revision (a folder works in the CLI only)`,
     );
   const endpoint = config.hub ?? DEFAULT_HUB;
-  const task = `Loading ${name}`;
+  // The size joins the task's name once config.json is read, so it stays up during the download.
+  let task = `Loading ${name}`;
   const source = hubSource(id, {
     endpoint,
     cache: cacheStorageHubCache(),
     onProgress: (p: HubProgress) => post(progressEvent(task, p)),
   });
   const size = await baseSize(source, name);
-  post({ type: 'progress', task, fraction: 0, message: describeBaseSize(size), etaSec: null });
+  task = `Loading ${name} (${describeBaseSize(size)})`;
+  post({ type: 'progress', task, fraction: 0, message: 'checking the size', etaSec: null });
   checkBaseFits(size, name);
   return (await loadBaseModel(source, name)).base;
 }
