@@ -327,7 +327,7 @@ function runConfigFromFlags(): RunConfig {
 async function loadBase(config: RunConfig): Promise<BaseModel> {
   const name = config.base ?? '';
   const source = checkpointSource(name, '--base', config.hub);
-  const { base, size, dtypes } = await loadBaseModel(source, name);
+  const { base, size, dtypes } = await loadBaseModel(source, name, config);
   log({ event: 'base', base: name, model: size.modelType, dtypes });
   return base;
 }

@@ -4,13 +4,17 @@
 // the weights are not, so a base that cannot fit in tfjs is refused before its download.
 import { type CheckpointSource, INDEX_FILE, readConfig } from '../model/families/hfCheckpoint';
 import { llamaParameterCount, parseLlamaConfig } from '../model/families/hfConfig';
+import { llamaLoraModules } from '../model/families/llamaLora';
 import { loadLlama } from '../model/families/load';
+import { loraSettingsOf } from '../model/loraSettings';
 import type { SafetensorsDtype } from '../model/safetensors';
+import { usesPlanner } from '../rl/config';
 import type { BaseModel } from './baseRoles';
+import type { RunConfig } from './types';
 
 /**
- * The most float32 weight bytes tfjs is asked to hold for a base: a wasm heap is 32-bit (4 GiB
- * at most), and the adapters, their Adam moments and a step's activations need the other half.
+ * The most float32 bytes tfjs is asked to hold for a base and its adapters: a wasm heap is
+ * 32-bit (4 GiB at most), and a step's activations need the other half.
  */
 export const MAX_BASE_FLOAT32_BYTES = 2 * 1024 ** 3;
 
@@ -21,6 +25,8 @@ export interface BaseSize {
   fileBytes: number;
   /** What tfjs holds: every weight widened to float32. */
   float32Bytes: number;
+  /** The run's role adapters in tfjs: each float32 with its gradient and Adam's two moments. */
+  adapterBytes: number;
 }
 
 const MB = 1024 * 1024;
@@ -31,11 +37,20 @@ export function describeBaseSize(size: BaseSize): string {
     size.parameters >= 1e9
       ? `${(size.parameters / 1e9).toFixed(2)}B`
       : `${(size.parameters / 1e6).toFixed(1)}M`;
-  return `${size.modelType} · ${params} parameters · ${(size.fileBytes / MB).toFixed(1)} MB to download · ${(size.float32Bytes / MB).toFixed(1)} MB as float32 in tfjs`;
+  const adapters =
+    size.adapterBytes > 0
+      ? ` + ${(size.adapterBytes / MB).toFixed(1)} MB of adapters with Adam`
+      : '';
+  return `${size.modelType} · ${params} parameters · ${(size.fileBytes / MB).toFixed(1)} MB to download · ${(size.float32Bytes / MB).toFixed(1)} MB as float32 in tfjs${adapters}`;
 }
 
 /** The base's size from config.json and the shard index, before any weight file is read. */
-export async function baseSize(source: CheckpointSource, name: string): Promise<BaseSize> {
+export async function baseSize(
+  source: CheckpointSource,
+  name: string,
+  /** The run, for its adapters' size (none without it). */
+  run?: RunConfig,
+): Promise<BaseSize> {
   const { json, family } = await readConfig(source);
   if (family === 'gpt2')
     throw new Error(
@@ -51,14 +66,25 @@ export async function baseSize(source: CheckpointSource, name: string): Promise<
     ).metadata?.total_size;
     if (typeof total === 'number' && total > 0) fileBytes = total;
   }
-  return { modelType: config.modelType, parameters, fileBytes, float32Bytes: parameters * 4 };
+  const lora = run ? loraSettingsOf(run, 'llama') : null;
+  const perRole = lora
+    ? llamaLoraModules(config, lora.targets).reduce((n, m) => n + lora.rank * (m.inn + m.out), 0)
+    : 0;
+  const roles = run && usesPlanner(run.grpo.mode) ? 2 : 1;
+  return {
+    modelType: config.modelType,
+    parameters,
+    fileBytes,
+    float32Bytes: parameters * 4,
+    adapterBytes: perRole * roles * 4 * 4,
+  };
 }
 
 /** Refuses, in words, a base whose float32 weights tfjs cannot hold. */
 export function checkBaseFits(size: BaseSize, name: string): void {
-  if (size.float32Bytes <= MAX_BASE_FLOAT32_BYTES) return;
+  if (size.float32Bytes + size.adapterBytes <= MAX_BASE_FLOAT32_BYTES) return;
   throw new Error(
-    `base ${name} cannot fit: ${describeBaseSize(size)}, but tfjs holds at most ${MAX_BASE_FLOAT32_BYTES / MB} MB of base weights (a 4 GiB wasm heap, half kept for the adapters and a step's activations); choose a smaller model`,
+    `base ${name} cannot fit: ${describeBaseSize(size)}, but tfjs holds at most ${MAX_BASE_FLOAT32_BYTES / MB} MB of base weights and adapters (a 4 GiB wasm heap, half kept for a step's activations); choose a smaller model`,
   );
 }
 
@@ -66,8 +92,9 @@ export function checkBaseFits(size: BaseSize, name: string): void {
 export async function loadBaseModel(
   source: CheckpointSource,
   name: string,
+  run?: RunConfig,
 ): Promise<{ base: BaseModel; size: BaseSize; dtypes: SafetensorsDtype[] }> {
-  const size = await baseSize(source, name);
+  const size = await baseSize(source, name, run);
   checkBaseFits(size, name);
   const loaded = await loadLlama(source);
   return {

@@ -30,11 +30,11 @@ export async function loadHubBase(
     cache: cacheStorageHubCache(),
     onProgress: (p: HubProgress) => post(progressEvent(task, p)),
   });
-  const size = await baseSize(source, name);
+  const size = await baseSize(source, name, config);
   task = `Loading ${name} (${describeBaseSize(size)})`;
   post({ type: 'progress', task, fraction: 0, message: 'checking the size', etaSec: null });
   checkBaseFits(size, name);
-  return (await loadBaseModel(source, name)).base;
+  return (await loadBaseModel(source, name, config)).base;
 }
 
 function progressEvent(task: string, p: HubProgress): EngineEvent {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseSize, checkBaseFits, MAX_BASE_FLOAT32_BYTES } from '../../src/engine/baseModel';
+import { defaultRunConfig } from '../../src/engine/session';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import type { CheckpointSource } from '../../src/model/families/hfCheckpoint';
 import { fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
@@ -51,6 +52,20 @@ describe('a base model’s size', () => {
     expect(size.float32Bytes).toBe(size.parameters * 4);
     expect(reads.some((file) => file.endsWith('.safetensors'))).toBe(false);
     checkBaseFits(size, 'qwen3');
+    expect(size.adapterBytes).toBe(0);
+
+    // A run's two role adapters of rank 4 on every projection: each float32, with its gradient
+    // and Adam's two moments.
+    const run = defaultRunConfig({ loraRank: 4, base: 'qwen3' });
+    const f = config.intermediateSize;
+    const perLayer4 = 4 * (h + q + 2 * (h + kv) + q + h + 2 * (h + f) + f + h);
+    expect((await baseSize(source, 'qwen3', run)).adapterBytes).toBe(
+      2 * config.numLayers * perLayer4 * 4 * 4,
+    );
+    const single = defaultRunConfig({ loraRank: 4, base: 'qwen3', grpo: { mode: 'single' } });
+    expect((await baseSize(source, 'qwen3', single)).adapterBytes).toBe(
+      config.numLayers * perLayer4 * 4 * 4,
+    );
   });
 
   it('refuses in words a base whose float32 weights tfjs cannot hold, and a GPT-2 folder', async () => {
