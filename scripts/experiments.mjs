@@ -222,26 +222,30 @@ function runResult(arm, seed) {
   };
   const grpo = config.grpo ?? config.config?.grpo ?? {};
   const planCount = grpo.mode === 'single' ? 0 : (grpo.plansPerTask ?? 0);
-  const tokensPerStep = steps.length
-    ? mean(
-        steps.map(
-          (r) =>
-            (grpo.tasksPerStep ?? 0) *
-              (planCount * (r['planner/completions/mean_length'] ?? 0) +
-                Math.max(1, planCount) *
-                  (grpo.programsPerPlan ?? 0) *
-                  (r['coder/completions/mean_length'] ?? 0)) +
-            // The new agents' samples count too: D repairs of each repaired program, and
-            // one Retriever answer per plan.
-            (r['debugger/programs'] ?? 0) *
-              (grpo.repairsPerProgram ?? 0) *
-              (r['debugger/completions/mean_length'] ?? 0) +
-            (String(grpo.agents ?? '').includes('retriever')
-              ? (grpo.tasksPerStep ?? 0) * planCount * (r['retriever/completions/mean_length'] ?? 0)
-              : 0),
-        ),
-      )
-    : null;
+  // A frozen Coder logs no completion lengths (they come with its update): no token count then.
+  const tokensPerStep =
+    steps.length && steps.every((r) => 'coder/completions/mean_length' in r)
+      ? mean(
+          steps.map(
+            (r) =>
+              (grpo.tasksPerStep ?? 0) *
+                (planCount * (r['planner/completions/mean_length'] ?? 0) +
+                  Math.max(1, planCount) *
+                    (grpo.programsPerPlan ?? 0) *
+                    (r['coder/completions/mean_length'] ?? 0)) +
+              // The new agents' samples count too: D repairs of each repaired program, and
+              // one Retriever answer per plan.
+              (r['debugger/programs'] ?? 0) *
+                (grpo.repairsPerProgram ?? 0) *
+                (r['debugger/completions/mean_length'] ?? 0) +
+              (String(grpo.agents ?? '').includes('retriever')
+                ? (grpo.tasksPerStep ?? 0) *
+                  planCount *
+                  (r['retriever/completions/mean_length'] ?? 0)
+                : 0),
+          ),
+        )
+      : null;
   const pass = Object.fromEntries(
     SUITES.map((suite) => [suite, metrics[`eval/pass@1/${suite}`] ?? null]),
   );
