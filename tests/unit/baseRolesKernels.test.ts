@@ -125,6 +125,18 @@ describe('role adapters over one base on the kernels, in process', () => {
     }
     expect(compared).toBe(2 * coder.lora!.modules.size);
     tf.dispose([...host.grads.values()]);
+
+    // The update itself runs on the device and writes the adapter back into tfjs.
+    const adapterBefore = [...coder.lora!.modules.values()].map((p) => p.b.dataSync().slice());
+    const updates = llamaDeviceCalls.update;
+    const update = await trainer.update(sequences);
+    expect(llamaDeviceCalls.update).toBe(updates + 1);
+    expect(update.skipped).toEqual([]);
+    expect(update.gradNorm).toBeGreaterThan(0);
+    const moved = [...coder.lora!.modules.values()].some((p, i) =>
+      p.b.dataSync().some((v, j) => v !== adapterBefore[i]![j]),
+    );
+    expect(moved).toBe(true);
     trainer.dispose();
   }, 300_000);
 });
@@ -192,9 +204,9 @@ describe('train -- grpo --base --backend kernels', () => {
       ).tensors;
       const names = [...tensors.keys()];
       expect(names).toContain(`${PEFT_PREFIX}model.layers.0.self_attn.q_proj.lora_A.weight`);
-      // Trained on the device and written back: B is no longer zero.
-      const b = tensors.get(`${PEFT_PREFIX}model.layers.0.self_attn.q_proj.lora_B.weight`)!;
-      expect(Array.from(b.data as Float32Array).some((v) => v !== 0)).toBe(true);
+      // (A random base rarely passes a test: zero advantages leave B at zero, as on wasm.)
+      for (const t of tensors.values())
+        expect(Array.from(t.data).every(Number.isFinite)).toBe(true);
     }
   }, 600_000);
 });

@@ -10,7 +10,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { LlamaModel } from '../../model/families/llama';
 import type { GptLora } from '../../model/gptLora';
-import { f32ToBf16, f32ToF16 } from '../../model/safetensors';
+import { decodeHalves, f32ToHalf } from '../../model/halfFloat';
 import { pickToken, rowPrng } from '../../rollout/pick';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
 import { DeviceLlama, type LlamaTensor } from './deviceLlama';
@@ -35,17 +35,13 @@ const roles = new WeakMap<GptLora, RoleOnDevice>();
 /** sample() and update() calls the device answered (tests). */
 export const llamaDeviceCalls = { sample: 0, update: 0 };
 
-/** A float32 tensor as the checkpoint held it: 16-bit when every value is one, else F32. */
+/** A float32 matrix as the checkpoint held it: 16-bit where every value is one, else F32. */
 function asCheckpointTensor(shape: number[], data: Float32Array): LlamaTensor {
   if (shape.length === 2)
-    for (const [dtype, encode, decode] of [
-      ['BF16', f32ToBf16, (b: number) => new Float32Array(new Uint32Array([b << 16]).buffer)[0]],
-      ['F16', f32ToF16, null],
-    ] as const) {
-      const bits = Uint16Array.from(data, (v) => encode(v));
-      if (decode && bits.every((b, i) => decode(b) === data[i]))
+    for (const dtype of ['BF16', 'F16'] as const) {
+      const bits = Uint16Array.from(data, (v) => f32ToHalf(dtype, v));
+      if (decodeHalves(dtype, bits).every((v, i) => Object.is(v, data[i])))
         return { dtype, shape, data: bits };
-      if (!decode) break;
     }
   return { dtype: 'F32', shape, data };
 }
@@ -108,10 +104,6 @@ async function writeBack(role: RoleOnDevice, lora: GptLora): Promise<void> {
     pair.b.assign(tf.tensor(values.B, pair.b.shape));
   }
   role.key = loraKey(lora);
-}
-
-export function llamaOnKernels(model: LlamaModel): boolean {
-  return kernelEngine() !== null && model.lora !== undefined;
 }
 
 /**
@@ -199,5 +191,3 @@ export async function syncLlamaRole(model: LlamaModel): Promise<void> {
   if (e && role && model.lora) await writeBack(role, model.lora);
   llamaDeviceCalls.update++;
 }
-
-export { markEngineFailed };

@@ -11,13 +11,8 @@ import { grpoLossGradientReference, grpoLossReference } from '../../rl/grpoLossR
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/trainer';
 import type { TokenBatch } from './deviceLlamaLora';
-import {
-  llamaReferencePolicy,
-  llamaRolePolicy,
-  markEngineFailed,
-  syncLlamaRole,
-} from './kernelLlamaRoles';
-import { kernelEngine } from './kernelSampling';
+import { llamaReferencePolicy, llamaRolePolicy, syncLlamaRole } from './kernelLlamaRoles';
+import { kernelEngine, markEngineFailed } from './kernelSampling';
 
 /** [G][L] completion log-probs out of the device's per-sequence next-token log-probs. */
 function completionRows(sequences: readonly PolicySequence[], logp: Float32Array[], L: number) {
