@@ -37,47 +37,21 @@ import {
 } from '../model/trainableModel';
 import { grpoLoss, grpoLossMetrics } from './grpoLoss';
 import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
+import type {
+  PolicySequence,
+  RoleTrainerOptions,
+  RoleTrainerState,
+  RoleUpdate,
+} from './policyUpdate';
 
-/** One sampled completion as the update sees it. */
-export interface PolicySequence {
-  prompt: readonly number[];
-  completion: readonly number[];
-  /** log π_old of each completion token, from the sampler. */
-  oldLogProbs: readonly number[];
-  advantage: number;
-}
-
-export interface RoleTrainerOptions {
-  learningRate: number;
-  /** Sampling temperature: log-probs are those of softmax(logits / temperature). */
-  temperature: number;
-  numIterations: number;
-  maxGradNorm: number;
-  loss: GrpoLossOptions;
-  padId: number;
-  /** Bytes one micro-batch may hold (src/model/memory.ts); default: the backend's. */
-  memoryBudgetBytes?: number;
-}
-
-export interface RoleUpdate {
-  /** Loss metrics, averaged over the iterations. */
-  metrics: GrpoLossMetrics;
-  /** Global gradient norm before clipping, averaged over the iterations. */
-  gradNorm: number;
-  /** Why an iteration's update was skipped (NaN/Inf), one entry per skipped iteration. */
-  skipped: SkipReason[];
-  /** How many micro-batches the sequences were split into. */
-  microBatches: number;
-}
-
-/** Optimizer state and reference weights as plain arrays, for snapshots. */
-export interface RoleTrainerState {
-  iterations: number;
-  /** Adam's first and second moments, in parameter order. */
-  moments: { name: string; shape: number[]; data: Float32Array }[];
-  /** The frozen reference's weights by parameter name (absent when β = 0). */
-  reference: Map<string, Float32Array> | null;
-}
+// What an update takes and gives lives in a leaf module (policyUpdate.ts), so the kernels'
+// engine, which the trainer calls, never imports the trainer back.
+export type {
+  PolicySequence,
+  RoleTrainerOptions,
+  RoleTrainerState,
+  RoleUpdate,
+} from './policyUpdate';
 
 export class RoleTrainer {
   private readonly optimizer: AdamW;

@@ -14,7 +14,7 @@ import type {
   RoleTrainerOptions,
   RoleTrainerState,
   RoleUpdate,
-} from '../../rl/trainer';
+} from '../../rl/policyUpdate';
 import { DeviceModel } from './deviceModel';
 import type { MatmulVersion } from './ops';
 import type { GpuRuntime } from './runtime';

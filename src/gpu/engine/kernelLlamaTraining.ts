@@ -9,7 +9,7 @@ import type { LlamaModel } from '../../model/families/llama';
 import type { SkipReason } from '../../model/safeUpdate';
 import { grpoLossGradientReference, grpoLossReference } from '../../rl/grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
-import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/trainer';
+import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
 import type { TokenBatch } from './deviceLlamaLora';
 import { llamaReferencePolicy, llamaRolePolicy, syncLlamaRole } from './kernelLlamaRoles';
 import { kernelEngine, markEngineFailed } from './kernelSampling';

@@ -6,7 +6,7 @@
 // turns the engine off and the caller redoes that update on its own backend from those values.
 import type { AdamWState } from '../../model/adamw';
 import type { GPT } from '../../model/gpt';
-import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/trainer';
+import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
 import { deviceHoldsModel } from './deviceModel';
 import { DeviceRoleTrainer } from './deviceTrainer';
 import { deviceCopy, kernelEngine, markCopyCurrent, markEngineFailed } from './kernelSampling';
