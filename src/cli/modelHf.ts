@@ -10,6 +10,7 @@ import { readConfig, readHfCheckpoint } from '../model/families/hfCheckpoint';
 import { llamaParameterCount } from '../model/families/hfConfig';
 import { disposeLlamaModel, llamaLastLogits } from '../model/families/llama';
 import { loadLlama } from '../model/families/load';
+import { checkLoraTargets, readLoraAdapter } from '../model/families/lora';
 import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { nodeHubCache } from '../model/hub/hubCacheNode';
 import { raw16, toFloat32 } from '../model/safetensors';
@@ -127,8 +128,12 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
 
 /** `logits --backend kernels`: the checkpoint's weights as stored, onto the device, no tfjs copy. */
 async function kernelLogits(source: CheckpointSource, c: HfCommand) {
-  if (c.adapter) throw new Error('--adapter is not supported with --backend kernels yet');
   const checkpoint = await readHfCheckpoint(source);
+  const adapter = c.adapter
+    ? await readLoraAdapter(checkpointSource(c.adapter, '--adapter'))
+    : undefined;
+  if (adapter)
+    checkLoraTargets(new Map([...checkpoint.weights].map(([n, t]) => [n, t.shape])), adapter);
   const tokenizer = new HfTokenizer(
     checkpoint.tokenizerJson,
     checkpoint.tokenizerConfig,
@@ -143,7 +148,7 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
       { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) },
     ]),
   );
-  const logits = await llamaLogitsOnDevice(checkpoint.config, weights, ids);
+  const logits = await llamaLogitsOnDevice(checkpoint.config, weights, ids, adapter);
   return { ids, logits: Array.from(logits) };
 }
 

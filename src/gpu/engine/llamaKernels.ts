@@ -1,8 +1,16 @@
 // The Llama family on the kernels as plain calls, for the CLI (`model logits --backend kernels`)
 // and benches: open the kernel device, hold the model, run, free it all.
 import type { LlamaConfig } from '../../model/families/llamaConfig';
+import type { LoraAdapter } from '../../model/families/lora';
 import { getKernelDevice } from '../kernels/device';
 import { DeviceLlama, type DeviceLlamaOptions, type LlamaTensors } from './deviceLlama';
+import {
+  type Adapters,
+  adapterKey,
+  DeviceLlamaPolicy,
+  LORA_TARGETS,
+  type LoraTarget,
+} from './deviceLlamaLora';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
 import { llamaSelfCheck } from './selfCheck/checksLlama';
@@ -15,7 +23,7 @@ export async function openDeviceLlama(
   config: LlamaConfig,
   weights: LlamaTensors,
   options: DeviceLlamaOptions & { selfCheck?: boolean } = {},
-): Promise<{ model: DeviceLlama; adapter: string; free(): void }> {
+): Promise<{ model: DeviceLlama; rt: GpuRuntime; adapter: string; free(): void }> {
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU device for the kernels: ${opened.why}`);
   const rt = new GpuRuntime(opened.gpu.device);
@@ -30,25 +38,69 @@ export async function openDeviceLlama(
       checked.add(rt.device);
     }
     const model = new DeviceLlama(rt, config, weights, options);
-    return { model, adapter: opened.gpu.adapter, free: () => rt.destroy() };
+    return { model, rt, adapter: opened.gpu.adapter, free: () => rt.destroy() };
   } catch (error) {
     rt.destroy();
     throw error;
   }
 }
 
-/** The last position's logits [vocab] of `ids` (a prompt from position 0) on the kernels. */
+/**
+ * The last position's logits [vocab] of `ids` (a prompt from position 0) on the kernels, with
+ * a PEFT adapter (model/families/lora.ts' reader) on the base when given: y = W·x + s·B·A·x.
+ */
 export async function llamaLogitsOnDevice(
   config: LlamaConfig,
   weights: LlamaTensors,
   ids: readonly number[],
+  adapter?: LoraAdapter,
 ): Promise<Float32Array> {
-  const { model, free } = await openDeviceLlama(config, weights, {
+  const { model, rt, free } = await openDeviceLlama(config, weights, {
     contextLength: Math.max(ids.length, 1),
   });
   try {
+    if (adapter) {
+      const policy = devicePolicyOf(rt, model, adapter);
+      policy.attach();
+    }
     return await model.prefill(ids);
   } finally {
     free();
   }
+}
+
+const MODULE = /^model\.layers\.(\d+)\.(?:self_attn|mlp)\.([a-z_]+)$/;
+
+/** The adapter's modules as the kernels' policy holds them; a layer it leaves out adds 0. */
+function devicePolicyOf(rt: GpuRuntime, model: DeviceLlama, adapter: LoraAdapter) {
+  const given = new Map<string, { A: Float32Array; B: Float32Array }>();
+  const targets = new Set<LoraTarget>();
+  let rank = 0;
+  for (const [module, pair] of adapter.modules) {
+    const match = MODULE.exec(module);
+    const target = match?.[2] as LoraTarget | undefined;
+    if (!match || !target || !LORA_TARGETS.includes(target))
+      throw new Error(
+        `${adapter.label}: adapts ${module}; the kernels adapt ${LORA_TARGETS.join(', ')} of each layer`,
+      );
+    targets.add(target);
+    rank = pair.rank;
+    given.set(adapterKey(Number(match[1]), target), { A: pair.a, B: pair.b });
+  }
+  // The reader's scale already holds alpha / r (or alpha / √r with rsLoRA).
+  const policy = new DeviceLlamaPolicy(rt, model, {
+    rank,
+    alpha: adapter.scale * rank,
+    targets: [...targets],
+  });
+  const shapes = policy.initialAdapters(1);
+  const adapters: Adapters = new Map();
+  for (const [key, zero] of shapes) {
+    adapters.set(
+      key,
+      given.get(key) ?? { A: new Float32Array(zero.A.length), B: new Float32Array(zero.B.length) },
+    );
+  }
+  policy.importAdapters(adapters);
+  return policy;
 }
