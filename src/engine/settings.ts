@@ -371,7 +371,7 @@ export const SETTINGS: readonly Setting[] = [
     urlKey: 'taskset',
     cliFlag: 'task-set',
     label: 'Task set',
-    help: 'What the run trains and evaluates on. procedural: the lab’s generated tasks (the tiers below), which the shipped tiny models learn in minutes. mbxp: MBXP’s JavaScript problems (Apache-2.0): training draws from its 643 train tasks, the evaluation uses its validation tasks, each test judged by the sandbox. Real tasks for real models: the tiny ones cannot solve them, but the whole loop runs. The tier mix applies to procedural only.',
+    help: 'What the run trains and evaluates on. procedural: the lab’s generated tasks (the tiers below), which the shipped tiny models learn in minutes. mbxp: MBXP’s JavaScript problems (Apache-2.0): training draws from its 644 train tasks, the evaluation uses its validation tasks, each test judged by the sandbox. Real tasks for real models: the tiny ones cannot solve them, but the whole loop runs. The tier mix applies to procedural only.',
     kind: 'choice',
     choices: [
       { value: 'procedural', label: 'procedural (generated tiers)' },
