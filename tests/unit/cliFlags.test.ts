@@ -146,7 +146,7 @@ describe('the run settings’ flags', () => {
     expect(Object.keys(flags)).toHaveLength(SETTINGS.length);
     for (const s of SETTINGS) {
       const flag = flags[s.cliFlag]!;
-      const kind = s.kind === 'tiers' || s.kind === 'list' ? 'string' : s.kind;
+      const kind = s.kind === 'tiers' || s.kind === 'list' || s.kind === 'text' ? 'string' : s.kind;
       expect(flag.kind, s.cliFlag).toBe(kind);
       expect(flag.choices).toEqual(s.choices?.map((c) => c.value));
     }
