@@ -21,13 +21,18 @@ interface FrameEntry {
   duration: number;
   /** Style, layout and paint: from renderStart to the frame's end. */
   renderMs: number;
+  /** Style and layout alone (from styleAndLayoutStart), and layout forced by scripts. */
+  layoutMs: number;
+  forcedLayoutMs: number;
+  /** ms after Train was pressed. */
+  at: number;
   scripts: { invoker: string; source: string; duration: number }[];
 }
 
 interface PageFigures {
   frames: FrameEntry[];
   /** performance.measure('engine-message') durations with the message's type. */
-  messages: { type: string; duration: number }[];
+  messages: { type: string; duration: number; at: number }[];
   steps: number;
 }
 
@@ -40,16 +45,24 @@ function observeFrames() {
       duration: number;
       startTime: number;
       renderStart: number;
+      styleAndLayoutStart: number;
       scripts: {
         invoker: string;
         sourceURL: string;
         sourceFunctionName: string;
         duration: number;
+        forcedStyleAndLayoutDuration: number;
       }[];
     }[]) {
       w.__frames.push({
         duration: entry.duration,
         renderMs: entry.renderStart > 0 ? entry.startTime + entry.duration - entry.renderStart : 0,
+        layoutMs:
+          entry.styleAndLayoutStart > 0
+            ? entry.startTime + entry.duration - entry.styleAndLayoutStart
+            : 0,
+        forcedLayoutMs: entry.scripts.reduce((sum, s) => sum + s.forcedStyleAndLayoutDuration, 0),
+        at: entry.startTime - ((window as unknown as { __trainAt?: number }).__trainAt ?? 0),
         scripts: entry.scripts.map((s) => ({
           invoker: s.invoker,
           source: `${s.sourceURL.split('/').pop()}:${s.sourceFunctionName}`,
@@ -63,9 +76,11 @@ function observeFrames() {
 async function collect(page: Page): Promise<PageFigures> {
   return page.evaluate(() => {
     const w = window as unknown as { __frames: FrameEntry[] };
+    const trainAt = (window as unknown as { __trainAt?: number }).__trainAt ?? 0;
     const messages = performance.getEntriesByName('engine-message').map((entry) => ({
       type: String((entry as PerformanceMeasure).detail ?? ''),
       duration: entry.duration,
+      at: entry.startTime - trainAt,
     }));
     const steps = Number(document.querySelector('[data-testid="step-count"]')?.textContent ?? 0);
     return { frames: w.__frames, messages, steps };
@@ -98,6 +113,7 @@ export const pageBench: BenchSection = async () => {
     await page.evaluate(() => {
       (window as unknown as { __frames: unknown[] }).__frames = [];
       performance.clearMeasures('engine-message');
+      (window as unknown as { __trainAt: number }).__trainAt = performance.now();
     });
     await page.getByRole('button', { name: 'Train' }).click();
     await page.waitForTimeout(seconds * 1000);
@@ -120,6 +136,21 @@ export const pageBench: BenchSection = async () => {
       `Long frames' script time by invoker over ${seconds} s: ${
         top.map(([key, ms]) => `${key} ${ms.toFixed(0)} ms`).join('; ') || 'none'
       }.`,
+      `Slowest frames (ms after Train: total / scripts / render / style+layout / forced layout): ${[
+        ...training.frames,
+      ]
+        .sort((a, b) => b.duration - a.duration)
+        .slice(0, 4)
+        .map(
+          (f) =>
+            `${f.at.toFixed(0)} (after ${training.messages.filter((m) => m.at <= f.at + f.duration).at(-1)?.type ?? 'none'}): ${f.duration.toFixed(0)} / ${f.scripts.reduce((sum, s) => sum + s.duration, 0).toFixed(0)} / ${f.renderMs.toFixed(0)} / ${f.layoutMs.toFixed(0)} / ${f.forcedLayoutMs.toFixed(0)}`,
+        )
+        .join('; ')}.`,
+      `Slowest engine messages (type ms): ${[...training.messages]
+        .sort((a, b) => b.duration - a.duration)
+        .slice(0, 5)
+        .map((m) => `${m.type} ${m.duration.toFixed(0)}`)
+        .join(', ')}.`,
       `Idle page before Train: ${idle.frames.length} long frames, slowest ${Math.max(0, ...idle.frames.map((f) => f.duration)).toFixed(0)} ms.`,
     );
     return {

@@ -26,8 +26,23 @@ async function stepOnce(page: Page) {
   await waitIdle(page);
 }
 
-/** Display formulas wider than their box, or reaching past the explainer's right edge. */
-function overflowingFormulas(page: Page) {
+/**
+ * Display formulas wider than their box, or reaching past the explainer's right edge, as a
+ * reader sees them: each formula is scrolled to first (one off screen is fitted when it
+ * scrolls in).
+ */
+async function overflowingFormulas(page: Page) {
+  await page.evaluate(async () => {
+    const frames = () =>
+      new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    for (const box of document.querySelectorAll<HTMLElement>(
+      '[data-testid="explainer"] .tex-display',
+    )) {
+      box.scrollIntoView({ block: 'center' });
+      await frames();
+    }
+    await frames();
+  });
   return page.evaluate(() => {
     const explainer = document.querySelector('[data-testid="explainer"]') as HTMLElement;
     const edge = explainer.getBoundingClientRect().right;

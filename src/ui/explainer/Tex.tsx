@@ -4,6 +4,7 @@
 import katex from 'katex';
 import 'katex/dist/katex.min.css';
 import { useLayoutEffect, useMemo, useRef } from 'react';
+import { watchOnScreen } from '../onScreen';
 
 /** Below this scale a formula gets too small to read; it scrolls inside its own box instead. */
 const MIN_SCALE = 0.45;
@@ -31,10 +32,14 @@ function contentWidth(box: HTMLElement): number {
   return range.getBoundingClientRect().width;
 }
 
+/** Display formulas on screen now; one off screen is fitted when it scrolls in. */
+const onScreen = new WeakSet<HTMLElement>();
+
 function fitPending() {
   scheduled = false;
-  const boxes = [...pending].filter((box) => box.isConnected);
-  pending.clear();
+  // Measuring a formula off screen would force the layout the browser skips there.
+  const boxes = [...pending].filter((box) => box.isConnected && onScreen.has(box));
+  for (const box of boxes) pending.delete(box);
   const sizes = boxes.map((box) => ({
     box,
     available: box.clientWidth,
@@ -79,7 +84,19 @@ export function Tex({ tex, display = false }: { tex: string; display?: boolean }
     // The column's width changes with the window and with presentation mode.
     const observer = new ResizeObserver(() => scheduleFit(element));
     observer.observe(element);
-    return () => observer.disconnect();
+    const unwatch = watchOnScreen(element, (visible) => {
+      if (visible) {
+        onScreen.add(element);
+        scheduleFit(element);
+      } else {
+        onScreen.delete(element);
+      }
+    });
+    return () => {
+      observer.disconnect();
+      unwatch();
+      pending.delete(element);
+    };
   }, [display, html]);
   if (!display) {
     // biome-ignore lint/security/noDangerouslySetInnerHtml: KaTeX output of TeX built from numbers.
