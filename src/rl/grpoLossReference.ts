@@ -214,3 +214,22 @@ function checkShapes(inputs: GrpoLossReferenceInputs, options: GrpoLossOptions):
     throw new Error('grpoLossReference: beta > 0 needs refLogProbs');
   }
 }
+
+/** The mean of several iterations' metrics; a metric some iteration lacks (null) stays null. */
+export function averageLossMetrics(all: readonly GrpoLossMetrics[]): GrpoLossMetrics {
+  const mean = (pick: (m: GrpoLossMetrics) => number) =>
+    all.reduce((sum, m) => sum + pick(m), 0) / Math.max(1, all.length);
+  const nullable = (pick: (m: GrpoLossMetrics) => number | null) =>
+    all.some((m) => pick(m) === null) ? null : mean((m) => pick(m) ?? 0);
+  return {
+    loss: mean((m) => m.loss),
+    kl: nullable((m) => m.kl),
+    clipRatioLow: mean((m) => m.clipRatioLow),
+    clipRatioHigh: mean((m) => m.clipRatioHigh),
+    clipRatioRegion: mean((m) => m.clipRatioRegion),
+    entropy: nullable((m) => m.entropy),
+    meanLength: mean((m) => m.meanLength),
+    minLength: mean((m) => m.minLength),
+    maxLength: mean((m) => m.maxLength),
+  };
+}

@@ -36,6 +36,7 @@ import {
   trainingBytesOf,
 } from '../model/trainableModel';
 import { grpoLoss, grpoLossMetrics } from './grpoLoss';
+import { averageLossMetrics } from './grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from './grpoLossTypes';
 import type {
   PolicySequence,
@@ -116,7 +117,7 @@ export class RoleTrainer {
       disposePrepared(batch);
     }
     return {
-      metrics: averageMetrics(metrics),
+      metrics: averageLossMetrics(metrics),
       gradNorm: meanOf(gradNorms),
       skipped,
       microBatches: batch.pieces.length,
@@ -411,21 +412,4 @@ function frozenCopy(model: GPT): GPT {
 
 function meanOf(values: readonly number[]): number {
   return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
-}
-
-function averageMetrics(all: readonly GrpoLossMetrics[]): GrpoLossMetrics {
-  const mean = (pick: (m: GrpoLossMetrics) => number) => meanOf(all.map(pick));
-  const nullable = (pick: (m: GrpoLossMetrics) => number | null) =>
-    all.some((m) => pick(m) === null) ? null : mean((m) => pick(m) ?? 0);
-  return {
-    loss: mean((m) => m.loss),
-    kl: nullable((m) => m.kl),
-    clipRatioLow: mean((m) => m.clipRatioLow),
-    clipRatioHigh: mean((m) => m.clipRatioHigh),
-    clipRatioRegion: mean((m) => m.clipRatioRegion),
-    entropy: nullable((m) => m.entropy),
-    meanLength: mean((m) => m.meanLength),
-    minLength: mean((m) => m.minLength),
-    maxLength: mean((m) => m.maxLength),
-  };
 }

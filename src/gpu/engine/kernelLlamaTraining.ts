@@ -7,7 +7,11 @@
 // caller runs the update on tfjs from the adapter tfjs still holds).
 import type { LlamaModel } from '../../model/families/llama';
 import type { SkipReason } from '../../model/safeUpdate';
-import { grpoLossGradientReference, grpoLossReference } from '../../rl/grpoLossReference';
+import {
+  averageLossMetrics,
+  grpoLossGradientReference,
+  grpoLossReference,
+} from '../../rl/grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
 import type { TokenBatch } from './deviceLlamaLora';
@@ -132,7 +136,7 @@ export async function updateLlamaOnDevice(
     }
     await syncLlamaRole(model);
     return {
-      metrics: averaged(metrics),
+      metrics: averageLossMetrics(metrics),
       gradNorm: gradNorms.reduce((a, b) => a + b, 0) / Math.max(1, gradNorms.length),
       skipped,
       microBatches: 1,
@@ -141,22 +145,4 @@ export async function updateLlamaOnDevice(
     markEngineFailed(e, error);
     return null;
   }
-}
-
-function averaged(all: readonly GrpoLossMetrics[]): GrpoLossMetrics {
-  const mean = (pick: (m: GrpoLossMetrics) => number) =>
-    all.reduce((s, m) => s + pick(m), 0) / Math.max(1, all.length);
-  const nullable = (pick: (m: GrpoLossMetrics) => number | null) =>
-    all.some((m) => pick(m) === null) ? null : mean((m) => pick(m) ?? 0);
-  return {
-    loss: mean((m) => m.loss),
-    kl: nullable((m) => m.kl),
-    clipRatioLow: mean((m) => m.clipRatioLow),
-    clipRatioHigh: mean((m) => m.clipRatioHigh),
-    clipRatioRegion: mean((m) => m.clipRatioRegion),
-    entropy: nullable((m) => m.entropy),
-    meanLength: mean((m) => m.meanLength),
-    minLength: mean((m) => m.minLength),
-    maxLength: mean((m) => m.maxLength),
-  };
 }
