@@ -388,7 +388,9 @@ export async function addImportedRun(
   const run = replace
     ? { ...imported, name: uniqueRunName(imported.name, others) }
     : { ...imported, id: newRunId(), name: uniqueRunName(imported.name, others) };
-  useLabStore.setState({ runs: [...others, run] });
+  // Shown as the active run at once: the saves below take a moment, and the run list must
+  // not show the import while another run is marked active.
+  useLabStore.setState({ runs: [...others, run], activeRunId: run.id });
   await db.saveRunWithPoints(run);
   if (snapshot) await db.saveSnapshot(run.id, snapshot);
   await db.saveGroups(run.id, groups);
