@@ -7,7 +7,8 @@
 //
 // Nothing here may pull tfjs, QuickJS or Node into the page's main thread: values come
 // only from plain-data modules (rl/config, rl/rewards, rl/advantages, rl/grpoLossReference,
-// engine/runConfig, engine/settings (the one table of settings), engine/failure,
+// engine/runConfig, engine/settings (the one table of settings), engine/suggestedModels,
+// engine/baseSettings, model/hub/hubId, engine/failure,
 // gpu/engine/gpuReportFormat: the GPU report's text) and the
 // IndexedDB database both sides open (engine/labDb: idb only); everything else is `export type`.
 
@@ -18,6 +19,7 @@ export {
   SELF_CHECK_ACTIVITY,
 } from '../gpu/engine/gpuReportFormat';
 export type { SelfCheckSummary } from '../gpu/engine/selfCheck/types';
+export { parseHubId } from '../model/hub/hubId';
 export {
   ADVANTAGE_STD_EPSILON,
   type GroupAdvantages,
@@ -55,6 +57,7 @@ export {
 } from '../rl/rewards';
 export type { CaseTest, ErrorKind, RunCost, RunResult, TestVerdict } from '../sandbox/types';
 export type { Tier } from '../tasks/types';
+export { DEFAULT_HUB } from './baseSettings';
 export {
   classifyFailure,
   describeRecovery,
@@ -87,6 +90,13 @@ export {
   TIERS,
   withSetting,
 } from './settings';
+export {
+  describeDuration,
+  describeSuggested,
+  estimateStepSeconds,
+  SUGGESTED_MODELS,
+  type SuggestedModel,
+} from './suggestedModels';
 export type {
   EvalReport,
   FileMap,

@@ -90,6 +90,47 @@ describe('run settings', () => {
     await page.close();
   });
 
+  it('the Model choice: a suggested Hub model goes to the link with a LoRA rank and says how slow a step would be here; a typed id is checked; the lab’s models clear it', async () => {
+    const { page, errors } = await openLab(browser);
+    await waitIdle(page, 180_000);
+    const model = page.locator('select[name=model]');
+    expect(await model.inputValue()).toBe('lab');
+
+    await model.selectOption('Qwen/Qwen2.5-Coder-0.5B-Instruct');
+    await expect.poll(() => urlParam(page, 'base')).toBe('Qwen/Qwen2.5-Coder-0.5B-Instruct');
+    expect(await urlParam(page, 'lora')).toBe('8');
+    expect(await page.getByTestId('model-about').textContent()).toMatch(
+      /494M parameters · 988 MB to download\. Each role trains a rank-8 LoRA adapter/,
+    );
+    // No hardware GPU here: a step of a 0.5B model on the CPU is called out before Train.
+    const estimate = page.getByTestId('model-estimate');
+    expect(await estimate.textContent()).toMatch(
+      /^Slow here: a step would take about [\d.]+ (min|h) on this machine’s CPU/,
+    );
+    expect(await estimate.getAttribute('class')).toContain('slow');
+
+    await model.selectOption('other');
+    const typed = page.locator('input[name=base]');
+    await typed.fill('not a hub id');
+    await typed.press('Enter');
+    expect(await problemOf(page, 'model')).toMatch(/"not a hub id" is not a Hub id/);
+    expect(await urlParam(page, 'base')).toBe('Qwen/Qwen2.5-Coder-0.5B-Instruct');
+    await typed.fill('lab-test/tiny-qwen2');
+    await typed.press('Enter');
+    await expect.poll(() => urlParam(page, 'base')).toBe('lab-test/tiny-qwen2');
+    await page.locator('input[name=hub]').fill('http://127.0.0.1:9');
+    await page.locator('input[name=hub]').press('Enter');
+    await expect.poll(() => urlParam(page, 'hub')).toBe('http://127.0.0.1:9');
+
+    await model.selectOption('lab');
+    await expect.poll(() => urlParam(page, 'base')).toBeNull();
+    expect(await urlParam(page, 'hub')).toBeNull();
+    expect(await page.getByTestId('model-about').count()).toBe(0);
+    expect(await unexpectedBannerMessages(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('opens a link with one bad value: the other values apply and the bad one is named', async () => {
     const { page, errors } = await openLab(browser, `${SMALL}&lr=-1&beta=0.1`);
     await waitIdle(page);

@@ -8,6 +8,9 @@
 import { importNodeOnly, isNodeHost } from '../../gpu/host';
 import type { CheckpointSource } from '../families/hfCheckpoint';
 import { readSafetensorsHeader } from '../safetensors';
+import type { HubId } from './hubId';
+
+export { type HubId, parseHubId } from './hubId';
 
 export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 
@@ -40,18 +43,6 @@ export interface HubOptions {
   attempts?: number;
   /** Counts what the network served (tests check that a second load hits the cache). */
   onFetch?: (url: string, status: number) => void;
-}
-
-export interface HubId {
-  repo: string;
-  revision: string;
-}
-
-/** `org/name` or `org/name@revision`; null for anything else (a folder path, say). */
-export function parseHubId(text: string): HubId | null {
-  const match = /^([A-Za-z0-9][\w.-]*\/[\w.-]+)(?:@([\w./-]+))?$/.exec(text);
-  if (!match || match[1]!.includes('..') || match[2]?.includes('..')) return null;
-  return { repo: match[1]!, revision: match[2] ?? 'main' };
 }
 
 /** Refuses a file whose bytes are not whole: a safetensors header against the size, JSON parsed. */

@@ -1,16 +1,9 @@
-import { type ReactNode, useId, useState } from 'react';
-import type { RunConfig, Setting } from '../../engine/api';
-import {
-  fieldOf,
-  runConfigProblems,
-  SETTINGS,
-  settingByUrlKey,
-  settingValue,
-  TIERS,
-  withSetting,
-} from '../../engine/api';
-import { writeConfigToUrl } from '../engineClient';
+import { useState } from 'react';
+import type { Setting } from '../../engine/api';
+import { settingByUrlKey, settingValue, TIERS } from '../../engine/api';
 import { useLabStore } from '../state/labStore';
+import { ModelPicker } from './ModelPicker';
+import { applyConfig, applySetting, Field } from './settingField';
 
 /** The number settings after the tiers, in the order the panel shows them (by URL key). */
 const GRPO_NUMBERS = ['tasks', 'n', 'm', 'beta', 'epsl', 'epsh', 'lr', 'temp'].map(byKey);
@@ -21,99 +14,6 @@ function byKey(key: string): Setting {
   const found = settingByUrlKey(key);
   if (!found) throw new Error(`no setting with URL key ${key}`);
   return found;
-}
-
-/** Each setting's label by its config field, so the engine's words name what the user sees. */
-const LABEL_OF_FIELD: Record<string, string> = Object.fromEntries(
-  SETTINGS.map((s) => [fieldOf(s), s.label]),
-);
-
-/**
- * Applies a change when the engine would run it; otherwise leaves the config (and the URL)
- * as they are and returns why, in the engine's own words with the panel's labels.
- */
-function applyConfig(update: (config: RunConfig) => RunConfig): string | null {
-  const current = useLabStore.getState().config;
-  const next = update(current);
-  // Only what this change breaks: a config loaded as it was is not this input's fault.
-  const before = new Set(runConfigProblems(current).map((p) => p.message));
-  const problems = runConfigProblems(next).filter((p) => !before.has(p.message));
-  if (problems.length > 0) {
-    return problems
-      .map(({ field, message }) => {
-        const label = LABEL_OF_FIELD[field];
-        return label && message.startsWith(field) ? label + message.slice(field.length) : message;
-      })
-      .join('; ');
-  }
-  useLabStore.setState({ config: next });
-  writeConfigToUrl(next);
-  return null;
-}
-
-const applySetting = (s: Setting, value: unknown) =>
-  applyConfig((config) => withSetting(config, s, value));
-
-/**
- * One setting's row: its label, an "?" button that shows what it does, the control, and a
- * refusal under it. The explanation is always the control's description (aria-describedby),
- * shown or not, and the label's tooltip.
- */
-function Field({
-  label,
-  help,
-  children,
-  problem,
-  wide,
-}: {
-  label: string;
-  help?: string;
-  /** The control, given the id the label points at and the description's id. */
-  children: (ids: { id: string; describedBy: string | undefined }) => ReactNode;
-  problem?: string | null;
-  /** The control under its label, full width (selects with long option names). */
-  wide?: boolean;
-}) {
-  const id = useId();
-  const helpId = `${id}-help`;
-  const labelId = `${id}-label`;
-  const [open, setOpen] = useState(false);
-  return (
-    <div className={`field-row${wide ? ' wide' : ''}`}>
-      <div className="field">
-        <label htmlFor={id} id={labelId} title={help}>
-          {label}
-        </label>
-        {help && (
-          <button
-            type="button"
-            className="field-info"
-            // The setting's name is the button's description, not its name: "Step" or "Run"
-            // must still name one button on the page.
-            aria-label="Explain this setting"
-            aria-describedby={labelId}
-            aria-expanded={open}
-            aria-controls={helpId}
-            title={help}
-            onClick={() => setOpen(!open)}
-          >
-            ?
-          </button>
-        )}
-        {children({ id, describedBy: help ? helpId : undefined })}
-      </div>
-      {help && (
-        <p id={helpId} className="field-help" hidden={!open}>
-          {help}
-        </p>
-      )}
-      {problem && (
-        <p className="field-problem" role="alert">
-          {problem} Not applied.
-        </p>
-      )}
-    </div>
-  );
 }
 
 /**
@@ -251,6 +151,7 @@ export function ControlsPanel() {
   return (
     <aside className="controls" aria-label="Run settings">
       <h2>Run settings</h2>
+      <ModelPicker />
       {select('preset')}
       {select('backend')}
       {select('mode')}

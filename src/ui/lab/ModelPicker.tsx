@@ -1,0 +1,192 @@
+import { useState } from 'react';
+import type { BackendReport, RunConfig } from '../../engine/api';
+import {
+  DEFAULT_HUB,
+  describeDuration,
+  describeSuggested,
+  estimateStepSeconds,
+  parseHubId,
+  SUGGESTED_MODELS,
+} from '../../engine/api';
+import { useLabStore } from '../state/labStore';
+import { applyConfig, Field } from './settingField';
+
+const LAB = 'lab';
+const OTHER = 'other';
+/** The rank a Hub model starts with when the run had none: PEFT examples' usual 8. */
+const DEFAULT_BASE_LORA_RANK = 8;
+/** A step longer than this is called out before Train. */
+const SLOW_STEP_SECONDS = 60;
+
+const MODEL_HELP =
+  'The models that train. The lab’s tiny models (the default) learn in CPU minutes. A Hugging Face model of the Llama family (Llama, Qwen2, Qwen3) is downloaded once into the browser’s cache and held frozen; the Planner and the Coder each train a LoRA adapter over it, prompted through its chat template, on the task set chosen below. Its size and the memory check show before the weights download.';
+
+/** With a base: the run's rank, or 8 where it had none (a base trains adapters only). */
+function withBase(config: RunConfig, id: string): RunConfig {
+  const loraRank = (config.loraRank ?? 0) > 0 ? config.loraRank : DEFAULT_BASE_LORA_RANK;
+  return { ...config, base: id, loraRank };
+}
+
+function withoutBase(config: RunConfig): RunConfig {
+  const { base: _base, hub: _hub, ...rest } = config;
+  return rest;
+}
+
+/** Whether sampling and updates run on a hardware GPU (the estimate's throughput). */
+function onGpu(backend: BackendReport | null): boolean {
+  if (!backend) return false;
+  if (backend.gpu) return backend.kernels === true && !backend.gpu.software;
+  return backend.backend === 'webgpu';
+}
+
+/**
+ * The Model choice: the lab's tiny models, a suggested Hugging Face model, or any Hub id typed;
+ * with a Hub model, its size, where it downloads from, and an estimate of a step's time on this
+ * machine, called out when it would take minutes.
+ */
+export function ModelPicker() {
+  const config = useLabStore((state) => state.config);
+  const backend = useLabStore((state) => state.backend);
+  const base = config.base;
+  const suggested = SUGGESTED_MODELS.find((m) => m.id === base);
+  const [typing, setTyping] = useState(false);
+  const choice = typing ? OTHER : base === undefined ? LAB : suggested ? suggested.id : OTHER;
+  const [draft, setDraft] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const applyTypedId = (text: string) => {
+    const id = text.trim();
+    if (!parseHubId(id)) {
+      setProblem(`"${id}" is not a Hub id: write org/name (or org/name@revision).`);
+      return;
+    }
+    const refusal = applyConfig((c) => withBase(c, id));
+    setProblem(refusal);
+    if (!refusal) setDraft(null);
+  };
+
+  const seconds = suggested
+    ? estimateStepSeconds(suggested.parameters, config, onGpu(backend))
+    : null;
+  return (
+    <>
+      <Field label="Model" help={MODEL_HELP} problem={problem} wide>
+        {({ id, describedBy }) => (
+          <select
+            id={id}
+            aria-describedby={describedBy}
+            name="model"
+            value={choice}
+            onChange={(event) => {
+              const value = event.target.value;
+              setProblem(null);
+              if (value === LAB) {
+                setTyping(false);
+                setProblem(applyConfig(withoutBase));
+              } else if (value === OTHER) {
+                setTyping(true);
+              } else {
+                setTyping(false);
+                setProblem(applyConfig((c) => withBase(c, value)));
+              }
+            }}
+          >
+            <option value={LAB}>The lab’s tiny models (default)</option>
+            {SUGGESTED_MODELS.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.id} · {describeSuggested(m)}
+              </option>
+            ))}
+            <option value={OTHER}>Another Hugging Face model…</option>
+          </select>
+        )}
+      </Field>
+      {choice === OTHER && (
+        <Field label="Hub id" help="org/name of a Llama, Qwen2 or Qwen3 model on the hub below.">
+          {({ id, describedBy }) => (
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              name="base"
+              type="text"
+              placeholder="org/name"
+              value={draft ?? (suggested ? '' : (base ?? ''))}
+              onChange={(event) => setDraft(event.target.value)}
+              onKeyDown={(event) => {
+                if (event.key === 'Enter') applyTypedId(event.currentTarget.value);
+              }}
+              onBlur={(event) => {
+                if (draft !== null) applyTypedId(event.currentTarget.value);
+              }}
+            />
+          )}
+        </Field>
+      )}
+      {base !== undefined && (
+        <>
+          <HubField hub={config.hub} />
+          <p className="field-help model-about" data-testid="model-about">
+            {suggested
+              ? `${suggested.about}; ${describeSuggested(suggested)}. `
+              : 'Its size shows from its config.json before the weights download. '}
+            Each role trains a rank-{config.loraRank} LoRA adapter over it.
+          </p>
+          {seconds !== null && backend && (
+            <p
+              className={`field-help model-estimate${seconds > SLOW_STEP_SECONDS ? ' slow' : ''}`}
+              data-testid="model-estimate"
+            >
+              {seconds > SLOW_STEP_SECONDS ? 'Slow here: a' : 'A'} step would take{' '}
+              {describeDuration(seconds)} on this machine’s{' '}
+              {onGpu(backend) ? 'GPU' : 'CPU (no hardware WebGPU adapter)'} with these settings (an
+              estimate from its size).
+              {seconds > SLOW_STEP_SECONDS && onGpu(backend) === false
+                ? ' A machine with a WebGPU GPU runs it in the lab’s kernels.'
+                : ''}
+            </p>
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+/** Where the base downloads from (empty: the Hugging Face Hub). */
+function HubField({ hub }: { hub: string | undefined }) {
+  const [draft, setDraft] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const apply = (text: string) => {
+    const value = text.trim();
+    const refusal = applyConfig((c) => {
+      const { hub: _hub, ...rest } = c;
+      return value === '' ? rest : { ...rest, hub: value };
+    });
+    setProblem(refusal);
+    if (!refusal) setDraft(null);
+  };
+  return (
+    <Field
+      label="Model hub"
+      help="Where the model downloads from: a Hugging Face Hub endpoint, or a mirror in the Hub's layout. Empty: the Hugging Face Hub."
+      problem={problem}
+    >
+      {({ id, describedBy }) => (
+        <input
+          id={id}
+          aria-describedby={describedBy}
+          name="hub"
+          type="text"
+          placeholder={DEFAULT_HUB}
+          value={draft ?? hub ?? ''}
+          onChange={(event) => setDraft(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter') apply(event.currentTarget.value);
+          }}
+          onBlur={(event) => {
+            if (draft !== null) apply(event.currentTarget.value);
+          }}
+        />
+      )}
+    </Field>
+  );
+}
