@@ -13,8 +13,15 @@ export const gpuReportBench: BenchSection = async () => {
   return {
     title: 'GPU report: the kernels’ self-check on this adapter',
     environment: `${report.adapter}; ${report.host}; kernels ${backend.kernels ? 'on' : 'off'} (${backend.reason})`,
-    columns: ['check', 'sizes', 'result', 'error / tolerance', 'ms'],
-    rows: report.results.map((r) => [r.name, r.at, r.ok ? 'ok' : 'FAILED', r.ratio, r.ms]),
+    columns: ['check', 'sizes', 'result', 'error / tolerance', 'ms', 'compiling, ms'],
+    rows: report.results.map((r) => [
+      r.name,
+      r.at,
+      r.ok ? 'ok' : 'FAILED',
+      r.ratio,
+      r.ms,
+      r.compileMs ?? 0,
+    ]),
     notes: [formatGpuReport(report), `\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\``],
   };
 };

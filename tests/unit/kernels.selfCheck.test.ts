@@ -80,12 +80,21 @@ describe('the kernels’ self-check', () => {
     expect(new Set(check.results.map((r) => r.name)).size).toBeGreaterThanOrEqual(10);
     expect(check.allowed).toEqual([...MATMUL_VERSIONS]);
     for (const r of check.results) expect(r.ratio).toBeLessThanOrEqual(1);
+    // Compiling is measured apart: every check compiles something (a fresh runtime), within its time.
+    for (const r of check.results) {
+      expect(r.compileMs).toBeGreaterThanOrEqual(0);
+      expect(r.compileMs!).toBeLessThanOrEqual(r.ms);
+    }
+    expect(check.results.reduce((s, r) => s + r.compileMs!, 0)).toBeGreaterThan(0);
     console.log(
       `self-check at start on ${opened.gpu.adapter}: ${check.results.length} checks in ${ms.toFixed(0)} ms (with the tuner)`,
     );
     console.log(
       check.results
-        .map((r) => `${r.name} ${r.ms.toFixed(0)} ms ratio ${r.ratio.toPrecision(2)}`)
+        .map(
+          (r) =>
+            `${r.name} ${r.ms.toFixed(0)} ms (compiling ${r.compileMs!.toFixed(0)}) ratio ${r.ratio.toPrecision(2)}`,
+        )
         .join('\n'),
     );
     rt.destroy();

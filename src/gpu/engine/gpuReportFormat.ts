@@ -33,15 +33,15 @@ export function formatGpuReport(r: GpuReport): string {
     '',
     `- adapter: ${r.adapter}${r.software ? ' (software)' : ''}`,
     `- host: ${r.host}`,
-    `- self-check: ${s.checked} kernels, ${s.checks} checks, ${s.failed.length ? `failed: ${s.failed.join(', ')}` : 'all passed'} (${s.ms} ms)`,
+    `- self-check: ${s.checked} kernels, ${s.checks} checks, ${s.failed.length ? `failed: ${s.failed.join(', ')}` : 'all passed'} (${s.ms} ms, ${s.compileMs ?? 0} ms of it compiling pipelines the run then reuses)`,
     `- matmul: runs ${r.matmul.pick}; allowed ${r.matmul.allowed.join(', ') || 'none'}; timings ${Object.entries(
       r.matmul.timingsMs,
     )
       .map(([v, ms]) => `${v} ${num(ms)} ms`)
       .join(', ')}`,
     '',
-    '| check | sizes | result | largest error / tolerance | worst element | ms |',
-    '|---|---|---|---|---|---|',
+    '| check | sizes | result | largest error / tolerance | worst element | ms | compiling, ms |',
+    '|---|---|---|---|---|---|---|',
     ...r.results.map((c) => {
       const w = c.worst;
       const where = c.error
@@ -49,7 +49,7 @@ export function formatGpuReport(r: GpuReport): string {
         : w
           ? `${w.output}[${w.index}]: ${num(w.gpu)} vs ${num(w.ref)}`
           : '';
-      return `| ${c.name} | ${c.at} | ${c.ok ? 'ok' : 'FAILED'} | ${num(c.ratio)} | ${where} | ${num(c.ms)} |`;
+      return `| ${c.name} | ${c.at} | ${c.ok ? 'ok' : 'FAILED'} | ${num(c.ratio)} | ${where} | ${num(c.ms)} | ${num(c.compileMs ?? 0)} |`;
     }),
     '',
     `- info: ${JSON.stringify(r.info)}`,

@@ -77,6 +77,8 @@ export interface Counters {
   dispatches: number;
   submissions: number;
   readbacks: number;
+  /** Milliseconds spent creating shader modules and pipelines (compiling; once per pipeline). */
+  compileMs: number;
 }
 
 /** Uniform-block builder: u32 and f32 words in struct order, padded to 16 bytes. */
@@ -103,7 +105,7 @@ export interface Dummies {
 export const ALIGN_FLOATS = 64; // 256 bytes: WebGPU's minStorageBufferOffsetAlignment default
 
 export class GpuRuntime {
-  readonly counters: Counters = { dispatches: 0, submissions: 0, readbacks: 0 };
+  readonly counters: Counters = { dispatches: 0, submissions: 0, readbacks: 0, compileMs: 0 };
   private readonly layouts = new Map<string, GPUBindGroupLayout>();
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   private readonly modules = new Map<string, GPUShaderModule>();
@@ -237,6 +239,7 @@ export class GpuRuntime {
     const key = `${shader}#${entry}#${kinds}#${JSON.stringify(constants ?? {})}`;
     let pipeline = this.pipelines.get(key);
     if (!pipeline) {
+      const compileStart = performance.now();
       let module = this.modules.get(shader);
       if (!module) {
         const code = this.sources.get(shader);
@@ -250,6 +253,7 @@ export class GpuRuntime {
         compute: { module, entryPoint: entry, ...(constants ? { constants } : {}) },
       });
       this.pipelines.set(key, pipeline);
+      this.counters.compileMs += performance.now() - compileStart;
     }
     return pipeline;
   }

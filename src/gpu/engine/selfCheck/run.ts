@@ -26,6 +26,7 @@ export async function runChecks(
 export async function runCheck(check: KernelCheck, o: RunOptions): Promise<CheckResult> {
   const start = performance.now();
   const { rt } = o;
+  const compileBefore = rt.counters.compileMs;
   const made: GPUBuffer[] = [];
   const ctx: CheckContext = {
     rt,
@@ -76,7 +77,12 @@ export async function runCheck(check: KernelCheck, o: RunOptions): Promise<Check
       ok: false,
       error: `${invalid ? 'validation' : 'out-of-memory'} error: ${scoped.message}`,
     };
-  return { ...base, ...outcome, ms: performance.now() - start };
+  return {
+    ...base,
+    ...outcome,
+    ms: performance.now() - start,
+    compileMs: rt.counters.compileMs - compileBefore,
+  };
 }
 
 /** Every output element against its reference: the largest error as a multiple of what is allowed. */

@@ -32,6 +32,8 @@ export interface CheckResult {
   /** A validation or out-of-memory error, or an exception, instead of numbers. */
   error?: string;
   ms: number;
+  /** Of `ms`, the time spent compiling its pipelines (on a software adapter, most of it). */
+  compileMs?: number;
 }
 
 /** What the CLI's `start` event and the page's backend line carry. */
@@ -42,6 +44,8 @@ export interface SelfCheckSummary {
   checks: number;
   failed: string[];
   ms: number;
+  /** Of `ms`, compiling the kernels' pipelines: paid once, the run reuses them. */
+  compileMs: number;
   adapter: string;
 }
 
@@ -51,6 +55,7 @@ export function summarize(results: readonly CheckResult[], adapter: string): Sel
     checks: results.length,
     failed: [...new Set(results.filter((r) => !r.ok).map((r) => r.name))],
     ms: Math.round(results.reduce((s, r) => s + r.ms, 0)),
+    compileMs: Math.round(results.reduce((s, r) => s + (r.compileMs ?? 0), 0)),
     adapter,
   };
 }
