@@ -13,6 +13,10 @@ const FLAGS = {
   'no-build': { kind: 'boolean', help: 'charts, page: measure the existing dist/ build' },
   seconds: { kind: 'number', help: 'page: seconds of training to watch (default 60)' },
   path: { kind: 'string', help: "page: the page's path and query (default /)" },
+  trace: {
+    kind: 'boolean',
+    help: "page: also record Chrome's timeline over 15 s and name the longest style and layout passes",
+  },
 } satisfies FlagSpecs;
 const { words: only } = commandLine('bench', FLAGS, {
   usage: `npm run bench [-- ${Object.keys(benchSections).join('|')} …] [flags]`,

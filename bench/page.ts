@@ -5,7 +5,9 @@
 // message it handles (`engine-message` measures, handler plus the store update and React's
 // synchronous render it triggers), and LoAF entries attribute the long frames to scripts
 // (which of them are the engine's messages) and to rendering.
-// `--seconds S` changes the 60 s; `--path '?tasks=1'` measures another page.
+// `--seconds S` changes the 60 s; `--path '?tasks=1'` measures another page; `--trace` also
+// records Chrome's timeline over the first 15 s of Train and lists its longest style and layout
+// passes with how many elements they restyled and objects they laid out.
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../src/cli/chromium';
 import { serveBuiltPage } from './servePage';
@@ -87,6 +89,54 @@ async function collect(page: Page): Promise<PageFigures> {
   });
 }
 
+interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  tid: number;
+  args?: {
+    elementCount?: number;
+    beginData?: { dirtyObjects?: number; totalObjects?: number; partialLayout?: boolean };
+  };
+}
+
+/** Chrome's timeline over a stretch; stop() names its longest style recalcs and layouts. */
+async function startTrace(page: Page): Promise<{ stop: () => Promise<string> }> {
+  const cdp = await page.context().newCDPSession(page);
+  const events: TraceEvent[] = [];
+  cdp.on('Tracing.dataCollected', (data: { value: TraceEvent[] }) => events.push(...data.value));
+  await cdp.send('Tracing.start', {
+    categories: 'devtools.timeline,disabled-by-default-devtools.timeline',
+    transferMode: 'ReportEvents',
+  });
+  return {
+    async stop() {
+      const done = new Promise<void>((resolve) =>
+        cdp.once('Tracing.tracingComplete', () => resolve()),
+      );
+      await cdp.send('Tracing.end');
+      await done;
+      const passes = events
+        .filter(
+          (e) => (e.name === 'UpdateLayoutTree' || e.name === 'Layout') && e.dur !== undefined,
+        )
+        .sort((a, b) => (b.dur ?? 0) - (a.dur ?? 0))
+        .slice(0, 6);
+      const t0 = Math.min(...events.filter((e) => e.ts > 0).map((e) => e.ts));
+      return `Longest style and layout passes in the first 15 s (s after tracing began: ms, what): ${passes
+        .map((e) => {
+          const what =
+            e.name === 'Layout'
+              ? `layout of ${e.args?.beginData?.dirtyObjects ?? '?'} dirty / ${e.args?.beginData?.totalObjects ?? '?'} objects${e.args?.beginData?.partialLayout ? ' (partial)' : ''}`
+              : `style of ${e.args?.elementCount ?? '?'} elements`;
+          return `${((e.ts - t0) / 1e6).toFixed(1)}: ${((e.dur ?? 0) / 1000).toFixed(0)} ms, ${what}`;
+        })
+        .join('; ')}.`;
+    },
+  };
+}
+
 function quantile(values: number[], q: number): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
@@ -115,8 +165,13 @@ export const pageBench: BenchSection = async () => {
       performance.clearMeasures('engine-message');
       (window as unknown as { __trainAt: number }).__trainAt = performance.now();
     });
+    const trace = process.argv.includes('--trace') ? await startTrace(page) : null;
     await page.getByRole('button', { name: 'Train' }).click();
-    await page.waitForTimeout(seconds * 1000);
+    if (trace) {
+      await page.waitForTimeout(15_000);
+      notes.push(await trace.stop());
+      await page.waitForTimeout(Math.max(0, seconds - 15) * 1000);
+    } else await page.waitForTimeout(seconds * 1000);
     const training = await collect(page);
     await page.getByRole('button', { name: 'Pause' }).click();
 
