@@ -12,6 +12,10 @@
 // adapter trains and the reference is the frozen base itself, the adapter off (no copy). The
 // model is the lab's GPT-2 or a Llama-family role over a base (model/trainableModel.ts).
 import * as tf from '@tensorflow/tfjs-core';
+import {
+  llamaAdamStateOnDevice,
+  restoreLlamaAdamStateOnDevice,
+} from '../gpu/engine/kernelLlamaRoles';
 import { updateLlamaOnDevice } from '../gpu/engine/kernelLlamaTraining';
 import { updateOnDevice } from '../gpu/engine/kernelTraining';
 import {
@@ -245,7 +249,9 @@ export class RoleTrainer {
   }
 
   async exportState(): Promise<RoleTrainerState> {
-    const { step, moments } = await this.optimizer.exportState();
+    // A Llama role updated on the kernels: Adam's state is the device's.
+    const onDevice = isLlamaModel(this.model) ? await llamaAdamStateOnDevice(this.model) : null;
+    const { step, moments } = onDevice ?? (await this.optimizer.exportState());
     let reference: Map<string, Float32Array> | null = null;
     // With LoRA the reference is the frozen base, which the checkpoint already holds.
     if (this.reference && !this.model.lora && !isLlamaModel(this.reference)) {
@@ -260,6 +266,11 @@ export class RoleTrainer {
   /** Restores what exportState saved (same model shapes, same parameter order). */
   async importState(state: RoleTrainerState): Promise<void> {
     this.optimizer.importState({ step: state.iterations, moments: state.moments });
+    if (isLlamaModel(this.model))
+      await restoreLlamaAdamStateOnDevice(this.model, {
+        step: state.iterations,
+        moments: state.moments,
+      });
     if (this.reference && state.reference && !this.model.lora && !isLlamaModel(this.reference)) {
       for (const [name, variable] of this.reference.params) {
         const values = state.reference.get(name);

@@ -239,6 +239,26 @@ export class DeviceLlamaPolicy {
     return this.unpack(this.params);
   }
 
+  /** AdamW's first and second moments in PEFT's shapes, and the steps taken (a snapshot's). */
+  async exportMoments(): Promise<{ m: Adapters; v: Adapters; steps: number }> {
+    return { m: await this.unpack(this.m), v: await this.unpack(this.v), steps: this.steps };
+  }
+
+  /** Restores exportMoments' state (a resumed run's Adam continues where it stopped). */
+  importMoments(m: Adapters, v: Adapters, steps: number): void {
+    for (const [buffer, moments] of [
+      [this.m, m],
+      [this.v, v],
+    ] as const)
+      for (const s of this.slots) {
+        const a = moments.get(s.key);
+        if (!a) throw new Error(`no Adam moments for layer ${s.layer} ${s.target}`);
+        this.rt.write(buffer, a.A, s.aOff);
+        this.rt.write(buffer, a.B, s.bOff);
+      }
+    this.steps = steps;
+  }
+
   private async unpack(buffer: GPUBuffer): Promise<Adapters> {
     const [all] = await this.rt.read([{ buffer, offset: 0, length: this.size }]);
     const f = all as Float32Array;

@@ -8,8 +8,9 @@
 // the base's prefill and decode; the update computes GRPO's loss and its gradient w.r.t. the
 // log-probs on the host (rl/grpoLossReference.ts), then the device's backward and AdamW.
 import * as tf from '@tensorflow/tfjs-core';
+import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
-import type { GptLora } from '../../model/gptLora';
+import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
 import { decodeHalves, f32ToHalf } from '../../model/halfFloat';
 import { pickToken, rowPrng } from '../../rollout/pick';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
@@ -190,4 +191,56 @@ export async function syncLlamaRole(model: LlamaModel): Promise<void> {
   const role = model.lora ? roles.get(model.lora) : undefined;
   if (e && role && model.lora) await writeBack(role, model.lora);
   llamaDeviceCalls.update++;
+}
+
+/**
+ * Adam's state of the role's adapter where the device updated it (tfjs's optimizer never saw
+ * those steps), as the tfjs AdamW lays it out (every m, then every v, in loraParams' order:
+ * each module's lora_A then lora_B); null where the device holds none.
+ */
+export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWState | null> {
+  const e = kernelEngine();
+  const lora = model.lora as GptLora | undefined;
+  const role = lora ? roles.get(lora) : undefined;
+  if (!e || !lora || !role || role.engine !== e || role.policy.steps === 0) return null;
+  const { m, v, steps } = await role.policy.exportMoments();
+  const moments: AdamWState['moments'] = [];
+  for (const [kind, values] of [
+    ['m', m],
+    ['v', v],
+  ] as const)
+    for (const [module, pair] of lora.modules) {
+      const moment = values.get(adapterKey(layerOf(module), targetOf(module)));
+      if (!moment) throw new Error(`the device holds no Adam moments for ${module}`);
+      for (const [side, data, shape] of [
+        ['A', moment.A, pair.a.shape],
+        ['B', moment.B, pair.b.shape],
+      ] as const)
+        moments.push({ name: `${PEFT_PREFIX}${module}.lora_${side}.weight/${kind}`, shape, data });
+    }
+  return { step: steps, moments };
+}
+
+/** A resumed run's Adam state onto the device, where the engine is on (its next update continues it). */
+export async function restoreLlamaAdamStateOnDevice(
+  model: LlamaModel,
+  state: AdamWState,
+): Promise<void> {
+  const policy = await llamaRolePolicy(model);
+  const lora = model.lora as GptLora | undefined;
+  if (!policy || !lora || state.moments.length === 0) return;
+  const modules = [...lora.modules.keys()];
+  if (state.moments.length !== 4 * modules.length)
+    throw new Error(
+      `optimizer state holds ${state.moments.length} moments, the adapter needs ${4 * modules.length}`,
+    );
+  const half = 2 * modules.length;
+  const m: Adapters = new Map();
+  const v: Adapters = new Map();
+  modules.forEach((module, i) => {
+    const key = adapterKey(layerOf(module), targetOf(module));
+    m.set(key, { A: state.moments[2 * i]!.data, B: state.moments[2 * i + 1]!.data });
+    v.set(key, { A: state.moments[half + 2 * i]!.data, B: state.moments[half + 2 * i + 1]!.data });
+  });
+  policy.importMoments(m, v, state.step);
 }
