@@ -24,6 +24,7 @@ import {
 import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { ropeTable } from '../src/gpu/kernels/referenceLlama';
+import { ropeInverseFrequencies } from '../src/model/families/rope';
 import {
   llamaConfig,
   llamaReferenceLogits,
@@ -84,7 +85,7 @@ async function kernelRows(rt: GpuRuntime, T: number): Promise<(string | number)[
   const W = (H + 2 * KVH) * HD;
   const qkv = buf(T * W, 4);
   const table = rt.buffer(T * HD);
-  rt.write(table, ropeTable(T, HD, 1e6));
+  rt.write(table, ropeTable(T, ropeInverseFrequencies({ headDim: HD, ropeTheta: 1e6 })));
   const shape = { R: T, T, H, kvH: KVH, hd: HD };
   rows.push([
     `rope q+k [${T}, ${H}+${KVH} heads × ${HD}]`,

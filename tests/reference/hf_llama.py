@@ -130,6 +130,36 @@ class Linear:
         return y.astype(np.float32)
 
 
+def rope_scaled_inv_freq(cfg, inv_freq):
+    """rope_scaling as transformers' modeling_rope_utils.py applies it to the default inv_freq
+    (float32 throughout): `linear` (_compute_linear_scaling_rope_parameters) and `llama3`
+    (_compute_llama3_parameters); both leave the attention factor at 1."""
+    scaling = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    rope_type = scaling.get("rope_type", scaling.get("type", "default"))
+    if rope_type == "default":
+        return inv_freq
+    if rope_type == "linear":
+        return (inv_freq / np.float32(scaling["factor"])).astype(np.float32)
+    if rope_type != "llama3":
+        raise SystemExit(f"rope_type {rope_type} is not in this reference")
+    factor = scaling["factor"]
+    low_freq_factor = scaling["low_freq_factor"]
+    high_freq_factor = scaling["high_freq_factor"]
+    old_context_len = scaling["original_max_position_embeddings"]
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    wavelen = (np.float32(2 * math.pi) / inv_freq).astype(np.float32)
+    # Longer than low_freq_wavelen: divided by factor; shorter than high_freq_wavelen: kept.
+    inv_freq_llama = np.where(wavelen > low_freq_wavelen, inv_freq / np.float32(factor), inv_freq)
+    # Between: interpolated with a smooth factor.
+    smooth_factor = (np.float32(old_context_len) / wavelen - np.float32(low_freq_factor)) / np.float32(
+        high_freq_factor - low_freq_factor
+    )
+    smoothed = (1 - smooth_factor) * inv_freq_llama / np.float32(factor) + smooth_factor * inv_freq_llama
+    is_medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+    return np.where(is_medium, smoothed, inv_freq_llama).astype(np.float32)
+
+
 def llama_logits(cfg, w, ids, adapter):
     model_type = cfg["model_type"]
     hidden = cfg["hidden_size"]
@@ -145,7 +175,7 @@ def llama_logits(cfg, w, ids, adapter):
 
     # RoPE: inv_freq over even dims, cos/sin of position × inv_freq, duplicated (rotate-half).
     inv_freq = 1.0 / (theta ** (np.arange(0, head_dim, 2, dtype=np.int64).astype(np.float32) / head_dim))
-    inv_freq = inv_freq.astype(np.float32)
+    inv_freq = rope_scaled_inv_freq(cfg, inv_freq.astype(np.float32))
     freqs = np.arange(T, dtype=np.float32)[:, None] * inv_freq[None, :]
     emb = np.concatenate([freqs, freqs], axis=-1)
     cos, sin = np.cos(emb).astype(np.float32), np.sin(emb).astype(np.float32)

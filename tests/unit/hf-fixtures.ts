@@ -187,6 +187,40 @@ export function fixtureSpec(name: FixtureName, vocabSize = 280): FixtureSpec {
   };
 }
 
+/**
+ * Llama 3.2's rope_scaling (factor 32, low_freq_factor 1, high_freq_factor 4), with
+ * original_max_position_embeddings 64 in place of 8192 so that a short text reaches all three
+ * bands of a 16-wide head: wavelengths 2π·500000^(i/8) = 6.3 (kept, under 64/4), 33 (blended),
+ * 168 and up (divided by 32, over 64/1).
+ */
+export const LLAMA3_ROPE_SCALING = {
+  rope_type: 'llama3',
+  factor: 32.0,
+  low_freq_factor: 1.0,
+  high_freq_factor: 4.0,
+  original_max_position_embeddings: 64,
+};
+
+/** A Llama 3.2-like checkpoint (rope_theta 500000, head_dim 16, tied, BF16) with the given rope_scaling. */
+export function ropeScaledLlamaSpec(ropeScaling: Record<string, unknown> | null): FixtureSpec {
+  const llama = fixtureSpec('llama');
+  return {
+    dtype: 'BF16',
+    shards: 1,
+    config: {
+      ...llama.config,
+      hidden_size: 64,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      rope_theta: 500000.0,
+      rope_scaling: ropeScaling,
+      max_position_embeddings: 2048,
+      tie_word_embeddings: true,
+      torch_dtype: 'bfloat16',
+    },
+  };
+}
+
 /** Qwen2.5-Coder-0.5B-Instruct's published shape. */
 export function qwen05bSpec(): FixtureSpec {
   return {

@@ -282,10 +282,10 @@ describe('bad checkpoints are refused in words, with nothing left loaded', () =>
       () =>
         broken('llama', 'rope', (d) =>
           editConfig(d, (c) => {
-            c.rope_scaling = { rope_type: 'llama3', factor: 8 };
+            c.rope_scaling = { rope_type: 'yarn', factor: 4 };
           }),
         ),
-      /rope_scaling type "llama3" is not implemented/,
+      /rope_scaling type "yarn" is not implemented/,
     ],
     [
       'a config that does not fit the weights',

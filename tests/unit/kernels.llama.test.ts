@@ -33,6 +33,7 @@ import {
   attentionRef,
   matmulRef,
 } from '../../src/gpu/kernels/referenceOps';
+import { ropeInverseFrequencies } from '../../src/model/families/rope';
 import {
   bf16ToF32,
   f16ToF32,
@@ -171,7 +172,10 @@ describe('rope (rotate-half)', () => {
       const W = (hq + 2 * hk) * d;
       const theta = 10000 + s;
       const qkv = randoms(R * W, R + W, 2);
-      const table = upload(rt, ropeTable(s + t, d, theta));
+      const table = upload(
+        rt,
+        ropeTable(s + t, ropeInverseFrequencies({ headDim: d, ropeTheta: theta })),
+      );
       const QKV = upload(rt, qkv);
       const shape = { R, T: t, H: hq, kvH: hk, hd: d };
       await run(rt, [rope(shape, table, QKV, s, rt.dummy)]);
@@ -195,7 +199,10 @@ describe('rope (rotate-half)', () => {
     const lens = Uint32Array.from([0, 5, 17, 2]);
     const qkv = randoms(B * W, 31, 2);
     const QKV = upload(rt, qkv);
-    const table = upload(rt, ropeTable(20, hd, 500000));
+    const table = upload(
+      rt,
+      ropeTable(20, ropeInverseFrequencies({ headDim: hd, ropeTheta: 500000 })),
+    );
     await run(rt, [rope({ R: B, T: 1, H, kvH, hd }, table, QKV, upload(rt, lens), rt.dummy)]);
     const ref = ropeRef(qkv, B, H, kvH, hd, 500000, (r) => lens[r] ?? 0);
     expectClose(await readBack(rt, QKV, B * W), ref, 1e-5, 1e-4);

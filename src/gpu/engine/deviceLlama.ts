@@ -8,6 +8,7 @@
 // RMSNorm and the head (the embedding when tied), split in row ranges when the adapter's
 // binding limit is below the matrix (a 151,936-token vocabulary).
 import type { LlamaConfig } from '../../model/families/llamaConfig';
+import { ropeInverseFrequencies } from '../../model/families/rope';
 import { decodeHalves } from '../../model/halfFloat';
 import { ropeTable } from '../kernels/referenceLlama';
 import {
@@ -187,7 +188,7 @@ export class DeviceLlama {
       });
     }
     this.table = rt.buffer(this.contextLength * hd, 'rope table');
-    rt.write(this.table, ropeTable(this.contextLength, hd, c.ropeTheta));
+    rt.write(this.table, ropeTable(this.contextLength, ropeInverseFrequencies(c)));
     this.ids = rt.buffer(this.contextLength, 'ids');
     this.pos = rt.buffer(4, 'pos');
     this.lens = rt.buffer(4, 'lens');

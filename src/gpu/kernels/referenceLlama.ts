@@ -39,13 +39,16 @@ export function rmsNormBackwardRef(x: Arr, w: Arr, dy: Arr, R: number, D: number
 
 /**
  * cos and sin of every position below `positions` and pair i < hd/2, as rope.wgsl reads them:
- * [positions, hd] with cos at p·hd + i, sin at p·hd + hd/2 + i; θ_i = theta^(−2i/hd).
+ * [positions, hd] with cos at p·hd + i, sin at p·hd + hd/2 + i, angle p·invFreq[i]. invFreq
+ * (hd/2 of them) comes from model/families/rope.ts, which the tfjs forward reads too, so a
+ * rope_scaling rescales both paths alike.
  */
-export function ropeTable(positions: number, hd: number, theta: number): Float32Array {
-  const half = hd / 2;
+export function ropeTable(positions: number, invFreq: ArrayLike<number>): Float32Array {
+  const half = invFreq.length;
+  const hd = 2 * half;
   const table = new Float32Array(positions * hd);
   for (let i = 0; i < half; i++) {
-    const freq = 1 / theta ** ((2 * i) / hd);
+    const freq = invFreq[i] as number;
     for (let p = 0; p < positions; p++) {
       table[p * hd + i] = Math.cos(p * freq);
       table[p * hd + half + i] = Math.sin(p * freq);

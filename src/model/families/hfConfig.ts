@@ -1,7 +1,8 @@
 // config.json → which family, and the Llama family's config (llamaConfig.ts). `model_type`
 // picks the family; anything the lab does not implement (an unknown model_type, a rope_scaling
-// type, a sliding window, biases beyond Qwen2's q/k/v) is refused by name, never run wrongly.
-import type { LlamaConfig, LlamaModelType } from './llamaConfig';
+// type other than linear and llama3, a sliding window, biases beyond Qwen2's q/k/v) is refused
+// by name, never run wrongly.
+import type { LlamaConfig, LlamaModelType, RopeScaling } from './llamaConfig';
 
 export const LLAMA_MODEL_TYPES: readonly LlamaModelType[] = ['llama', 'qwen2', 'qwen3'];
 export const KNOWN_MODEL_TYPES = ['gpt2', ...LLAMA_MODEL_TYPES] as const;
@@ -18,6 +19,57 @@ export function familyOf(json: unknown, file = 'config.json'): FamilyName {
   );
 }
 
+/** rope_scaling (or rope_parameters) as config.json writes it; `type` is the older key. */
+interface RopeScalingJson {
+  type?: string;
+  rope_type?: string;
+  factor?: number;
+  low_freq_factor?: number;
+  high_freq_factor?: number;
+  original_max_position_embeddings?: number;
+}
+
+/** The rope types the lab implements exactly (model/families/rope.ts). */
+const ROPE_TYPES = ['default', 'linear', 'llama3'];
+
+/** The rope scaling config.json asks for; a type not implemented is refused by name. */
+function parseRopeScaling(
+  json: LlamaConfigJson,
+  fail: (why: string) => never,
+): RopeScaling | undefined {
+  // The object that names a type: rope_scaling, else (newer transformers) rope_parameters.
+  const named = (o: RopeScalingJson | null | undefined) => ((o?.rope_type ?? o?.type) ? o : null);
+  const raw = named(json.rope_scaling) ?? named(json.rope_parameters);
+  const type = raw?.rope_type ?? raw?.type ?? 'default';
+  if (!raw || type === 'default') return undefined;
+  if (!ROPE_TYPES.includes(type))
+    fail(
+      `rope_scaling type "${type}" is not implemented (the lab implements ${ROPE_TYPES.join(', ')})`,
+    );
+  const positive = (key: keyof RopeScalingJson): number => {
+    const v = raw[key];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+      fail(`rope_scaling ${type} needs ${key} a positive number, got ${JSON.stringify(v ?? null)}`);
+    return v as number;
+  };
+  const factor = positive('factor');
+  if (type === 'linear') return { type, factor };
+  const lowFreqFactor = positive('low_freq_factor');
+  const highFreqFactor = positive('high_freq_factor');
+  // The blend between the two wavelengths divides by their difference.
+  if (highFreqFactor <= lowFreqFactor)
+    fail(
+      `rope_scaling llama3 needs high_freq_factor (${highFreqFactor}) above low_freq_factor (${lowFreqFactor})`,
+    );
+  return {
+    type: 'llama3',
+    factor,
+    lowFreqFactor,
+    highFreqFactor,
+    originalMaxPositionEmbeddings: positive('original_max_position_embeddings'),
+  };
+}
+
 /** Hugging Face's config.json fields the Llama family reads. */
 interface LlamaConfigJson {
   model_type: string;
@@ -30,9 +82,9 @@ interface LlamaConfigJson {
   head_dim?: number | null;
   hidden_act?: string;
   rope_theta?: number;
-  rope_scaling?: { type?: string; rope_type?: string } | null;
-  /** Newer transformers write rope_theta and the type here. */
-  rope_parameters?: { rope_type?: string; rope_theta?: number } | null;
+  rope_scaling?: RopeScalingJson | null;
+  /** Newer transformers write rope_theta, the type and its parameters here. */
+  rope_parameters?: (RopeScalingJson & { rope_theta?: number }) | null;
   rms_norm_eps?: number;
   attention_bias?: boolean;
   mlp_bias?: boolean;
@@ -71,13 +123,7 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
   if (headDim % 2 !== 0) fail(`head_dim ${headDim} is odd (rotary embeddings pair dimensions)`);
   if ((json.hidden_act ?? 'silu') !== 'silu')
     fail(`hidden_act "${json.hidden_act}" is not implemented (the Llama family uses silu)`);
-  const ropeType =
-    json.rope_scaling?.rope_type ??
-    json.rope_scaling?.type ??
-    json.rope_parameters?.rope_type ??
-    'default';
-  if (ropeType !== 'default')
-    fail(`rope_scaling type "${ropeType}" is not implemented (only the default rotary embedding)`);
+  const ropeScaling = parseRopeScaling(json, fail);
   if (json.use_sliding_window) fail('use_sliding_window true is not implemented');
   if (json.mlp_bias) fail('mlp_bias true is not implemented');
   // Qwen2 always has q/k/v biases; in Llama and Qwen3 attention_bias also puts one on o_proj.
@@ -94,6 +140,8 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
     numKvHeads,
     headDim,
     ropeTheta: num('rope_theta', json.rope_parameters?.rope_theta ?? 10000),
+    // Only when scaled: a default-rope config stays the same plain data it always was.
+    ...(ropeScaling ? { ropeScaling } : {}),
     rmsNormEps: num('rms_norm_eps', 1e-6),
     attentionBias: modelType === 'qwen2',
     qkNorm: modelType === 'qwen3',

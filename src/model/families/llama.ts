@@ -15,6 +15,7 @@ import { type GptLora, loraDelta } from '../gptLora';
 import { causalAttention, gatherRows } from '../ops';
 import type { CausalLM, KvLayerCache } from '../policy';
 import type { LlamaConfig } from './llamaConfig';
+import { ropeInverseFrequencies } from './rope';
 
 export interface LlamaModel {
   config: LlamaConfig;
@@ -60,7 +61,8 @@ export function rmsNorm<T extends tf.Tensor>(x: T, weight: tf.Tensor, eps: numbe
 
 /**
  * cos and sin of RoPE's angles for each row's positions: [B, 1, S, hd], the angle of dimension
- * j being position · θ^(−2(j mod hd/2)/hd) (the two halves repeat, as rotate-half pairs them).
+ * j being position · inv_freq[j mod hd/2] (rope.ts: θ^(−2j/hd), rescaled when config.json's
+ * rope_scaling says so; the two halves repeat, as rotate-half pairs them).
  */
 export function ropeTables(
   config: LlamaConfig,
@@ -70,10 +72,8 @@ export function ropeTables(
   const half = hd / 2;
   const B = positions.length;
   const S = positions[0]?.length ?? 0;
-  const invFreq = Float32Array.from(
-    { length: half },
-    (_, j) => 1 / config.ropeTheta ** ((2 * j) / hd),
-  );
+  // float32, as Hugging Face's inv_freq buffer is.
+  const invFreq = Float32Array.from(ropeInverseFrequencies(config));
   const cos = new Float32Array(B * S * hd);
   const sin = new Float32Array(B * S * hd);
   for (let b = 0; b < B; b++) {

@@ -4,6 +4,21 @@
 
 export type LlamaModelType = 'llama' | 'qwen2' | 'qwen3';
 
+/**
+ * config.json's `rope_scaling`, for the types the lab implements exactly (transformers'
+ * modeling_rope_utils.py): `linear` divides every inverse frequency by factor; `llama3`
+ * (Llama 3.1/3.2) divides the low frequencies, keeps the high ones and blends in between.
+ */
+export type RopeScaling =
+  | { type: 'linear'; factor: number }
+  | {
+      type: 'llama3';
+      factor: number;
+      lowFreqFactor: number;
+      highFreqFactor: number;
+      originalMaxPositionEmbeddings: number;
+    };
+
 export interface LlamaConfig {
   family: 'llama';
   /** config.json's `model_type`. */
@@ -19,6 +34,8 @@ export interface LlamaConfig {
   /** Per-head width: config.json's `head_dim` when given, else hiddenSize / numHeads. */
   headDim: number;
   ropeTheta: number;
+  /** Absent: the default rotary embedding (inverse frequencies θ^(−2i/headDim)). */
+  ropeScaling?: RopeScaling;
   rmsNormEps: number;
   /** q/k/v projections carry a bias (Qwen2). */
   attentionBias: boolean;

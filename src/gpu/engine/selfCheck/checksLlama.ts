@@ -6,6 +6,7 @@
 // module: the GPT-2 engine's start is not slowed); the Llama engine runs them
 // (llamaKernels.ts). Fixed odd sizes, off every workgroup.
 
+import { ropeInverseFrequencies } from '../../../model/families/rope';
 import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
 import {
   rmsNormBackwardRef,
@@ -80,7 +81,12 @@ const ropeCheck: KernelCheck<{ qkv: Float32Array }> = {
   inputs: (_s, rng) => ({ qkv: randoms(rng, ROPE.R * (ROPE.H + 2 * ROPE.kvH) * ROPE.hd, 2) }),
   async gpu(ctx, i) {
     const n = i.qkv.length;
-    const table = ctx.upload(ropeTable(ROPE.start + ROPE.T, ROPE.hd, ROPE.theta));
+    const table = ctx.upload(
+      ropeTable(
+        ROPE.start + ROPE.T,
+        ropeInverseFrequencies({ headDim: ROPE.hd, ropeTheta: ROPE.theta }),
+      ),
+    );
     const fwd = ctx.upload(i.qkv);
     const inv = ctx.upload(i.qkv);
     await ctx.run([

@@ -1,0 +1,34 @@
+// RoPE's inverse frequencies, the one place both paths take them from: the tfjs forward
+// (llama.ts' ropeTables) and the kernels' cos/sin table (gpu/kernels/referenceLlama.ts'
+// ropeTable, uploaded by gpu/engine/deviceLlama.ts). Hugging Face's semantics
+// (transformers' modeling_rope_utils.py: the default, `linear` and `llama3` rope types).
+import type { LlamaConfig } from './llamaConfig';
+
+/**
+ * inv_freq[i] for i < headDim/2, in float64. Hugging Face computes them in float32; the tfjs
+ * path rounds these to float32 as it did before scaling existed, the kernels' table keeps
+ * float64, so the default rope gives the same numbers it always gave on both paths.
+ */
+export function ropeInverseFrequencies(
+  c: Pick<LlamaConfig, 'headDim' | 'ropeTheta' | 'ropeScaling'>,
+): Float64Array {
+  const hd = c.headDim;
+  const inv = Float64Array.from({ length: hd / 2 }, (_, i) => 1 / c.ropeTheta ** ((2 * i) / hd));
+  const s = c.ropeScaling;
+  if (!s) return inv;
+  if (s.type === 'linear') return inv.map((f) => f / s.factor);
+  // _compute_llama3_parameters: wavelengths longer than the original context / low_freq_factor
+  // are stretched by factor, shorter than original / high_freq_factor kept, the band between
+  // blended linearly in original / wavelen.
+  const lowFreqWavelen = s.originalMaxPositionEmbeddings / s.lowFreqFactor;
+  const highFreqWavelen = s.originalMaxPositionEmbeddings / s.highFreqFactor;
+  return inv.map((f) => {
+    const wavelen = (2 * Math.PI) / f;
+    if (wavelen > lowFreqWavelen) return f / s.factor;
+    if (wavelen < highFreqWavelen) return f;
+    const smooth =
+      (s.originalMaxPositionEmbeddings / wavelen - s.lowFreqFactor) /
+      (s.highFreqFactor - s.lowFreqFactor);
+    return ((1 - smooth) * f) / s.factor + smooth * f;
+  });
+}
