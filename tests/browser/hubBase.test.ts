@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { fixtureSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
+import { chatFixtureSpec, fixtureSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
 import { bannerMessages, launchBrowser, status, stepCount, waitIdle } from './browser';
 
 const REPO = 'lab-test/tiny-qwen2';
@@ -26,10 +26,7 @@ const served = new Map<string, number>();
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'hub-base-'));
-  const spec = fixtureSpec('qwen2');
-  // The chat prompts run to a few hundred byte-level tokens.
-  spec.config = { ...spec.config, max_position_embeddings: 4096 };
-  writeHfCheckpoint(join(root, REPO), spec, 23);
+  writeHfCheckpoint(join(root, REPO), chatFixtureSpec(), 23);
   writeHfCheckpoint(join(root, HUGE), fixtureSpec('qwen2'), 5);
   writeFileSync(
     join(root, HUGE, 'config.json'),

@@ -23,7 +23,7 @@ import { decodeSafetensors } from '../../src/model/safetensors';
 import { grpoLossOptions } from '../../src/rl/config';
 import { RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
-import { fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
+import { chatFixtureSpec, writeHfCheckpoint } from './hf-fixtures';
 
 let root: string;
 let base: string;
@@ -31,10 +31,7 @@ let base: string;
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'base-roles-'));
   base = join(root, 'qwen2');
-  const spec = fixtureSpec('qwen2');
-  // The chat prompts of an MBXP task run to a few hundred byte-level tokens.
-  spec.config = { ...spec.config, max_position_embeddings: 4096 };
-  writeHfCheckpoint(base, spec, 23);
+  writeHfCheckpoint(base, chatFixtureSpec(), 23);
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

@@ -25,7 +25,7 @@ import { grpoLossOptions } from '../../src/rl/config';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
 import { Rng } from '../../src/tasks/random';
-import { fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
+import { chatFixtureSpec, writeHfCheckpoint } from './hf-fixtures';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp';
@@ -36,10 +36,7 @@ let base: string;
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'base-roles-kernels-'));
   base = join(root, 'qwen2');
-  const spec = fixtureSpec('qwen2');
-  // The chat prompts of an MBXP task run to a few hundred byte-level tokens.
-  spec.config = { ...spec.config, max_position_embeddings: 4096 };
-  writeHfCheckpoint(base, spec, 23);
+  writeHfCheckpoint(base, chatFixtureSpec(), 23);
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

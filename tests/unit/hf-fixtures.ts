@@ -188,6 +188,16 @@ export function fixtureSpec(name: FixtureName, vocabSize = 280): FixtureSpec {
 }
 
 /**
+ * The Qwen2 fixture with room for chat prompts: a task's rendered chat-template prompt (the
+ * system turn, the Planner's or Coder's request, an MBXP statement) runs to a few hundred
+ * byte-level tokens, past fixtureSpec's 256 positions; 4096 holds it with room to sample.
+ */
+export function chatFixtureSpec(): FixtureSpec {
+  const spec = fixtureSpec('qwen2');
+  return { ...spec, config: { ...spec.config, max_position_embeddings: 4096 } };
+}
+
+/**
  * Llama 3.2's rope_scaling (factor 32, low_freq_factor 1, high_freq_factor 4), with
  * original_max_position_embeddings 64 in place of 8192 so that a short text reaches all three
  * bands of a 16-wide head: wavelengths 2π·500000^(i/8) = 6.3 (kept, under 64/4), 33 (blended),
