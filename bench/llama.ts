@@ -4,7 +4,8 @@
 // 14 q / 2 kv heads, head_dim 64, MLP 4864, vocabulary 151,936, tied, BF16, q/k/v bias) on the
 // kernels: load, prefill, decode tokens/s, resident memory, and its logits against the float64
 // reference (tests/unit/llama-device-fixtures.ts). Times: median of several submissions.
-// LLAMA_BENCH_05B=0 skips the 0.5B part, LLAMA_BENCH_KERNELS=0 the kernel rows.
+// LLAMA_BENCH_05B=0 skips the 0.5B part, LLAMA_BENCH_KERNELS=0 the kernel rows;
+// LLAMA_BENCH_LAYERS (default 24) cuts its depth for a quick check (widths and vocabulary stay).
 import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
 import {
   attentionForward,
@@ -62,6 +63,16 @@ const rand = (n: number, seed: number) => {
 
 /** The 0.5B model's sizes: T rows, hidden 896, 14/2 heads of 64, MLP 4864. */
 const [D, H, KVH, HD, I] = [896, 14, 2, 64, 4864];
+
+/** Qwen2.5-Coder-0.5B's 24 layers, or fewer (LLAMA_BENCH_LAYERS) where a CPU driver only checks that it runs. */
+export function benchLayers(): { layers: number; label: string } {
+  const layers = Number(process.env.LLAMA_BENCH_LAYERS ?? 24);
+  if (!Number.isInteger(layers) || layers < 1 || layers > 24)
+    throw new Error(`LLAMA_BENCH_LAYERS must be 1 to 24, got ${process.env.LLAMA_BENCH_LAYERS}`);
+  const label =
+    layers === 24 ? 'Qwen2.5-Coder-0.5B shape' : `Qwen2.5-Coder-0.5B shape, ${layers} of 24 layers`;
+  return { layers, label };
+}
 
 async function kernelRows(rt: GpuRuntime, T: number): Promise<(string | number)[][]> {
   const buf = (n: number, seed = 1) => {
@@ -156,13 +167,16 @@ function rssGb(): number {
   return process.memoryUsage().rss / 2 ** 30;
 }
 
-async function qwen05b(rt: GpuRuntime): Promise<{ rows: (string | number)[][]; notes: string[] }> {
+async function qwen05b(
+  rt: GpuRuntime,
+  layers: number,
+): Promise<{ rows: (string | number)[][]; notes: string[] }> {
   const config = llamaConfig({
     modelType: 'qwen2',
     vocabSize: 151936,
     hiddenSize: D,
     intermediateSize: I,
-    numLayers: 24,
+    numLayers: layers,
     numHeads: H,
     numKvHeads: KVH,
     headDim: HD,
@@ -236,15 +250,10 @@ export const llamaBench: BenchSection = async (): Promise<BenchTable> => {
         ]);
     const notes: string[] = [];
     if (process.env.LLAMA_BENCH_05B !== '0') {
-      const big = await qwen05b(rt);
+      const { layers, label } = benchLayers();
+      const big = await qwen05b(rt, layers);
       for (const [what, value, unit] of big.rows)
-        rows.push([
-          `Qwen2.5-Coder-0.5B shape: ${what}`,
-          `${(value as number).toPrecision(3)} ${unit}`,
-          '',
-          '',
-          '',
-        ]);
+        rows.push([`${label}: ${what}`, `${(value as number).toPrecision(3)} ${unit}`, '', '', '']);
       notes.push(...big.notes);
     }
     return {

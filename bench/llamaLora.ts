@@ -5,13 +5,14 @@
 // peak resident memory, then every dispatch of the forward + backward timed alone, summed by
 // kernel, with a projection for a GPU from each dispatch's FLOPs and bytes — an estimate, labelled
 // as one, until a lent GPU measures it. LLAMA_LORA_T (default 8) and LLAMA_LORA_B (default 1) set
-// the batch.
+// the batch; LLAMA_BENCH_LAYERS (default 24) cuts the depth for a quick check.
 import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
 import { DeviceLlamaPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLlamaLora';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { asSlice, type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { llamaConfig, randomLlama } from '../tests/unit/llama-device-fixtures';
+import { benchLayers } from './llama';
 import type { BenchSection, BenchTable } from './table';
 
 /** GPU classes for the projection: achieved f32 FLOP/s, bytes/s, seconds per dispatch. */
@@ -42,6 +43,7 @@ function cost(spec: DispatchSpec): { flops: number; bytes: number } {
 }
 
 export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
+  const { layers, label } = benchLayers();
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU adapter: ${opened.why}`);
   const rt = new GpuRuntime(opened.gpu.device);
@@ -54,7 +56,7 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
       vocabSize: 151936,
       hiddenSize: 896,
       intermediateSize: 4864,
-      numLayers: 24,
+      numLayers: layers,
       numHeads: 14,
       numKvHeads: 2,
       headDim: 64,
@@ -152,7 +154,7 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
     });
     policy.free();
     return {
-      title: 'LoRA forward + backward on the kernels, Qwen2.5-Coder-0.5B shape (random BF16)',
+      title: `LoRA forward + backward on the kernels, ${label} (random BF16)`,
       environment: `adapter: ${opened.gpu.adapter}; rank 8, alpha 16, q/k/v/o/gate/up/down, batch ${B} × ${T}`,
       columns: ['what', 'value', 'unit'],
       rows,
