@@ -134,6 +134,23 @@ describe('role adapters over one base on the kernels, in process', () => {
       p.b.dataSync().some((v, j) => v !== adapterBefore[i]![j]),
     );
     expect(moved).toBe(true);
+
+    // A snapshot carries the device's Adam state (tfjs's optimizer never saw that step), and a
+    // resumed trainer puts it back on the device: its next update continues the same moments.
+    const state = await trainer.exportState();
+    expect(state.iterations).toBe(1);
+    expect(state.moments).toHaveLength(4 * coder.lora!.modules.size);
+    const secondMoments = state.moments.slice(2 * coder.lora!.modules.size);
+    expect(secondMoments.some((m) => m.data.some((x) => x > 0))).toBe(true);
+    const resumed = new RoleTrainer(coder, options);
+    await resumed.importState(state);
+    const again = await resumed.exportState();
+    expect(again.iterations).toBe(1);
+    again.moments.forEach((m, i) => {
+      expect(m.name).toBe(state.moments[i]!.name);
+      expect(Array.from(m.data)).toEqual(Array.from(state.moments[i]!.data));
+    });
+    resumed.dispose();
     trainer.dispose();
   }, 300_000);
 });
