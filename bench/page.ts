@@ -105,7 +105,9 @@ interface TraceEvent {
 async function startTrace(page: Page): Promise<{ stop: () => Promise<string> }> {
   const cdp = await page.context().newCDPSession(page);
   const events: TraceEvent[] = [];
-  cdp.on('Tracing.dataCollected', (data: { value: TraceEvent[] }) => events.push(...data.value));
+  cdp.on('Tracing.dataCollected', (data) =>
+    events.push(...(data.value as unknown as TraceEvent[])),
+  );
   await cdp.send('Tracing.start', {
     categories: 'devtools.timeline,disabled-by-default-devtools.timeline',
     transferMode: 'ReportEvents',
