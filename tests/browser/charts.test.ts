@@ -94,8 +94,10 @@ describe('line chart (chart-bench.html)', () => {
     const headers = await page.locator('.runs-table th.runs-diff').allTextContents();
     expect(headers).toEqual(['beta']);
 
+    // The explainer typesets once it is seen (or skipped off screen): scrolled to, as a reader would.
     const explainer = page.getByTestId('explainer');
-    expect(await explainer.locator('.katex').count()).toBeGreaterThan(5);
+    await explainer.scrollIntoViewIfNeeded();
+    await expect.poll(() => explainer.locator('.katex').count()).toBeGreaterThan(5);
     expect(await page.getByTestId('explainer-coder').textContent()).toContain('programs');
     await explainer.getByLabel('Presentation').check();
     await expect.poll(() => explainer.getAttribute('class')).toContain('presentation');

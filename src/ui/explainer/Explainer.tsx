@@ -2,9 +2,10 @@
 // and std → advantages for each role, then the per-token clipped objective and KL term, all
 // typeset with KaTeX and filled in with the group's numbers. Presentation mode enlarges
 // everything for a classroom.
-import { useMemo } from 'react';
+import { useMemo, useRef } from 'react';
 import type { SampleGroup } from '../../engine/api';
 import { signalSelection } from '../inspector/signal';
+import { useRenderWhenSkippedOrSeen } from '../onScreen';
 import { activeRun, type LabState, useLabStore } from '../state/labStore';
 import { setPresentation } from '../state/runActions';
 import { useDeferredGroups } from '../state/useDeferredGroups';
@@ -83,8 +84,13 @@ export function Explainer() {
     [onScreen, grpo, stepMetrics],
   );
 
+  const article = useRef<HTMLElement>(null);
+  // The typeset sections wait until they cost no layout (skipped off screen) or are seen.
+  const renderable = useRenderWhenSkippedOrSeen(article, explanation !== null) || presentation;
+
   return (
     <article
+      ref={article}
       className={presentation ? 'explainer presentation' : 'explainer'}
       data-testid="explainer"
       data-stale={stale}
@@ -123,27 +129,32 @@ export function Explainer() {
                 : 'Dr. GRPO: centre only'}
             ).
           </p>
-          {[
-            explanation.coder,
-            explanation.planner,
-            explanation.debugger,
-            explanation.retriever,
-          ].map(
-            (group) =>
-              group && (
-                <RoleGroupSection
-                  key={group.role}
-                  group={group}
-                  weights={explanation.rewardWeights}
-                  scale={explanation.scale}
-                  plannerCredit={explanation.plannerCredit}
-                />
-              ),
-          )}
-          <TokenObjectiveSection token={explanation.tokens.coder} />
-          <AggregationSection {...aggregatedGroup(onScreen, explanation)} grpo={grpo} />
-          {explanation.tokens.planner && explanation.planner?.trained && (
-            <TokenObjectiveSection token={explanation.tokens.planner} />
+          {renderable &&
+            [
+              explanation.coder,
+              explanation.planner,
+              explanation.debugger,
+              explanation.retriever,
+            ].map(
+              (group) =>
+                group && (
+                  <RoleGroupSection
+                    key={group.role}
+                    group={group}
+                    weights={explanation.rewardWeights}
+                    scale={explanation.scale}
+                    plannerCredit={explanation.plannerCredit}
+                  />
+                ),
+            )}
+          {renderable && (
+            <>
+              <TokenObjectiveSection token={explanation.tokens.coder} />
+              <AggregationSection {...aggregatedGroup(onScreen, explanation)} grpo={grpo} />
+              {explanation.tokens.planner && explanation.planner?.trained && (
+                <TokenObjectiveSection token={explanation.tokens.planner} />
+              )}
+            </>
           )}
         </>
       )}
