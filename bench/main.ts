@@ -4,7 +4,7 @@
 // Sections' flags are declared here (the CLI refuses any other), and sections read them.
 
 import type { FlagSpecs } from '../src/cli/flags';
-import { commandLine } from '../src/cli/runCli';
+import { commandLine, exitWhenWritten } from '../src/cli/runCli';
 import { benchSections } from './sections';
 import { type BenchSection, formatTable } from './table';
 
@@ -35,4 +35,4 @@ for (const [name, section] of selected) {
     process.exitCode = 1;
   }
 }
-process.exit();
+await exitWhenWritten();

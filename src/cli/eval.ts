@@ -15,7 +15,7 @@ import { KvCacheSampler } from '../rollout/kvSampler';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { SUITE_NAMES } from '../tasks';
 import type { FlagSpecs } from './flags';
-import { commandLine, UsageError } from './runCli';
+import { commandLine, exitWhenWritten, UsageError } from './runCli';
 import { readSuiteFile } from './suiteFiles';
 
 const FLAGS = {
@@ -93,7 +93,7 @@ try {
   await sandbox.close();
 }
 if (f.json) console.log(JSON.stringify(out, null, 2));
-process.exit(0);
+await exitWhenWritten(0);
 
 function printSuite(
   suite: string,

@@ -18,7 +18,7 @@ import { readGptLora } from '../model/gptLoraFiles';
 import { KvCacheSampler } from '../rollout';
 import type { FlagSpecs } from './flags';
 import { checkpointSource, isLabGpt2Folder, runHfCommand } from './modelHf';
-import { commandLine, exitWithError, UsageError } from './runCli';
+import { commandLine, exitWhenWritten, exitWithError, UsageError } from './runCli';
 
 const FLAGS = {
   checkpoint: {
@@ -60,7 +60,7 @@ try {
       backend: f.backend,
     });
     console.log(JSON.stringify(out));
-    process.exit(0);
+    await exitWhenWritten(0);
   }
   const { model, tokenizer, lab } = await loadCheckpointDir(dir, false);
   if (f.adapter)
@@ -93,7 +93,7 @@ try {
       JSON.stringify({ ids: tokens, text: tokenizer.decode(tokens), logProbs: out.logProbs[0] }),
     );
   }
-  process.exit(0);
+  await exitWhenWritten(0);
 } catch (err) {
   exitWithError(err);
 }

@@ -69,6 +69,16 @@ export function handleErrors(name: string, debug: boolean): void {
   }
 }
 
+/**
+ * Ends the CLI once everything written to stdout has left the process: a pipe's writes are
+ * asynchronous, and process.exit() right after a large write (a vocabulary's logits) cut the
+ * JSON short for a reader slower than the writer.
+ */
+export async function exitWhenWritten(code = 0): Promise<never> {
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(code);
+}
+
 /** Ends the CLI on `error`: one line on stderr, status 2 for a usage error, else 1. */
 export function exitWithError(error: unknown): never {
   const { name, debug } = running ?? { name: 'cli', debug: false };

@@ -53,7 +53,7 @@ import { CharTokenizer } from '../tokenizer';
 import type { FlagSpecs } from './flags';
 import { parseJsonText, readJsonFile } from './jsonFiles';
 import { checkpointSource } from './modelHf';
-import { commandLine, UsageError } from './runCli';
+import { commandLine, exitWhenWritten, UsageError } from './runCli';
 import { runConfigFromSettingFlags, settingFlags } from './settingFlags';
 import { readTaskSets } from './taskSetFiles';
 
@@ -284,7 +284,7 @@ if (finalEval) {
 log({ event: 'done', out, step: session.step });
 session.dispose();
 await sandbox.close();
-process.exit(0);
+await exitWhenWritten(0);
 
 /**
  * The wasm module cannot be trusted after an out-of-memory (or any crash mid-step), so the

@@ -14,7 +14,7 @@ import type { PresetName } from '../model';
 import { saveCheckpointDir } from '../model/checkpointNode';
 import { DEFAULT_MERGES, warmStartModels } from '../sft/warmStart';
 import type { FlagSpecs } from './flags';
-import { commandLine, UsageError } from './runCli';
+import { commandLine, exitWhenWritten, UsageError } from './runCli';
 
 const FLAGS = {
   preset: { kind: 'choice', choices: PRESET_NAMES, help: 'model size (default tiny)' },
@@ -103,4 +103,4 @@ for (const role of coderAlone ? (['coder'] as const) : (['planner', 'coder'] as 
   await saveCheckpointDir(join(out, role), model, tokenizer, provenance);
 }
 console.log(JSON.stringify({ event: 'saved', out }));
-process.exit(0);
+await exitWhenWritten(0);

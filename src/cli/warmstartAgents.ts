@@ -15,7 +15,7 @@ import { initBackend } from '../gpu/backend';
 import { loadCheckpointDir, saveCheckpointDir } from '../model/checkpointNode';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import type { FlagSpecs } from './flags';
-import { commandLine, UsageError } from './runCli';
+import { commandLine, exitWhenWritten, UsageError } from './runCli';
 
 const FLAGS = {
   checkpoint: {
@@ -100,4 +100,4 @@ for (const [folder, loaded] of Object.entries(models)) {
 }
 console.log(JSON.stringify({ event: 'saved', out, minutes: Number(minutes.toFixed(2)) }));
 await sandbox.close();
-process.exit(0);
+await exitWhenWritten(0);

@@ -1,10 +1,12 @@
 // Qwen2.5-Coder-0.5B's published shape (24 layers, hidden 896, intermediate 4864, 14 query and
 // 2 key/value heads of 64, vocabulary 151,936, tied, BF16, rope_theta 1e6, q/k/v bias) with
-// random weights: it loads on tfjs cpu, gives the numpy reference's last-position logits for a
-// short input, and the process stays under 3.5 GB resident (its peak, VmHWM). Kept short (a few
-// tokens) so the default run can afford it; the time it takes is in the README.
+// random weights: it loads on tfjs cpu and on the lab's kernels (SwiftShader here, weights kept
+// 16-bit on the device, `model logits --backend kernels` as a user runs it), each gives the numpy
+// reference's last-position logits for a short input, and each process stays under 3.5 GB
+// resident (its peak, VmHWM). Kept short (a few tokens) so the default run can afford it; the
+// time it takes is in the README.
 import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +27,37 @@ function peakRssBytes(): number {
   return process.memoryUsage().rss;
 }
 
-it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu, gives the reference logits, under 3.5 GB', async () => {
+/** Runs a command to its end, polling its peak resident memory (VmHWM) while it runs. */
+function runMeasured(
+  command: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; peakBytes: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: process.env });
+    let stdout = '';
+    let stderr = '';
+    let peakBytes = 0;
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const poll = setInterval(() => {
+      try {
+        const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
+        if (kb) peakBytes = Math.max(peakBytes, Number(kb) * 1024);
+      } catch {} // gone between polls
+    }, 50);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearInterval(poll);
+      resolve({ code, stdout, stderr, peakBytes });
+    });
+  });
+}
+
+it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the reference logits, each process under 3.5 GB', async () => {
   await initBackend('cpu');
   const dir = join(root, 'qwen2.5-coder-0.5b');
   let t = Date.now();
@@ -74,4 +106,35 @@ it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu, gives the reference logits, u
   );
   expect(diff / scale).toBeLessThan(2e-3);
   expect(peak).toBeLessThan(3.5 * 2 ** 30);
+
+  // The same checkpoint on the kernels, in a process of its own (its own peak memory).
+  t = Date.now();
+  const viteNode = join(__dirname, '../../node_modules/vite-node/dist/cli.mjs');
+  const kernels = await runMeasured(process.execPath, [
+    viteNode,
+    join(__dirname, '../../src/cli/model.ts'),
+    '--',
+    'logits',
+    '--checkpoint',
+    dir,
+    '--text',
+    'the fun',
+    '--backend',
+    'kernels',
+  ]);
+  const kernelSeconds = (Date.now() - t) / 1000;
+  expect(kernels.code, kernels.stderr).toBe(0);
+  const onDevice = JSON.parse(kernels.stdout) as { ids: number[]; logits: number[] };
+  expect(onDevice.ids).toEqual(out.ids);
+  expect(onDevice.logits).toHaveLength(151936);
+  let kernelDiff = 0;
+  onDevice.logits.forEach((v, i) => {
+    kernelDiff = Math.max(kernelDiff, Math.abs(v - reference[i]!));
+  });
+  console.log(
+    `0.5B on the kernels (SwiftShader): load + forward ${kernelSeconds.toFixed(1)} s, peak RSS ${(kernels.peakBytes / 2 ** 30).toFixed(2)} GiB, relative error ${(kernelDiff / scale).toExponential(2)}`,
+  );
+  expect(kernelDiff / scale).toBeLessThan(2e-3);
+  expect(kernels.peakBytes).toBeGreaterThan(0);
+  expect(kernels.peakBytes).toBeLessThan(3.5 * 2 ** 30);
 }, 900_000);
