@@ -21,7 +21,14 @@ import {
 import { checkBatchFits, limitsOf } from '../../src/gpu/engine/limits';
 import { MATMUL_VERSIONS } from '../../src/gpu/engine/ops';
 import { GpuRuntime } from '../../src/gpu/engine/runtime';
-import { selfCheckAtStart } from '../../src/gpu/engine/selfCheck';
+import {
+  describeFailure,
+  SELF_CHECK_SEED,
+  START_SIZES,
+  selfCheckAtStart,
+} from '../../src/gpu/engine/selfCheck';
+import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
+import { runCheck } from '../../src/gpu/engine/selfCheck/run';
 import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
 import { openKernelDevice } from '../../src/gpu/kernels/device';
 import { makeConfig } from '../../src/model/config';
@@ -41,6 +48,16 @@ function offByOne(source: string, entry: string): string {
     loop.replace('var k = 0u', `var k = ${step === '++' ? '1u' : '4u'}`),
   );
   if (broken === body) throw new Error(`no K loop found in ${entry}`);
+  return source.slice(0, start) + broken + source.slice(end);
+}
+
+/** The entry's first workgroupBarrier() removed: a tile read before every invocation has loaded it. */
+function missingBarrier(source: string, entry: string): string {
+  const start = source.indexOf(`fn ${entry}(`);
+  const end = source.indexOf('\n}\n', start);
+  const body = source.slice(start, end);
+  const broken = body.replace('workgroupBarrier();', '// (barrier removed)');
+  if (broken === body) throw new Error(`no barrier found in ${entry}`);
   return source.slice(0, start) + broken + source.slice(end);
 }
 
@@ -130,6 +147,31 @@ describe('a wrong kernel is never used', () => {
     expect(formatGpuReport(report!)).toMatch(/\| matmul\/v4_vec4 \| start \| FAILED \|/);
     expect(Object.keys(report?.limits ?? {})).toContain('maxStorageBufferBindingSize');
     disableKernelEngine();
+  });
+
+  it('a tiled matmul missing its barrier fails its check with numbers; the real one passes', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    const rt = new GpuRuntime(opened.gpu.device);
+    await rt.load(['matmul.wgsl']);
+    const check = kernelChecks().find((c) => c.name === 'matmul/v2_tiled')!;
+    const options = {
+      rt,
+      sizes: START_SIZES,
+      matmul: 'v1_regblock' as const,
+      software: opened.gpu.software,
+      seed: SELF_CHECK_SEED,
+    };
+    // A CPU driver runs a workgroup's invocations a few lanes at a time, each to the next
+    // barrier: without it the first lanes read the tile before the later ones have stored it.
+    rt.replaceSource('matmul.wgsl', missingBarrier(MATMUL, 'v2_tiled'));
+    const broken = await runCheck(check, options);
+    expect(broken.ok).toBe(false);
+    expect(broken.ratio).toBeGreaterThan(10);
+    expect(describeFailure(broken)).toMatch(/^matmul\/v2_tiled at start: c\d+\[\d+\] off by /);
+    rt.replaceSource('matmul.wgsl', MATMUL);
+    expect((await runCheck(check, options)).ok).toBe(true);
+    rt.destroy();
   });
 
   it('a wrong kernel the engine cannot do without turns the kernels off: the run goes on on tfjs', async (ctx) => {
