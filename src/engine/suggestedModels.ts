@@ -44,7 +44,7 @@ export const SUGGESTED_MODELS: readonly SuggestedModel[] = [
     family: 'qwen3',
     parameters: 596e6,
     downloadBytes: 1.19e9,
-    about: 'a newer general model (thinking off)',
+    about: 'a newer general model (its chat template may ask it to think first: replies run longer)',
   },
 ];
 
