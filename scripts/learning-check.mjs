@@ -28,9 +28,10 @@ for (const dir of process.argv.slice(2)) {
   const last = meanAndSe(steps.slice(-third).map((r) => r[KEY]));
   const z = (last.mean - first.mean) / Math.sqrt(first.se ** 2 + last.se ** 2 || 1e-12);
   const atStart = records.find((r) => r.step === 0)?.['eval/pass@1'];
+  // The final evaluation (eval.json, --final-eval or --minutes), else the last step's periodic one.
   const final = existsSync(join(dir, 'eval.json'))
     ? JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8')).metrics?.['eval/pass@1']
-    : undefined;
+    : records.findLast((r) => r.step > 0 && 'eval/pass@1' in r)?.['eval/pass@1'];
   rows.push({
     run: dir,
     steps: steps.length,
