@@ -4,12 +4,15 @@
 // the weights are not, so a base that cannot fit in tfjs is refused before its download.
 import { type CheckpointSource, INDEX_FILE, readConfig } from '../model/families/hfCheckpoint';
 import { llamaParameterCount, parseLlamaConfig } from '../model/families/hfConfig';
+import type { LlamaConfig } from '../model/families/llamaConfig';
 import { llamaLoraModules } from '../model/families/llamaLora';
 import { loadLlama } from '../model/families/load';
 import { loraSettingsOf } from '../model/loraSettings';
 import type { SafetensorsDtype } from '../model/safetensors';
+import { llamaTrainingBytes } from '../model/trainableModel';
 import { usesPlanner } from '../rl/config';
 import type { BaseModel } from './baseRoles';
+import { CODER_PROMPT_TOKENS, PLANNER_PROMPT_TOKENS } from './suggestedModels';
 import type { RunConfig } from './types';
 
 /**
@@ -27,6 +30,10 @@ export interface BaseSize {
   float32Bytes: number;
   /** The run's role adapters in tfjs: each float32 with its gradient and Adam's two moments. */
   adapterBytes: number;
+  /** Sampling's KV cache (float32) for the run's largest stage: the Planner's N plans a task or the Coder's programs. */
+  kvCacheBytes: number;
+  /** A forward + backward of one Coder sequence; the trainer micro-batches to its memory budget. */
+  trainingSequenceBytes: number;
 }
 
 const MB = 1024 * 1024;
@@ -41,7 +48,11 @@ export function describeBaseSize(size: BaseSize): string {
     size.adapterBytes > 0
       ? ` + ${(size.adapterBytes / MB).toFixed(1)} MB of adapters with Adam`
       : '';
-  return `${size.modelType} · ${params} parameters · ${(size.fileBytes / MB).toFixed(1)} MB to download · ${(size.float32Bytes / MB).toFixed(1)} MB as float32 in tfjs${adapters}`;
+  const step =
+    size.kvCacheBytes > 0
+      ? ` · a step needs about ${(size.kvCacheBytes / MB).toFixed(1)} MB of KV cache to sample and ${(size.trainingSequenceBytes / MB).toFixed(1)} MB of activations per training sequence (micro-batched to the memory budget)`
+      : '';
+  return `${size.modelType} · ${params} parameters · ${(size.fileBytes / MB).toFixed(1)} MB to download · ${(size.float32Bytes / MB).toFixed(1)} MB as float32 in tfjs${adapters}${step}`;
 }
 
 /** The base's size from config.json and the shard index, before any weight file is read. */
@@ -77,7 +88,22 @@ export async function baseSize(
     fileBytes,
     float32Bytes: parameters * 4,
     adapterBytes: perRole * roles * 4 * 4,
+    kvCacheBytes: run ? kvCacheBytes(config, run) : 0,
+    trainingSequenceBytes: run
+      ? llamaTrainingBytes(config, 1, CODER_PROMPT_TOKENS + run.grpo.maxProgramTokens)
+      : 0,
   };
+}
+
+/** Keys and values of every layer, float32, for the largest batch the run samples at once. */
+function kvCacheBytes(config: LlamaConfig, run: RunConfig): number {
+  const g = run.grpo;
+  const perToken = config.numLayers * 2 * config.numKvHeads * config.headDim * 4;
+  const planner = usesPlanner(g.mode)
+    ? g.tasksPerStep * g.plansPerTask * (PLANNER_PROMPT_TOKENS + g.maxPlanTokens)
+    : 0;
+  const programs = g.tasksPerStep * (g.mode === 'single' ? 1 : g.plansPerTask) * g.programsPerPlan;
+  return perToken * Math.max(planner, programs * (CODER_PROMPT_TOKENS + g.maxProgramTokens));
 }
 
 /** Refuses, in words, a base whose float32 weights tfjs cannot hold. */

@@ -44,7 +44,8 @@ export const SUGGESTED_MODELS: readonly SuggestedModel[] = [
     family: 'qwen3',
     parameters: 596e6,
     downloadBytes: 1.19e9,
-    about: 'a newer general model (its chat template may ask it to think first: replies run longer)',
+    about:
+      'a newer general model (its chat template may ask it to think first: replies run longer)',
   },
 ];
 
@@ -56,8 +57,8 @@ export const SUGGESTED_MODELS: readonly SuggestedModel[] = [
 const GPU_FLOPS = 2e12;
 const CPU_FLOPS = 1e10;
 /** Prompt tokens through a chat template: the system turn, the task, and for the Coder the plan. */
-const PLANNER_PROMPT_TOKENS = 150;
-const CODER_PROMPT_TOKENS = 250;
+export const PLANNER_PROMPT_TOKENS = 150;
+export const CODER_PROMPT_TOKENS = 250;
 
 /** Tokens a GRPO step samples and scores with this run's group sizes. */
 export function tokensPerStep(config: RunConfig): number {

@@ -5,6 +5,7 @@
 // a micro-batch's memory; it holds no family-specific code itself.
 import type * as tf from '@tensorflow/tfjs-core';
 import { type LlamaModel, llamaCausalLM } from './families/llama';
+import type { LlamaConfig } from './families/llamaConfig';
 import { llamaRole } from './families/llamaLora';
 import { baseOf, type GPT, logitsAt, trainableParams } from './gpt';
 import { loraParams } from './gptLora';
@@ -48,8 +49,13 @@ export function logitsAtOf(
  * three rows), the head's vocabulary row, and per token pair each head's probabilities.
  */
 export function trainingBytesOf(model: TrainableModel, rows: number, width: number): number {
-  if (!isLlamaModel(model)) return trainingBytes(model.config, rows, width);
-  const c = model.config;
+  return isLlamaModel(model)
+    ? llamaTrainingBytes(model.config, rows, width)
+    : trainingBytes(model.config, rows, width);
+}
+
+/** trainingBytesOf for a Llama-family config (the page states it before the weights load). */
+export function llamaTrainingBytes(c: LlamaConfig, rows: number, width: number): number {
   const perLayer = 2 * (8 * c.hiddenSize + 4 * c.numHeads * c.headDim + 6 * c.intermediateSize);
   const perToken = c.numLayers * perLayer + 8 * c.vocabSize;
   const perPair = 4 * c.numLayers * c.numHeads;

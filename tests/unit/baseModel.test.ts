@@ -4,8 +4,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baseSize, checkBaseFits, MAX_BASE_FLOAT32_BYTES } from '../../src/engine/baseModel';
+import {
+  baseSize,
+  checkBaseFits,
+  describeBaseSize,
+  MAX_BASE_FLOAT32_BYTES,
+} from '../../src/engine/baseModel';
 import { defaultRunConfig } from '../../src/engine/session';
+import { CODER_PROMPT_TOKENS, PLANNER_PROMPT_TOKENS } from '../../src/engine/suggestedModels';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import type { CheckpointSource } from '../../src/model/families/hfCheckpoint';
 import { fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
@@ -62,6 +68,26 @@ describe('a base model’s size', () => {
     expect((await baseSize(source, 'qwen3', run)).adapterBytes).toBe(
       2 * config.numLayers * perLayer4 * 4 * 4,
     );
+    // What a step needs, stated with the size: sampling's KV cache for the larger of the two
+    // stages (default run: the Coder's 8 × 4 × 2 programs), one training sequence's activations.
+    const withRun = await baseSize(source, 'qwen3', run);
+    const g = run.grpo;
+    const kvPerToken = config.numLayers * 2 * config.numKvHeads * config.headDim * 4;
+    expect(withRun.kvCacheBytes).toBe(
+      kvPerToken *
+        Math.max(
+          g.tasksPerStep * g.plansPerTask * (PLANNER_PROMPT_TOKENS + g.maxPlanTokens),
+          g.tasksPerStep *
+            g.plansPerTask *
+            g.programsPerPlan *
+            (CODER_PROMPT_TOKENS + g.maxProgramTokens),
+        ),
+    );
+    expect(withRun.trainingSequenceBytes).toBeGreaterThan(0);
+    expect(describeBaseSize(withRun)).toMatch(
+      /a step needs about [\d.]+ MB of KV cache to sample and [\d.]+ MB of activations per training sequence/,
+    );
+    expect(size.kvCacheBytes).toBe(0); // no run, no step to size
     const single = defaultRunConfig({ loraRank: 4, base: 'qwen3', grpo: { mode: 'single' } });
     expect((await baseSize(source, 'qwen3', single)).adapterBytes).toBe(
       config.numLayers * perLayer4 * 4 * 4,
