@@ -113,7 +113,7 @@ describe('run settings', () => {
     const typed = page.locator('input[name=base]');
     await typed.fill('not a hub id');
     await typed.press('Enter');
-    expect(await problemOf(page, 'model')).toMatch(/"not a hub id" is not a Hub id/);
+    expect(await problemOf(page, 'base')).toMatch(/"not a hub id" is not a Hub id/);
     expect(await urlParam(page, 'base')).toBe('Qwen/Qwen2.5-Coder-0.5B-Instruct');
     await typed.fill('lab-test/tiny-qwen2');
     await typed.press('Enter');

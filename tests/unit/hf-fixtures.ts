@@ -436,3 +436,15 @@ export function writeLoraAdapter(
     ),
   );
 }
+
+/** max |a − b| / max |b|: logits against a reference, relative to the largest logit (issue 22's measure). */
+export function relativeError(a: readonly number[], b: readonly number[]): number {
+  if (a.length !== b.length) throw new Error(`${a.length} values against ${b.length}`);
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < a.length; i++) {
+    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
+    scale = Math.max(scale, Math.abs(b[i]!));
+  }
+  return diff / scale;
+}

@@ -26,6 +26,7 @@ import {
   CHAT_TEMPLATE,
   type FixtureName,
   fixtureSpec,
+  relativeError,
   writeHfCheckpoint,
   writeLoraAdapter,
 } from './hf-fixtures';
@@ -36,18 +37,6 @@ const FIXTURES: FixtureName[] = ['qwen2', 'llama', 'qwen3'];
 
 function reference(args: string[]): { logits?: number[]; ids?: number[] } {
   return JSON.parse(execFileSync('python3', [REFERENCE, ...args], { encoding: 'utf8' }));
-}
-
-/** max |a − b| / max |b|: the measure (relative to the largest logit). */
-function relativeError(a: readonly number[], b: readonly number[]): number {
-  expect(a.length).toBe(b.length);
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-    scale = Math.max(scale, Math.abs(b[i]!));
-  }
-  return diff / scale;
 }
 
 let root: string;

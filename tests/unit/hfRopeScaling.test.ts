@@ -14,7 +14,12 @@ import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
 import { parseLlamaConfig } from '../../src/model/families/hfConfig';
 import { ropeInverseFrequencies } from '../../src/model/families/rope';
-import { LLAMA3_ROPE_SCALING, ropeScaledLlamaSpec, writeHfCheckpoint } from './hf-fixtures';
+import {
+  LLAMA3_ROPE_SCALING,
+  relativeError,
+  ropeScaledLlamaSpec,
+  writeHfCheckpoint,
+} from './hf-fixtures';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp';
@@ -45,18 +50,6 @@ const referenceLogits = (checkpoint: string, ids: number[]): number[] =>
   JSON.parse(
     execFileSync('python3', [REFERENCE, checkpoint, '--ids', ids.join(',')], { encoding: 'utf8' }),
   ).logits;
-
-/** max |a − b| / max |b|: the measure (relative to the largest logit). */
-function relativeError(a: readonly number[], b: readonly number[]): number {
-  expect(a.length).toBe(b.length);
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-    scale = Math.max(scale, Math.abs(b[i]!));
-  }
-  return diff / scale;
-}
 
 describe.each(['llama3', 'linear'] as const)('rope_scaling %s', (scaling) => {
   it.each(['cpu', 'kernels'])('gives the reference logits on %s', async (backend) => {

@@ -9,7 +9,7 @@ import {
   SUGGESTED_MODELS,
 } from '../../engine/api';
 import { useLabStore } from '../state/labStore';
-import { applyConfig, Field } from './settingField';
+import { applyConfig, Field, TextField } from './settingField';
 
 const LAB = 'lab';
 const OTHER = 'other';
@@ -51,19 +51,7 @@ export function ModelPicker() {
   const suggested = SUGGESTED_MODELS.find((m) => m.id === base);
   const [typing, setTyping] = useState(false);
   const choice = typing ? OTHER : base === undefined ? LAB : suggested ? suggested.id : OTHER;
-  const [draft, setDraft] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-
-  const applyTypedId = (text: string) => {
-    const id = text.trim();
-    if (!parseHubId(id)) {
-      setProblem(`"${id}" is not a Hub id: write org/name (or org/name@revision).`);
-      return;
-    }
-    const refusal = applyConfig((c) => withBase(c, id));
-    setProblem(refusal);
-    if (!refusal) setDraft(null);
-  };
 
   const seconds = suggested
     ? estimateStepSeconds(suggested.parameters, config, onGpu(backend))
@@ -102,25 +90,18 @@ export function ModelPicker() {
         )}
       </Field>
       {choice === OTHER && (
-        <Field label="Hub id" help="org/name of a Llama, Qwen2 or Qwen3 model on the hub below.">
-          {({ id, describedBy }) => (
-            <input
-              id={id}
-              aria-describedby={describedBy}
-              name="base"
-              type="text"
-              placeholder="org/name"
-              value={draft ?? (suggested ? '' : (base ?? ''))}
-              onChange={(event) => setDraft(event.target.value)}
-              onKeyDown={(event) => {
-                if (event.key === 'Enter') applyTypedId(event.currentTarget.value);
-              }}
-              onBlur={(event) => {
-                if (draft !== null) applyTypedId(event.currentTarget.value);
-              }}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Hub id"
+          help="org/name (or org/name@revision) of a Llama, Qwen2 or Qwen3 model on the hub below."
+          name="base"
+          placeholder="org/name"
+          value={suggested ? '' : (base ?? '')}
+          apply={(id) =>
+            parseHubId(id)
+              ? applyConfig((c) => withBase(c, id))
+              : `"${id}" is not a Hub id: write org/name (or org/name@revision).`
+          }
+        />
       )}
       {base !== undefined && (
         <>
@@ -153,40 +134,19 @@ export function ModelPicker() {
 
 /** Where the base downloads from (empty: the Hugging Face Hub). */
 function HubField({ hub }: { hub: string | undefined }) {
-  const [draft, setDraft] = useState<string | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
-  const apply = (text: string) => {
-    const value = text.trim();
-    const refusal = applyConfig((c) => {
-      const { hub: _hub, ...rest } = c;
-      return value === '' ? rest : { ...rest, hub: value };
-    });
-    setProblem(refusal);
-    if (!refusal) setDraft(null);
-  };
   return (
-    <Field
+    <TextField
       label="Model hub"
       help="Where the model downloads from: a Hugging Face Hub endpoint, or a mirror in the Hub's layout. Empty: the Hugging Face Hub."
-      problem={problem}
-    >
-      {({ id, describedBy }) => (
-        <input
-          id={id}
-          aria-describedby={describedBy}
-          name="hub"
-          type="text"
-          placeholder={DEFAULT_HUB}
-          value={draft ?? hub ?? ''}
-          onChange={(event) => setDraft(event.target.value)}
-          onKeyDown={(event) => {
-            if (event.key === 'Enter') apply(event.currentTarget.value);
-          }}
-          onBlur={(event) => {
-            if (draft !== null) apply(event.currentTarget.value);
-          }}
-        />
-      )}
-    </Field>
+      name="hub"
+      placeholder={DEFAULT_HUB}
+      value={hub ?? ''}
+      apply={(value) =>
+        applyConfig((c) => {
+          const { hub: _hub, ...rest } = c;
+          return value === '' ? rest : { ...rest, hub: value };
+        })
+      }
+    />
   );
 }

@@ -99,3 +99,53 @@ export function Field({
     </div>
   );
 }
+
+/**
+ * A free-text setting: typed text stays as typed until Enter or leaving the field, then goes to
+ * `apply`, whose refusal shows under it (and the text stays for correcting).
+ */
+export function TextField({
+  label,
+  help,
+  name,
+  placeholder,
+  value,
+  apply,
+}: {
+  label: string;
+  help?: string;
+  name: string;
+  placeholder?: string;
+  value: string;
+  apply: (text: string) => string | null;
+}) {
+  const [draft, setDraft] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const commit = (text: string) => {
+    const refusal = apply(text.trim());
+    setProblem(refusal);
+    if (!refusal) setDraft(null);
+  };
+  return (
+    <Field label={label} help={help} problem={problem}>
+      {({ id, describedBy }) => (
+        <input
+          id={id}
+          aria-describedby={describedBy}
+          name={name}
+          type="text"
+          placeholder={placeholder}
+          value={draft ?? value}
+          aria-invalid={problem ? true : undefined}
+          onChange={(event) => setDraft(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter') commit(event.currentTarget.value);
+          }}
+          onBlur={(event) => {
+            if (draft !== null) commit(event.currentTarget.value);
+          }}
+        />
+      )}
+    </Field>
+  );
+}
