@@ -240,6 +240,8 @@ log({
           checked: backend.selfCheck.checked,
           failed: backend.selfCheck.failed,
           ms: backend.selfCheck.ms,
+          // Of ms, compiling the pipelines the run then reuses (most of it on a CPU driver).
+          compileMs: backend.selfCheck.compileMs,
         },
       }
     : {}),

@@ -192,6 +192,19 @@ describe('train -- grpo --base --backend kernels', () => {
     expect(run.status, run.stderr + run.stdout).toBe(0);
     const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
     expect(config.backend.kernels).toBe(true);
+    // The start event carries the kernels' self-check (issue 21): what was checked, in how long.
+    const start = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string; selfCheck?: Record<string, unknown> })
+      .find((e) => e.event === 'start');
+    const selfCheck = start?.selfCheck as
+      | { checked: number; failed: string[]; ms: number; compileMs: number }
+      | undefined;
+    expect(selfCheck?.checked).toBeGreaterThanOrEqual(10);
+    expect(selfCheck?.failed).toEqual([]);
+    expect(selfCheck?.compileMs).toBeGreaterThan(0);
+    expect(selfCheck?.compileMs).toBeLessThanOrEqual(selfCheck?.ms ?? 0);
     const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
       .trim()
       .split('\n')
