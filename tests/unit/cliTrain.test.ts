@@ -20,10 +20,17 @@ describe('npm run train -- grpo', () => {
     // Step 0 (evaluation only), then exactly the one step that was in progress at the deadline.
     expect(records.map((r) => r.step)).toEqual([0, 1]);
     expect(records[0]?.['eval/pass@1']).toBeGreaterThanOrEqual(0);
+    // Every evaluation carries the Collaboration Gain: from the plan − from the statement alone.
+    for (const r of records)
+      expect(r['eval/collaboration_gain']).toBeCloseTo(
+        r['eval/pass@1']! - r['eval/pass@1_alone']!,
+        12,
+      );
     expect(records[0]?.['coder/reward']).toBeUndefined();
     expect(records[1]?.['coder/reward']).toBeDefined();
     const evaluation = JSON.parse(readFileSync(join(out, 'eval.json'), 'utf8'));
     expect(evaluation.step).toBe(1);
+    expect(Number.isFinite(evaluation.metrics['eval/collaboration_gain'])).toBe(true);
     expect(existsSync(join(out, 'snapshot', 'run.json'))).toBe(true);
   }, 300_000);
 
