@@ -125,14 +125,15 @@ function watchActivity(target: TrainingSession) {
   target.onActivity = (activity) => post({ type: 'activity', activity });
 }
 
-function setStatus(next: EngineStatus) {
+/** `step`: where the run being loaded stands, while no session holds it yet. */
+function setStatus(next: EngineStatus, step?: number) {
   status = next;
   const memoryBudgetMiB = sessionBudgetMiB();
   post({
     type: 'status',
     status,
     runId,
-    step: session?.step ?? 0,
+    step: session?.step ?? step ?? 0,
     ...(memoryBudgetMiB !== undefined ? { memoryBudgetMiB } : {}),
   });
 }
@@ -287,10 +288,12 @@ async function ensureTaskSets(config: RunConfig): Promise<{ mbxp?: TaskSetSplits
 async function start(command: Extract<EngineCommand, { type: 'start' }>) {
   wantTraining = false;
   workerActivity = 'loading the run';
-  setStatus('loading');
   session?.dispose();
   session = null;
   runId = command.runId;
+  // Said of the run being loaded, at its own step: the previous run's step made the page's
+  // counter fall back (to 0 under an imported run of step 1) until the load finished.
+  setStatus('loading', command.snapshot?.step ?? 0);
   await ensureBackend(command.config.backend);
   const deps = {
     sandbox: sessionSandbox(await ensureSandbox()),
