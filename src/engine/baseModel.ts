@@ -12,7 +12,7 @@ import type { SafetensorsDtype } from '../model/safetensors';
 import { llamaTrainingBytes } from '../model/trainableModel';
 import { usesPlanner } from '../rl/config';
 import type { BaseModel } from './baseRoles';
-import { CODER_PROMPT_TOKENS, PLANNER_PROMPT_TOKENS } from './suggestedModels';
+import { CODER_PROMPT_TOKENS, samplingStages } from './suggestedModels';
 import type { RunConfig } from './types';
 
 /**
@@ -97,13 +97,8 @@ export async function baseSize(
 
 /** Keys and values of every layer, float32, for the largest batch the run samples at once. */
 function kvCacheBytes(config: LlamaConfig, run: RunConfig): number {
-  const g = run.grpo;
   const perToken = config.numLayers * 2 * config.numKvHeads * config.headDim * 4;
-  const planner = usesPlanner(g.mode)
-    ? g.tasksPerStep * g.plansPerTask * (PLANNER_PROMPT_TOKENS + g.maxPlanTokens)
-    : 0;
-  const programs = g.tasksPerStep * (g.mode === 'single' ? 1 : g.plansPerTask) * g.programsPerPlan;
-  return perToken * Math.max(planner, programs * (CODER_PROMPT_TOKENS + g.maxProgramTokens));
+  return perToken * Math.max(...samplingStages(run).map((s) => s.sequences * s.tokens));
 }
 
 /** Refuses, in words, a base whose float32 weights tfjs cannot hold. */

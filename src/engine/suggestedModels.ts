@@ -3,6 +3,7 @@
 // as published, and a rough step-time estimate so a model that would take minutes a step on
 // this machine says so before Train. The exact size is read from the model's config.json when
 // it loads; these figures only guide the choice.
+import { usesPlanner } from '../rl/config';
 import type { RunConfig } from './types';
 
 export interface SuggestedModel {
@@ -60,15 +61,28 @@ const CPU_FLOPS = 1e10;
 export const PLANNER_PROMPT_TOKENS = 150;
 export const CODER_PROMPT_TOKENS = 250;
 
+/**
+ * The step's two sampling stages, each as sequences × tokens a sequence (prompt + reply cap):
+ * the Planner's N plans a task (none in single mode), then the Coder's programs.
+ */
+export function samplingStages(config: RunConfig): { sequences: number; tokens: number }[] {
+  const g = config.grpo;
+  const planner = usesPlanner(g.mode);
+  return [
+    {
+      sequences: planner ? g.tasksPerStep * g.plansPerTask : 0,
+      tokens: PLANNER_PROMPT_TOKENS + g.maxPlanTokens,
+    },
+    {
+      sequences: g.tasksPerStep * (planner ? g.plansPerTask : 1) * g.programsPerPlan,
+      tokens: CODER_PROMPT_TOKENS + g.maxProgramTokens,
+    },
+  ];
+}
+
 /** Tokens a GRPO step samples and scores with this run's group sizes. */
 export function tokensPerStep(config: RunConfig): number {
-  const g = config.grpo;
-  const plans = g.mode === 'single' ? 0 : g.tasksPerStep * g.plansPerTask;
-  const programs = g.tasksPerStep * (g.mode === 'single' ? 1 : g.plansPerTask) * g.programsPerPlan;
-  return (
-    plans * (PLANNER_PROMPT_TOKENS + g.maxPlanTokens) +
-    programs * (CODER_PROMPT_TOKENS + g.maxProgramTokens)
-  );
+  return samplingStages(config).reduce((sum, s) => sum + s.sequences * s.tokens, 0);
 }
 
 /**
