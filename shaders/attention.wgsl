@@ -19,9 +19,10 @@
 // heads | k heads | v heads). KVH = 0 in the uniforms means KVH = H (GPT-2's [q | k | v]).
 // backward_dkdv then runs per (b, kv head, block of keys) and sums over its query heads.
 // No shared memory, no barriers. The head size HD is a pipeline constant (a multiple of 4,
-// ≤ 4·MAX_V4: 64 here, 128 in the variant ops.ts loads as attention.wgsl?MAX_V4=32 for
-// Qwen3's heads, so GPT-2's pipelines keep their register arrays): loops over it have constant bounds, so compilers (LLVM in lavapipe, SwiftShader's
-// Reactor) unroll them and keep q, the accumulators and dk/dv in registers, as vec4s.
+// ≤ 4·MAX_V4: 64 here; ops.ts' attentionShader loads variants, attention.wgsl?MAX_V4=32 for
+// Qwen3's 128-wide heads and ?MAX_V4=4 for heads up to 16, whose smaller arrays compile faster):
+// loops over it have constant bounds, so compilers (LLVM in lavapipe, SwiftShader's Reactor)
+// unroll them and keep q, the accumulators and dk/dv in registers, as vec4s.
 
 struct Params {
   B: u32, T: u32, H: u32, hd: u32,
@@ -44,7 +45,7 @@ fn kv_of(h: u32) -> u32 {
 }
 
 override HD: u32 = 64u;
-const MAX_V4: u32 = 16u; // HD ≤ 64 (ops.ts' attentionShader loads 32 for heads up to 128)
+const MAX_V4: u32 = 16u; // HD ≤ 64 (ops.ts' attentionShader loads 32 for heads up to 128, 4 up to 16)
 
 // Every tensor is read and written as vec4s (widths and heads are multiples of 4, bindings
 // 256-byte aligned): lavapipe loads storage lane by lane, a vec4 for about the price of a float.

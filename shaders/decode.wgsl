@@ -266,7 +266,9 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
   workgroupBarrier();
   for (var c = lid; c < F4; c += WG) {
     let acc = matvec4(RN, D4, D4, p.fc_w / 4u, F4, p.fc_b / 4u, c);
-    for (var r = 0u; r < RB; r++) {
+    // Rows past B skipped: a loop CPU drivers' compilers cannot unroll into RB copies of
+    // GELU (RB = 8 there; it cut the layer's compile by a sixth on SwiftShader).
+    for (var r = 0u; r < RB && b0 + r < p.B; r++) {
       rin[RH + r * F4 + c] = gelu4(acc[r]);
     }
   }

@@ -9,6 +9,10 @@
 //   4  accumulate: C += result (gradients summed over micro-batches and tied weights)
 //   8  GELU forward: C holds the pre-activation, AUX = gelu_tanh(C) (saved for the backward)
 //   16 GELU backward: result ·= gelu_tanh'(AUX[i,j]) (AUX = the saved pre-activation)
+// EPILOGUE: each version runs finish() (finish4) for its block of C in a loop, not unrolled by
+// hand: CPU drivers' compilers (SwiftShader's LLVM) compile every inlined copy, GELU's tanh and
+// all, on its own; sixteen copies made most of v4's ~1.2 s compile per specialisation, the loop
+// ~0.2 s, at no measured cost per call (bench/webgpuProfile.ts).
 // Entry points (versions, each checked against the float64 reference):
 //   v1_regblock  a 4×4 block of C per invocation, no shared memory and no barriers (what CPU
 //                Vulkan drivers want: workgroupBarrier is ~10× dearer there)
@@ -126,12 +130,8 @@ fn v1_regblock(@builtin(global_invocation_id) gid: vec3u) {
     acc3 += a[ra.w + ka] * bv;
   }
   let rows = array<vec4f, 4>(acc0, acc1, acc2, acc3);
-  for (var r = 0u; r < 4u; r++) {
-    let row = rows[r];
-    finish(i0 + r, j0, row.x);
-    finish(i0 + r, j0 + 1u, row.y);
-    finish(i0 + r, j0 + 2u, row.z);
-    finish(i0 + r, j0 + 3u, row.w);
+  for (var q = 0u; q < 16u; q++) { // one epilogue in a loop (see EPILOGUE above)
+    finish(i0 + q / 4u, j0 + q % 4u, rows[q / 4u][q % 4u]);
   }
 }
 
@@ -161,12 +161,8 @@ fn v3_colblock(@builtin(global_invocation_id) gid: vec3u) {
     acc3 += vec4f(a[ra3.x + ka], a[ra3.y + ka], a[ra3.z + ka], a[ra3.w + ka]) * bv;
   }
   let rows = array<vec4f, 4>(acc0, acc1, acc2, acc3);
-  for (var r = 0u; r < 4u; r++) {
-    let v = rows[r];
-    finish(i0 + 4u * r, j, v.x);
-    finish(i0 + 4u * r + 1u, j, v.y);
-    finish(i0 + 4u * r + 2u, j, v.z);
-    finish(i0 + 4u * r + 3u, j, v.w);
+  for (var q = 0u; q < 16u; q++) { // one epilogue in a loop (see EPILOGUE above)
+    finish(i0 + q, j, rows[q / 4u][q % 4u]);
   }
 }
 
@@ -337,22 +333,11 @@ fn v4_vec4(@builtin(global_invocation_id) gid: vec3u) {
     l7 = row_fma(l7, r7, b0l, b1l, b2l, b3l);
     h7 = row_fma(h7, r7, b0h, b1h, b2h, b3h);
   }
-  finish4(i0, j0, l0);
-  finish4(i0, j0 + 4u, h0);
-  finish4(i0 + 1u, j0, l1);
-  finish4(i0 + 1u, j0 + 4u, h1);
-  finish4(i0 + 2u, j0, l2);
-  finish4(i0 + 2u, j0 + 4u, h2);
-  finish4(i0 + 3u, j0, l3);
-  finish4(i0 + 3u, j0 + 4u, h3);
-  finish4(i0 + 4u, j0, l4);
-  finish4(i0 + 4u, j0 + 4u, h4);
-  finish4(i0 + 5u, j0, l5);
-  finish4(i0 + 5u, j0 + 4u, h5);
-  finish4(i0 + 6u, j0, l6);
-  finish4(i0 + 6u, j0 + 4u, h6);
-  finish4(i0 + 7u, j0, l7);
-  finish4(i0 + 7u, j0 + 4u, h7);
+  // One epilogue in a loop (see EPILOGUE above).
+  let block = array<vec4f, 16>(l0, h0, l1, h1, l2, h2, l3, h3, l4, h4, l5, h5, l6, h6, l7, h7);
+  for (var q = 0u; q < 16u; q++) {
+    finish4(i0 + (q >> 1u), j0 + 4u * (q & 1u), block[q]);
+  }
 }
 
 const TILE: u32 = 32u;
@@ -384,14 +369,8 @@ fn v2_tiled(
     }
     workgroupBarrier();
   }
-  for (var r = 0u; r < 4u; r++) {
-    let i = row0 + lid.y * 4u + r;
-    let j = col0 + lid.x * 4u;
-    let row = acc[r];
-    finish(i, j, row.x);
-    finish(i, j + 1u, row.y);
-    finish(i, j + 2u, row.z);
-    finish(i, j + 3u, row.w);
+  for (var q = 0u; q < 16u; q++) { // one epilogue in a loop (see EPILOGUE above)
+    finish(row0 + lid.y * 4u + q / 4u, col0 + lid.x * 4u + q % 4u, acc[q / 4u][q % 4u]);
   }
 }
 

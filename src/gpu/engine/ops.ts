@@ -8,6 +8,7 @@ export const SHADERS = [
   'layernorm.wgsl',
   'embedding.wgsl',
   'attention.wgsl',
+  'attention.wgsl?MAX_V4=4',
   'attention.wgsl?MAX_V4=32',
   'head_logprob.wgsl',
   'grpo_token_loss.wgsl',
@@ -327,10 +328,16 @@ function checkHd(hd: number) {
 /**
  * attention.wgsl keeps q, k, v and the accumulators in registers as arrays of MAX_V4 vec4s (a
  * const: function-scope arrays cannot be sized by an override). Heads up to 64 use the file as
- * it is (GPT-2's pipelines unchanged); larger ones (Qwen3's 128) a variant with MAX_V4 = 32.
+ * it is; larger ones (Qwen3's 128) a variant with MAX_V4 = 32; heads up to 16 (the tiny preset's)
+ * one with MAX_V4 = 4, whose smaller arrays SwiftShader compiles in two thirds of the time (the
+ * self-check at start compiles all three passes).
  */
 export function attentionShader(hd: number): string {
-  return hd > 64 ? 'attention.wgsl?MAX_V4=32' : 'attention.wgsl';
+  return hd > 64
+    ? 'attention.wgsl?MAX_V4=32'
+    : hd <= 16
+      ? 'attention.wgsl?MAX_V4=4'
+      : 'attention.wgsl';
 }
 
 /**
