@@ -2,12 +2,14 @@
 // adapter (software ones too), their self-check and the matmul tuner, as a table of every check
 // (largest error against its tolerance) and the GPU report's markdown and JSON — what a user on
 // a GPU this project never saw can paste into a bug report.
-import { initBackend } from '../src/gpu/backend';
+import { checkKernelsForBase, initBackend } from '../src/gpu/backend';
 import { formatGpuReport } from '../src/gpu/engine/gpuReportFormat';
 import type { BenchSection } from './table';
 
 export const gpuReportBench: BenchSection = async () => {
-  const backend = await initBackend('kernels');
+  // The Llama family's kernels too (a run checks them when a Llama base first reaches the
+  // kernels): a report covers every kernel the engine may run.
+  const backend = await checkKernelsForBase(await initBackend('kernels'));
   const report = backend.gpu;
   if (!report) throw new Error(`no self-check ran: ${backend.reason}`);
   return {

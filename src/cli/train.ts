@@ -37,7 +37,7 @@ import {
   type RunSnapshot,
   type StepReport,
 } from '../engine/types';
-import { initBackend, onBackendChange } from '../gpu/backend';
+import { checkKernelsForBase, initBackend, onBackendChange } from '../gpu/backend';
 import {
   BYTES_PER_MIB,
   createModel,
@@ -103,7 +103,7 @@ const resumed = resumeDir
       finalEval: boolean;
     }>(join(resumeDir, 'config.json'))
   : null;
-const backend = await initBackend(backendOfRun());
+let backend = await initBackend(backendOfRun());
 // The kernels turn themselves off on a lost or failed device; the run goes on on tfjs.
 onBackendChange((report, why) =>
   log({
@@ -331,6 +331,8 @@ async function loadBase(config: RunConfig): Promise<BaseModel> {
   const source = checkpointSource(name, '--base', config.hub);
   const { base, size, dtypes } = await loadBaseModel(source, name, config);
   log({ event: 'base', base: name, model: size.modelType, dtypes });
+  // The kernels check their Llama kernels now, so the start event's selfCheck counts them.
+  backend = await checkKernelsForBase(backend);
   return base;
 }
 

@@ -4,6 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   type BackendChoice,
   type BackendReport,
+  checkKernelsForBase,
   initBackend,
   onBackendChange,
 } from '../gpu/backend';
@@ -328,7 +329,18 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
 async function baseOf(config: RunConfig) {
   if (config.base === undefined) return {};
   workerActivity = `loading ${config.base}`;
-  return { base: await loadHubBase(config, post) };
+  const loaded = { base: await loadHubBase(config, post) };
+  // The kernels check their Llama kernels before the base reaches them; the backend line then
+  // counts those checks too (or says which failed, and the run goes on on tfjs).
+  const before = backend ? await backend : null;
+  if (before?.kernels) {
+    post({ type: 'activity', activity: SELF_CHECK_ACTIVITY });
+    const report = await checkKernelsForBase(before);
+    backend = Promise.resolve(report);
+    post({ type: 'backend', report });
+    post({ type: 'activity', activity: 'idle' });
+  }
+  return loaded;
 }
 
 /**

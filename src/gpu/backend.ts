@@ -8,6 +8,9 @@ import { buildGpuReport, type GpuReport } from './engine/gpuReport';
 import {
   disableKernelEngine,
   enableKernelEngine,
+  type KernelEngineReport,
+  kernelEngineReport,
+  llamaKernelEngine,
   onKernelEngineOff,
 } from './engine/kernelSampling';
 import type { SelfCheckSummary } from './engine/selfCheck/types';
@@ -76,26 +79,54 @@ async function withKernels(
       allowSoftware: required,
       ...(onSelfCheck ? { onSelfCheck } : {}),
     });
-    const checked = kernels.selfCheck
-      ? { selfCheck: kernels.selfCheck, gpu: buildGpuReport() ?? undefined }
-      : {};
-    if (kernels.enabled)
-      return {
-        ...report,
-        ...checked,
-        adapter: kernels.adapter,
-        kernels: true,
-        reason: `sampling and updates on the lab's WebGPU kernels, verified on this adapter (${kernels.selfCheck?.checks ?? 0} checks); tfjs ${report.backend} holds the weights and evaluates (${report.reason})`,
-      };
+    if (kernels.enabled) return kernelsOn(report, kernels);
     // A kernel failed its self-check: the run goes on on tfjs, even where the kernels were asked for.
     if (kernels.selfCheck && kernels.selfCheck.failed.length > 0)
-      return { ...report, ...checked, kernels: false, reason: kernels.reason };
+      return { ...report, ...checked(kernels), kernels: false, reason: kernels.reason };
     why = kernels.reason;
   } catch (error) {
     why = String(error);
   }
   if (required) throw new Error(`the lab's WebGPU kernels cannot start: ${why}`);
   return report;
+}
+
+/** The report of the kernels on, over the tfjs backend `tfjs`. */
+function kernelsOn(tfjs: BackendReport, kernels: KernelEngineReport): BackendReport {
+  return {
+    ...tfjs,
+    ...checked(kernels),
+    adapter: kernels.adapter,
+    kernels: true,
+    reason: `sampling and updates on the lab's WebGPU kernels, verified on this adapter (${kernels.selfCheck?.checks ?? 0} checks); tfjs ${tfjs.backend} holds the weights and evaluates (${tfjs.reason})`,
+  };
+}
+
+/** The self-check's tally and the GPU report, where a self-check ran. */
+function checked(kernels: KernelEngineReport): Pick<BackendReport, 'selfCheck' | 'gpu'> {
+  return kernels.selfCheck
+    ? { selfCheck: kernels.selfCheck, gpu: buildGpuReport() ?? undefined }
+    : {};
+}
+
+/**
+ * A Llama-family base is about to reach the kernels: their Llama kernels' self-check runs now
+ * (once per engine; a GPT-2 run's start does not pay for it), so what the run reports at its
+ * start includes them. The report after: those checks added, or the kernels off, with the
+ * failed kernel and its numbers, where one failed (the run goes on on tfjs).
+ */
+export async function checkKernelsForBase(report: BackendReport): Promise<BackendReport> {
+  if (!report.kernels) return report;
+  const on = (await llamaKernelEngine()) !== null;
+  const kernels = kernelEngineReport();
+  const tfjs = tfjsReport ?? report;
+  if (on) return kernelsOn(tfjs, kernels);
+  return {
+    ...tfjs,
+    ...checked(kernels),
+    kernels: false,
+    reason: `the lab's kernels stopped: ${kernels.reason}`,
+  };
 }
 
 /**
@@ -107,11 +138,13 @@ export function onBackendChange(
 ): () => void {
   return onKernelEngineOff((off, why) => {
     const base = tfjsReport ?? { backend: 'cpu' as const, adapter: '', reason: '' };
-    const checked = off.selfCheck
-      ? { selfCheck: off.selfCheck, gpu: buildGpuReport() ?? undefined }
-      : {};
     listener(
-      { ...base, ...checked, kernels: false, reason: `the lab's kernels stopped: ${off.reason}` },
+      {
+        ...base,
+        ...checked(off),
+        kernels: false,
+        reason: `the lab's kernels stopped: ${off.reason}`,
+      },
       why,
     );
   });

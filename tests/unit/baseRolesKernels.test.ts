@@ -17,6 +17,9 @@ import { initBackend } from '../../src/gpu/backend';
 import { adapterKey, type LoraTarget } from '../../src/gpu/engine/deviceLlamaLora';
 import { llamaDeviceCalls } from '../../src/gpu/engine/kernelLlamaRoles';
 import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelLlamaTraining';
+import '../../src/gpu/engine/selfCheck'; // registers the start's checks
+import { LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
+import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { loadLlama } from '../../src/model/families/load';
 import { PEFT_PREFIX } from '../../src/model/gptLora';
@@ -202,6 +205,8 @@ describe('train -- grpo --base --backend kernels', () => {
       | { checked: number; failed: string[]; ms: number; compileMs: number }
       | undefined;
     expect(selfCheck?.checked).toBeGreaterThanOrEqual(10);
+    // Over a Llama base the Llama kernels are checked before the start event, and counted in it.
+    expect(selfCheck?.checked).toBe(kernelChecks().length + LLAMA_CHECKS.length);
     expect(selfCheck?.failed).toEqual([]);
     expect(selfCheck?.compileMs).toBeGreaterThan(0);
     expect(selfCheck?.compileMs).toBeLessThanOrEqual(selfCheck?.ms ?? 0);

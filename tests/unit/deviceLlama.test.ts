@@ -98,14 +98,13 @@ describe('device Llama forward', () => {
   });
 });
 
-describe('the Llama kernels in the self-check registry', () => {
+describe('the Llama kernels’ self-check', () => {
   it('every entry passes on this device; llamaLogitsOnDevice runs them first', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const { LLAMA_CHECKS, llamaSelfCheck } = await import(
       '../../src/gpu/engine/selfCheck/checksLlama'
     );
-    const { kernelChecks } = await import('../../src/gpu/engine/selfCheck/registry');
-    for (const check of LLAMA_CHECKS) expect(kernelChecks()).toContain(check);
+    expect(LLAMA_CHECKS.length).toBeGreaterThanOrEqual(10);
     expect(await llamaSelfCheck(rt, true)).toEqual([]);
     const { llamaLogitsOnDevice } = await import('../../src/gpu/engine/llamaKernels');
     const config = llamaConfig({ modelType: 'qwen2', attentionBias: true });

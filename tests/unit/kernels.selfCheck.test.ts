@@ -16,10 +16,12 @@ import {
   disableKernelEngine,
   enableKernelEngine,
   kernelEngine,
+  kernelEngineReport,
+  llamaKernelEngine,
   sampleOnDevice,
 } from '../../src/gpu/engine/kernelSampling';
 import { checkBatchFits, limitsOf } from '../../src/gpu/engine/limits';
-import { MATMUL_VERSIONS } from '../../src/gpu/engine/ops';
+import { MATMUL_VERSIONS, SHADERS } from '../../src/gpu/engine/ops';
 import { GpuRuntime } from '../../src/gpu/engine/runtime';
 import {
   describeFailure,
@@ -27,6 +29,7 @@ import {
   START_SIZES,
   selfCheckAtStart,
 } from '../../src/gpu/engine/selfCheck';
+import { LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
 import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { runCheck } from '../../src/gpu/engine/selfCheck/run';
 import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
@@ -78,17 +81,7 @@ describe('the kernels’ self-check', () => {
     const opened = await openKernelDevice();
     if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
     const rt = new GpuRuntime(opened.gpu.device);
-    await rt.load([
-      'matmul.wgsl',
-      'layernorm.wgsl',
-      'embedding.wgsl',
-      'attention.wgsl',
-      'head_logprob.wgsl',
-      'grpo_token_loss.wgsl',
-      'adamw.wgsl',
-      'decode.wgsl',
-      'rows.wgsl',
-    ]);
+    await rt.load([...SHADERS]);
     const t0 = performance.now();
     const check = await selfCheckAtStart(rt, opened.gpu.software);
     const ms = performance.now() - t0;
@@ -193,6 +186,50 @@ describe('a wrong kernel is never used', () => {
     expect(await sampleOnDevice(model, prompts, options)).toBeNull(); // the caller samples on tfjs
     expect((await new KvCacheSampler(model).sample(prompts, options)).tokens).toEqual(host.tokens);
     await initBackend('cpu');
+  });
+});
+
+describe('the Llama kernels are checked when a Llama base first reaches the kernels', () => {
+  const SWIGLU = readFileSync(new URL('../../shaders/swiglu.wgsl', import.meta.url), 'utf8');
+  const llamaNames = LLAMA_CHECKS.map((c) => c.name);
+
+  it("not at a GPT-2 run's start; once, before the first Llama call; all pass", async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    const on = await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
+    expect(on.enabled).toBe(true);
+    const atStart = kernelEngine()!.selfCheck.results.map((r) => r.name);
+    for (const name of llamaNames) expect(atStart).not.toContain(name);
+    for (const check of LLAMA_CHECKS) expect(kernelChecks()).not.toContain(check);
+    expect(await llamaKernelEngine()).toBe(kernelEngine());
+    const after = kernelEngine()!.selfCheck.results;
+    expect(after.slice(atStart.length).map((r) => r.name)).toEqual(llamaNames);
+    expect(after.filter((r) => !r.ok)).toEqual([]);
+    // The tally the backend line and the start event show counts them.
+    expect(kernelEngineReport().selfCheck?.checks).toBe(atStart.length + llamaNames.length);
+    // Once per engine: a second Llama call does not run them again.
+    await Promise.all([llamaKernelEngine(), llamaKernelEngine()]);
+    expect(kernelEngine()!.selfCheck.results.length).toBe(after.length);
+    disableKernelEngine();
+  });
+
+  it('a wrong Llama kernel turns the kernels off before the base reaches them, said with numbers', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    // SiLU's sigmoid off by a factor: SwiGLU's forward and backward both go wrong.
+    const wrong = SWIGLU.replace('1.0 / (1.0 + exp(-g))', '1.01 / (1.0 + exp(-g))');
+    expect(wrong).not.toBe(SWIGLU);
+    setShaderOverridesForTest({ 'swiglu.wgsl': wrong });
+    const on = await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
+    expect(on.enabled).toBe(true); // a GPT-2 run does not run SwiGLU
+    expect(await llamaKernelEngine()).toBeNull();
+    expect(kernelEngine()).toBeNull();
+    const off = kernelEngineReport();
+    expect(off.enabled).toBe(false);
+    expect(off.selfCheck?.failed).toEqual(['swiglu/forward+backward']);
+    expect(off.reason).toMatch(
+      /swiglu\/forward\+backward at llama: \w+\[\d+\] off by [\d.e+-]+ against [\d.e+-]+ allowed.*the run continues on the tfjs backend/,
+    );
   });
 });
 

@@ -22,7 +22,7 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from './deviceLlamaLora';
-import { type Engine, kernelEngine, markEngineFailed } from './kernelSampling';
+import { type Engine, kernelEngine, llamaKernelEngine, markEngineFailed } from './kernelSampling';
 
 interface RoleOnDevice {
   engine: Engine;
@@ -117,7 +117,7 @@ export async function sampleLlamaOnDevice(
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  const e = kernelEngine();
+  const e = await llamaKernelEngine();
   if (!e || !model.lora) return null;
   try {
     const { policy } = await deviceRole(e, model);
@@ -164,15 +164,15 @@ export async function sampleLlamaOnDevice(
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
 export async function llamaRolePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
-  const e = kernelEngine();
+  const e = await llamaKernelEngine();
   if (!e || !model.lora) return null;
   return (await deviceRole(e, model)).policy;
 }
 
 /** The base alone on the device (the KL reference): a policy whose adapters are zero. */
 export async function llamaReferencePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
-  const e = kernelEngine();
   const policy = await llamaRolePolicy(model);
+  const e = kernelEngine();
   if (!e || !policy) return null;
   const cached = references.get(policy);
   if (cached) return cached;

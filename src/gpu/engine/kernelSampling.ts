@@ -21,6 +21,7 @@ import {
   selfCheckAtStart,
   summarize,
 } from './selfCheck';
+import { runLlamaChecks } from './selfCheck/checksLlama';
 import { shaderOverridesForTest } from './selfCheck/testHook';
 
 export interface KernelEngineReport {
@@ -56,6 +57,8 @@ export interface Engine {
   selfCheck: EngineSelfCheck;
   models: WeakMap<GPT, DeviceCopy>;
   lost: string | null;
+  /** The Llama kernels' self-check, once started (llamaKernelEngine): whether all passed. */
+  llamaChecked?: Promise<boolean>;
 }
 
 /** Adam as RoleTrainer runs it (TRL's GRPO defaults: β₂ 0.999, no weight decay). */
@@ -242,6 +245,39 @@ export function disableKernelEngine(): void {
 /** The engine while it is on, for the device trainer. */
 export function kernelEngine(): Engine | null {
   return engine && !engine.lost ? engine : null;
+}
+
+/**
+ * The engine with its Llama-family kernels checked (selfCheck/checksLlama.ts): they run once per
+ * engine, when a Llama base first reaches it, so a GPT-2 run's start does not pay for them. Null
+ * where the engine is off, or where one of them failed: then the kernels turn off, the backend
+ * line says which kernel failed with its numbers, and the run goes on on tfjs.
+ */
+export async function llamaKernelEngine(): Promise<Engine | null> {
+  const e = kernelEngine();
+  if (!e) return null;
+  e.llamaChecked ??= checkLlamaKernels(e);
+  return (await e.llamaChecked) ? kernelEngine() : null;
+}
+
+async function checkLlamaKernels(e: Engine): Promise<boolean> {
+  let results: CheckResult[];
+  try {
+    results = await runLlamaChecks(e.rt, e.gpu.software);
+  } catch (error) {
+    markEngineFailed(e, error);
+    return false;
+  }
+  e.selfCheck.results.push(...results);
+  lastSelfCheck = { check: e.selfCheck, gpu: e.gpu };
+  const failed = results.filter((r) => !r.ok);
+  if (failed.length > 0) {
+    turnOff(e, failureWords(e.gpu.adapter, failed));
+    return false;
+  }
+  if (engine === e)
+    report = { ...report, selfCheck: summarize(e.selfCheck.results, e.gpu.adapter) };
+  return true;
 }
 
 /** A device call failed: the engine is off for the rest of the run. */

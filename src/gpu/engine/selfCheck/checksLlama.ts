@@ -1,10 +1,10 @@
-// The Llama family's kernels in the self-check's registry: RMSNorm (forward, backward), RoPE
-// (forward and its inverse, the backward), SwiGLU (forward, backward), grouped-query attention
-// (forward, backward, cache store + decode), the 16-bit-weight matmul (F16, BF16) and its
-// transpose (v6_b16t, the backward's input gradients), LoRA's B side (lora.wgsl). None is
-// indispensable (the GPT-2 engine does not run them, and selfCheck/index.ts does not import this
-// module: the GPT-2 engine's start is not slowed); the Llama engine runs them
-// (llamaKernels.ts). Fixed odd sizes, off every workgroup.
+// The Llama family's kernels for the self-check: RMSNorm (forward, backward), RoPE (forward and
+// its inverse, the backward), SwiGLU (forward, backward), grouped-query attention (forward,
+// backward, cache store + decode), the 16-bit-weight matmul (F16, BF16) and its transpose
+// (v6_b16t, the backward's input gradients), LoRA's B side (lora.wgsl). Not in the start
+// registry: a GPT-2 run never runs them, so its start does not pay for them. The engine runs
+// them when a Llama base first reaches it (kernelSampling.ts' llamaKernelEngine), and so does
+// the Llama path of the CLI (llamaKernels.ts). Fixed odd sizes, off every workgroup.
 
 import { ropeInverseFrequencies } from '../../../model/families/rope';
 import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
@@ -26,9 +26,9 @@ import * as op from '../ops';
 import * as ol from '../opsLlama';
 import * as olr from '../opsLora';
 import type { GpuRuntime } from '../runtime';
-import { type KernelCheck, randoms, registerKernelCheck } from './registry';
+import { type KernelCheck, randoms } from './registry';
 import { runChecks } from './run';
-import { describeFailure } from './types';
+import { type CheckResult, describeFailure } from './types';
 
 /** selfCheck/index.ts' seed (not imported from there: index.ts starts the GPT-2 engine's checks). */
 const SELF_CHECK_SEED = 0x5e1fc4ec;
@@ -360,19 +360,18 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   loraCheck,
 ] as KernelCheck[];
 
-for (const check of LLAMA_CHECKS) registerKernelCheck(check);
-
-/**
- * The Llama checks on this device (the Llama engine runs them before its first model, as the
- * GPT-2 engine runs its own at start); the failures, in words.
- */
-export async function llamaSelfCheck(rt: GpuRuntime, software: boolean): Promise<string[]> {
-  const results = await runChecks(LLAMA_CHECKS, {
+/** The Llama checks on this device, each result as the start's checks report theirs. */
+export function runLlamaChecks(rt: GpuRuntime, software: boolean): Promise<CheckResult[]> {
+  return runChecks(LLAMA_CHECKS, {
     rt,
     sizes: { nEmbd: 0, nHead: 0, nInner: 0, vocabSize: 0, label: 'llama' },
     matmul: 'v1_regblock',
     software,
     seed: SELF_CHECK_SEED,
   });
-  return results.filter((r) => !r.ok).map(describeFailure);
+}
+
+/** The Llama checks on this device; the failures, in words. */
+export async function llamaSelfCheck(rt: GpuRuntime, software: boolean): Promise<string[]> {
+  return (await runLlamaChecks(rt, software)).filter((r) => !r.ok).map(describeFailure);
 }
