@@ -2,7 +2,8 @@
 // fixtures) served by a real HTTP server on 127.0.0.1 in the Hub's layout, the page opened with
 // base= and hub=. It downloads the base in its Worker, names it, steps, and after a reload reads
 // the weights from Cache Storage (the server sees model.safetensors once). A missing model, an
-// unreachable hub and a base too large for tfjs are each refused in words.
+// unreachable hub and a base too large for tfjs are each refused in words. On the kernels
+// (SwiftShader), the Llama kernels' self-check runs once the base is loaded, and the line counts it.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -126,6 +127,36 @@ describe('the page over a base model from a Hub', () => {
     // The reload read every file from Cache Storage: the weights crossed the network once.
     expect(served.get(`${REPO}/model.safetensors`)).toBe(1);
     expect(served.get(`${REPO}/config.json`)).toBe(1);
+    await context.close();
+  });
+
+  it('on the kernels: the Llama kernels are checked once the base is loaded, before its first step, and the backend line counts them', async () => {
+    const context = await browser.newContext({
+      permissions: ['clipboard-read', 'clipboard-write'],
+      viewport: { width: 1400, height: 900 },
+    });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    const line = async () => (await page.getByTestId('backend').textContent()) ?? '';
+    await page.goto(pageUrl(REPO).replace('backend=wasm', 'backend=kernels'));
+    await waitIdle(page, 240_000);
+    expect(await line()).toMatch(/^kernels · verified on .*swiftshader.* \(\d+ checks\)/i);
+    await page.getByRole('button', { name: 'Copy GPU report' }).click();
+    await expect.poll(() => page.getByText('GPU report copied').count()).toBe(1);
+    const report = await page.evaluate(() => navigator.clipboard.readText());
+    // The start's checks and the Llama family's, every one passed, all counted in the line.
+    expect(report).toMatch(/\| matmul\/v4_vec4 \| start \| ok \|/);
+    for (const name of ['rmsnorm/forward+backward', 'attention/gqa_decode', 'matmul/v5_b16_bf16'])
+      expect(report).toContain(`| ${name} | llama | ok |`);
+    const checks = Number((await line()).match(/\((\d+) checks\)/)?.[1]);
+    expect(checks).toBe(report.match(/^\| [a-z_0-9]+\/[^|]+ \| (start|llama) \| ok \|/gm)?.length);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
+    await waitIdle(page);
+    expect(await line()).toMatch(/^kernels · verified on /);
+    expect(await bannerMessages(page)).toEqual([]);
+    expect(errors).toEqual([]);
     await context.close();
   });
 
