@@ -11,6 +11,17 @@ export const stepCount = async (page: Page) =>
 export const status = async (page: Page) =>
   (await page.getByTestId('engine-status').textContent()) ?? '';
 
+/** The backend line (what runs, on which adapter, and the kernels' self-check). */
+export const backendLine = async (page: Page) =>
+  (await page.getByTestId('backend').textContent()) ?? '';
+
+/** Clicks "Copy GPU report" and returns what reached the clipboard (the context needs its permissions). */
+export async function copyGpuReport(page: Page): Promise<string> {
+  await page.getByRole('button', { name: 'Copy GPU report' }).click();
+  await expect.poll(() => page.getByText('GPU report copied').count()).toBe(1);
+  return page.evaluate(() => navigator.clipboard.readText());
+}
+
 /** Until the engine says idle (a finished step is saved by then) and the screen shows it. */
 export async function waitIdle(page: Page, timeout = 120_000) {
   await expect.poll(() => status(page), { timeout, interval: 250 }).toMatch(/^idle/);

@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { chatFixtureSpec, fixtureSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
-import { bannerMessages, launchBrowser, status, stepCount, waitIdle } from './browser';
+import {
+  backendLine,
+  bannerMessages,
+  copyGpuReport,
+  launchBrowser,
+  status,
+  stepCount,
+  waitIdle,
+} from './browser';
 
 const REPO = 'lab-test/tiny-qwen2';
 /** config.json only: Qwen2.5-1.5B's shape, whose float32 weights tfjs cannot hold. */
@@ -138,13 +146,11 @@ describe('the page over a base model from a Hub', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
-    const line = async () => (await page.getByTestId('backend').textContent()) ?? '';
+    const line = () => backendLine(page);
     await page.goto(pageUrl(REPO).replace('backend=wasm', 'backend=kernels'));
     await waitIdle(page, 240_000);
     expect(await line()).toMatch(/^kernels · verified on .*swiftshader.* \(\d+ checks\)/i);
-    await page.getByRole('button', { name: 'Copy GPU report' }).click();
-    await expect.poll(() => page.getByText('GPU report copied').count()).toBe(1);
-    const report = await page.evaluate(() => navigator.clipboard.readText());
+    const report = await copyGpuReport(page);
     // The start's checks and the Llama family's, every one passed, all counted in the line.
     expect(report).toMatch(/\| matmul\/v4_vec4 \| start \| ok \|/);
     for (const name of ['rmsnorm/forward+backward', 'attention/gqa_decode', 'matmul/v5_b16_bf16'])

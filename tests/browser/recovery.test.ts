@@ -4,7 +4,14 @@
 // lost under the lab's kernels hands the run to wasm from its last finished step.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, openLab, stepCount, unexpectedBannerMessages, waitIdle } from './browser';
+import {
+  backendLine,
+  launchBrowser,
+  openLab,
+  stepCount,
+  unexpectedBannerMessages,
+  waitIdle,
+} from './browser';
 
 // Small steps (a few seconds on wasm); `test=1` exposes window.__labTest.
 const SMALL_TEST = '?tasks=1&n=2&m=2&eval=0&seed=3&test=1';
@@ -41,8 +48,6 @@ function loseDevice(page: Page) {
     hooks.loseDevice();
   });
 }
-
-const backendLine = (page: Page) => page.getByTestId('backend').textContent().then(String);
 
 /**
  * Training goes on by itself to `step`; paused there, every step is on the chart once (none

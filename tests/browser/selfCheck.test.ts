@@ -3,7 +3,7 @@
 // that they were verified there and how many checks ran; "Copy GPU report" copies the report.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { launchBrowser, waitIdle } from './browser';
+import { backendLine, copyGpuReport, launchBrowser, waitIdle } from './browser';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -22,11 +22,7 @@ describe('the kernels’ self-check on the page', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
-    const line = () =>
-      page
-        .getByTestId('backend')
-        .textContent()
-        .then((t) => t ?? '');
+    const line = () => backendLine(page);
     const seen: string[] = [];
     await page.goto(`${inject('baseUrl')}?tasks=1&n=2&m=2&eval=0&seed=3&backend=kernels`);
     await expect
@@ -44,9 +40,7 @@ describe('the kernels’ self-check on the page', () => {
     const checks = Number((await line()).match(/\((\d+) checks\)/)?.[1]);
     expect(checks).toBeGreaterThanOrEqual(10);
     await waitIdle(page);
-    await page.getByRole('button', { name: 'Copy GPU report' }).click();
-    await expect.poll(() => page.getByText('GPU report copied').count()).toBe(1);
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const copied = await copyGpuReport(page);
     expect(copied).toMatch(/^## GPU report/);
     expect(copied).toMatch(/\| matmul\/v1_regblock \| start \| ok \|/);
     expect(copied).toMatch(/maxStorageBufferBindingSize/);

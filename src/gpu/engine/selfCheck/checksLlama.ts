@@ -26,12 +26,10 @@ import * as op from '../ops';
 import * as ol from '../opsLlama';
 import * as olr from '../opsLora';
 import type { GpuRuntime } from '../runtime';
+import { SELF_CHECK_SEED } from './index';
 import { type KernelCheck, randoms } from './registry';
 import { runChecks } from './run';
 import { type CheckResult, describeFailure } from './types';
-
-/** selfCheck/index.ts' seed (not imported from there: index.ts starts the GPT-2 engine's checks). */
-const SELF_CHECK_SEED = 0x5e1fc4ec;
 
 const TOL = { atol: 1e-4, rtol: 1e-3 };
 
