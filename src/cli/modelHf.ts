@@ -15,7 +15,7 @@ import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { nodeHubCache } from '../model/hub/hubCacheNode';
 import { raw16, toFloat32 } from '../model/safetensors';
 import { KvCacheSampler } from '../rollout';
-import { HfTokenizer } from '../tokenizer/hfTokenizer';
+import type { HfTokenizer } from '../tokenizer/hfTokenizer';
 
 /** A folder if one exists at `arg`, else a Hub id; anything else is refused by name. */
 export function checkpointSource(
@@ -134,13 +134,7 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
     : undefined;
   if (adapter)
     checkLoraTargets(new Map([...checkpoint.weights].map(([n, t]) => [n, t.shape])), adapter);
-  const tokenizer = new HfTokenizer(
-    checkpoint.tokenizerJson,
-    checkpoint.tokenizerConfig,
-    checkpoint.generationConfig,
-    checkpoint.label,
-  );
-  const { ids } = promptIds(tokenizer, c);
+  const { ids } = promptIds(checkpoint.tokenizer, c);
   if (ids.length === 0) throw new Error('--text must not be empty');
   const weights = new Map(
     [...checkpoint.weights].map(([name, t]) => [

@@ -2,8 +2,13 @@
 // the Hub through its cache in the CLI and the page's Worker — with its size stated and checked
 // before the weights are fetched: config.json (and the shard index when there is one) are small,
 // the weights are not, so a base that cannot fit in tfjs is refused before its download.
-import { type CheckpointSource, INDEX_FILE, readConfig } from '../model/families/hfCheckpoint';
-import { llamaParameterCount, parseLlamaConfig } from '../model/families/hfConfig';
+import {
+  type CheckpointSource,
+  INDEX_FILE,
+  parseJsonFile,
+  readConfig,
+} from '../model/families/hfCheckpoint';
+import { llamaParameterCount } from '../model/families/hfConfig';
 import type { LlamaConfig } from '../model/families/llamaConfig';
 import { llamaLoraModules } from '../model/families/llamaLora';
 import { loadLlama } from '../model/families/load';
@@ -62,19 +67,20 @@ export async function baseSize(
   /** The run, for its adapters' size (none without it). */
   run?: RunConfig,
 ): Promise<BaseSize> {
-  const { json, family } = await readConfig(source);
-  if (family === 'gpt2')
+  const { llama: config } = await readConfig(source);
+  if (!config)
     throw new Error(
       `base ${name}: a GPT-2 folder as a base is not implemented yet; the lab's GPT-2 takes --checkpoint DIR with --lora-rank R`,
     );
-  const config = parseLlamaConfig(json, `${source.label}: config.json`);
   const parameters = llamaParameterCount(config);
   const index = await source.read(INDEX_FILE);
   let fileBytes = parameters * 2;
   if (index) {
-    const total = (
-      JSON.parse(new TextDecoder().decode(index)) as { metadata?: { total_size?: unknown } }
-    ).metadata?.total_size;
+    const total = parseJsonFile<{ metadata?: { total_size?: unknown } } | null>(
+      index,
+      INDEX_FILE,
+      source.label,
+    )?.metadata?.total_size;
     if (typeof total === 'number' && total > 0) fileBytes = total;
   }
   const lora = run ? loraSettingsOf(run, 'llama') : null;

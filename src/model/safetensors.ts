@@ -4,6 +4,8 @@
 // (Hugging Face checkpoints are mostly 16-bit). A 16-bit tensor stays available as its raw
 // words (`raw16`), so the WGSL engine can keep weights 16-bit on the device.
 
+import { repeatedTopLevelKey } from './jsonKeys';
+
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
 
 const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
@@ -73,9 +75,18 @@ export function encodeSafetensors(
 }
 
 /**
- * Reads and checks the header. `bytes` may be only the file's beginning (a download checks the
- * header before the rest arrives); `fileSize`, when known, is checked against what the header
- * implies. Every refusal names the file and says what is wrong.
+ * The largest header the lab reads: Hugging Face's own reader refuses headers over 100 MB (a
+ * header only names tensors; a bigger one is an attack on the reader, not a model).
+ */
+export const MAX_SAFETENSORS_HEADER_BYTES = 100_000_000;
+
+/**
+ * Reads and checks the header, as untrusted input: its length against the file and the 100 MB
+ * bound, JSON with every name once, each dtype one the lab reads, each shape's element count a
+ * safe integer that matches its byte range, the ranges inside the data, not overlapping, and
+ * covering it whole. `bytes` may be only the file's beginning (a download checks the header
+ * before the rest arrives); `fileSize`, when known, is checked against what the header implies.
+ * Every refusal names the file and says what is wrong.
  */
 export function readSafetensorsHeader(
   bytes: Uint8Array,
@@ -94,17 +105,21 @@ export function readSafetensorsHeader(
       `header claims ${headerLength} bytes but the file has ${size - 8} after the length (truncated?)`,
     );
   }
+  if (headerLength > MAX_SAFETENSORS_HEADER_BYTES)
+    fail(`header claims ${headerLength} bytes, over the ${MAX_SAFETENSORS_HEADER_BYTES} allowed`);
   if (8 + headerLength > bytes.length) fail('the header is not all here (truncated?)');
+  let text: string;
   let header: Record<string, unknown>;
   try {
-    header = JSON.parse(
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerLength)),
-    );
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerLength));
+    header = JSON.parse(text);
   } catch (err) {
     return fail(`header is not valid JSON (${(err as Error).message})`);
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header))
     fail('header is not an object');
+  const repeated = repeatedTopLevelKey(text);
+  if (repeated !== null) fail(`the header names ${repeated} twice`);
   const dataStart = 8 + headerLength;
   const dataLength = size - dataStart;
   const entries = new Map<string, HeaderEntry>();
@@ -112,6 +127,12 @@ export function readSafetensorsHeader(
   const spans: [number, number, string][] = [];
   for (const [name, raw] of Object.entries(header)) {
     if (name === '__metadata__') {
+      if (
+        typeof raw !== 'object' ||
+        raw === null ||
+        Object.values(raw).some((v) => typeof v !== 'string')
+      )
+        fail('__metadata__ is not an object of strings');
       metadata = raw as Record<string, string>;
       continue;
     }
@@ -121,15 +142,18 @@ export function readSafetensorsHeader(
       fail(`${name}: dtype ${String(entry?.dtype)} (F32, F16 and BF16 are supported)`);
     const shape = entry.shape;
     const offsets = entry.data_offsets;
-    if (!Array.isArray(shape) || !shape.every((n) => Number.isInteger(n) && n >= 0))
+    if (!Array.isArray(shape) || !shape.every((n) => Number.isSafeInteger(n) && n >= 0))
       fail(`${name}: bad shape`);
     if (!Array.isArray(offsets) || offsets.length !== 2) fail(`${name}: bad data_offsets`);
     const [begin, end] = offsets as [number, number];
-    const count = (shape as number[]).reduce((a, b) => a * b, 1);
+    let count = 1;
+    for (const n of shape as number[]) count *= n;
+    if (!Number.isSafeInteger(count * BYTES[dtype]))
+      fail(`${name}: shape [${shape}] has more elements than any file holds`);
     if (
       !(
-        Number.isInteger(begin) &&
-        Number.isInteger(end) &&
+        Number.isSafeInteger(begin) &&
+        Number.isSafeInteger(end) &&
         begin >= 0 &&
         end - begin === BYTES[dtype] * count
       )

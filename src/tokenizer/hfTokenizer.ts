@@ -1,9 +1,18 @@
 // A Hugging Face checkpoint's tokenizer and chat template, through the maintained libraries:
 // tokenizer.json by @huggingface/tokenizers, tokenizer_config.json's chat_template by
 // @huggingface/jinja. The ids that end a turn or the text come from generation_config.json's
-// eos_token_id (a number or a list), else tokenizer_config.json's eos_token.
-import { Template } from '@huggingface/jinja';
+// eos_token_id (a number or a list), else tokenizer_config.json's eos_token. Both files are
+// untrusted: tokenizer.json is checked against config.json's vocab_size first
+// (hfTokenizerCheck.ts), a few encodes are timed, and the template renders under bounds
+// (chatTemplate.ts), tried once here so a hostile one is refused when the model loads.
 import { Tokenizer } from '@huggingface/tokenizers';
+import { BoundedTemplate } from './chatTemplate';
+import { checkTokenizerJson } from './hfTokenizerCheck';
+
+/** The slowest a probe encode may be: a pre-tokenizer regex past it backtracks. */
+const PROBE_MILLISECONDS = 250;
+/** Runs of one character class, the shape that makes a backtracking pattern slow. */
+const PROBE_CHARACTERS = ['a', ' ', '0', '!', '\n', "'", 'é'];
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -12,7 +21,7 @@ export interface ChatMessage {
 
 export class HfTokenizer {
   private readonly tokenizer: Tokenizer;
-  private readonly template: Template | null;
+  private readonly template: BoundedTemplate | null;
   /** Ids that end generation: end of turn and end of text. */
   readonly stopIds: number[];
   readonly vocabSize: number;
@@ -22,19 +31,39 @@ export class HfTokenizer {
     private readonly tokenizerConfig: Record<string, unknown> | null,
     generationConfig: Record<string, unknown> | null,
     label = 'checkpoint',
+    /** config.json's vocab_size: every id of the tokenizer must lie below it. */
+    vocabLimit = Number.MAX_SAFE_INTEGER,
   ) {
+    const fail = (why: string): never => {
+      throw new Error(`${label}: tokenizer.json is refused: ${why}`);
+    };
+    checkTokenizerJson(tokenizerJson, vocabLimit, fail);
     try {
       this.tokenizer = new Tokenizer(tokenizerJson as object, tokenizerConfig ?? {});
     } catch (err) {
       throw new Error(`${label}: tokenizer.json cannot be read (${(err as Error).message})`);
     }
     this.vocabSize = this.tokenizer.get_vocab(true).size;
+    if (this.vocabSize > vocabLimit)
+      fail(`${this.vocabSize} tokens, more than config.json's vocab_size ${vocabLimit}`);
+    this.timeProbeEncodes(fail);
     const source = chatTemplateSource(tokenizerConfig);
     try {
-      this.template = source === null ? null : new Template(source);
+      this.template = source === null ? null : new BoundedTemplate(source);
     } catch (err) {
       throw new Error(
         `${label}: tokenizer_config.json's chat_template does not parse (${(err as Error).message})`,
+      );
+    }
+    try {
+      // Once now, so a template that loops or explodes is refused with the model, not mid-run.
+      if (this.template) this.applyChatTemplate([{ role: 'user', content: 'Hello.' }]);
+    } catch (err) {
+      const message = (err as Error).message;
+      throw new Error(
+        message.startsWith('chat_template')
+          ? `${label}: tokenizer_config.json's ${message}`
+          : `${label}: tokenizer_config.json's chat_template fails on one user turn (${message})`,
       );
     }
     const eos = generationConfig?.eos_token_id;
@@ -45,6 +74,25 @@ export class HfTokenizer {
       if (id !== undefined) ids.push(id);
     }
     this.stopIds = ids.filter((id): id is number => Number.isInteger(id));
+  }
+
+  /**
+   * Encodes runs of 10, 100 and 1,000 of a few characters, refusing the tokenizer when one takes
+   * longer than PROBE_MILLISECONDS (a pattern slow on short runs is slower on the prompts).
+   */
+  private timeProbeEncodes(fail: (why: string) => never): void {
+    for (const length of [10, 100, 1000]) {
+      for (const c of PROBE_CHARACTERS) {
+        const text = `${c.repeat(length)}\u0000`;
+        const started = performance.now();
+        this.tokenizer.encode(text, { add_special_tokens: false });
+        const ms = performance.now() - started;
+        if (ms > PROBE_MILLISECONDS)
+          fail(
+            `encoding ${length} × ${JSON.stringify(c)} took ${Math.round(ms)} ms (a pre-tokenizer or normalizer pattern that backtracks)`,
+          );
+      }
+    }
   }
 
   /**

@@ -1,17 +1,25 @@
 // Node only: a checkpoint folder on disk as a CheckpointSource (hfCheckpoint.ts).
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CheckpointSource } from './hfCheckpoint';
 
 export function folderSource(dir: string): CheckpointSource {
   return {
     label: dir,
-    async read(file) {
+    async read(file, maxBytes) {
       try {
-        const buf = await readFile(join(dir, file));
+        const path = join(dir, file);
+        const { size } = await stat(path);
+        if (maxBytes !== undefined && size > maxBytes)
+          throw new Error(
+            `${dir}: ${file} is ${size} bytes, over the ${maxBytes} its checkpoint can need`,
+          );
+        const buf = await readFile(path);
         return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return null;
+        if (code === undefined) throw err;
         throw new Error(`${dir}: cannot read ${file} (${(err as Error).message})`);
       }
     },

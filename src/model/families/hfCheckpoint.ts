@@ -1,20 +1,42 @@
 // A Hugging Face checkpoint of the Llama family, read from any source of files (a folder in
 // Node, the Hub through its cache, a fetch in the browser): config.json, the weights
 // (model.safetensors, or the shards model.safetensors.index.json names), the tokenizer files.
-// Everything is checked before anything is built — sizes, dtypes, names and shapes against
-// config.json — so a bad checkpoint is refused in words naming the file, and nothing is left
-// half-loaded. Weights stay as the files hold them (16-bit views); the tfjs path widens them,
+// Every file is untrusted input and is checked before anything is built — config.json's sizes
+// against each other and the budget before any weight is asked for, the tokenizer and its chat
+// template (hfTokenizer.ts) before the weights too, then each safetensors header, names and
+// shapes against config.json — so a bad checkpoint is refused in words naming the file, nothing
+// is left half-loaded, and a source with a cache forgets what it served (a later good download is
+// not poisoned). Weights stay as the files hold them (16-bit views); the tfjs path widens them,
 // the WGSL engine can upload the raw words.
+import { HfTokenizer } from '../../tokenizer/hfTokenizer';
 import type { StoredTensor } from '../safetensors';
-import { readSafetensors } from '../safetensors';
-import { familyOf, llamaWeightSpecs, parseLlamaConfig } from './hfConfig';
+import { MAX_SAFETENSORS_HEADER_BYTES, readSafetensors } from '../safetensors';
+import { familyOf, llamaParameterCount, llamaWeightSpecs, parseLlamaConfig } from './hfConfig';
 import type { LlamaConfig } from './llamaConfig';
 
 export interface CheckpointSource {
   /** The folder or Hub id, for messages. */
   label: string;
-  /** The file's bytes, or null when the checkpoint has no such file. */
-  read(file: string): Promise<Uint8Array | null>;
+  /** The file's bytes, or null when the checkpoint has no such file; one over `maxBytes` is refused. */
+  read(file: string, maxBytes?: number): Promise<Uint8Array | null>;
+  /** Drops whatever a cache kept of this checkpoint: its files were refused. */
+  forget?(): Promise<void>;
+}
+
+/** A failure to fetch (network, server), not a verdict on the files: the cache keeps them. */
+export class TransferError extends Error {}
+
+/** Runs `load`; when it refuses the files (not a transfer failure), the source's cache forgets them. */
+async function forgettingOnRefusal<T>(
+  source: CheckpointSource,
+  load: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    if (!(err instanceof TransferError)) await source.forget?.().catch(() => undefined);
+    throw err;
+  }
 }
 
 export interface HfCheckpoint {
@@ -24,6 +46,9 @@ export interface HfCheckpoint {
   configJson: Record<string, unknown>;
   /** Every weight llamaWeightSpecs names, as the file holds it (F32, F16 or BF16). */
   weights: Map<string, StoredTensor>;
+  /** tokenizer.json with tokenizer_config.json and generation_config.json, checked. */
+  tokenizer: HfTokenizer;
+  /** The same files as parsed (a GGUF export copies them). */
   tokenizerJson: unknown;
   tokenizerConfig: Record<string, unknown> | null;
   generationConfig: Record<string, unknown> | null;
@@ -61,30 +86,64 @@ export function shardFiles(index: unknown, label: string): string[] {
   return files as string[];
 }
 
-/** The config alone: which family, and for the Llama family its parsed config. */
+/**
+ * The config alone: which family, and for the Llama family its parsed and checked config (sizes
+ * that fit together and within the budget), before any other file is read.
+ */
 export async function readConfig(
   source: CheckpointSource,
-): Promise<{ json: Record<string, unknown>; family: 'gpt2' | 'llama' }> {
-  const json = parseJsonFile<Record<string, unknown>>(
-    await required(source, 'config.json'),
-    'config.json',
-    source.label,
-  );
-  return { json, family: familyOf(json, `${source.label}: config.json`) };
+): Promise<{ json: Record<string, unknown>; family: 'gpt2' | 'llama'; llama: LlamaConfig | null }> {
+  return forgettingOnRefusal(source, async () => {
+    const json = parseJsonFile<Record<string, unknown>>(
+      await required(source, 'config.json'),
+      'config.json',
+      source.label,
+    );
+    const file = `${source.label}: config.json`;
+    const family = familyOf(json, file);
+    return { json, family, llama: family === 'llama' ? parseLlamaConfig(json, file) : null };
+  });
 }
 
 /** Reads and checks a Llama-family checkpoint. */
-export async function readHfCheckpoint(source: CheckpointSource): Promise<HfCheckpoint> {
+export function readHfCheckpoint(source: CheckpointSource): Promise<HfCheckpoint> {
+  return forgettingOnRefusal(source, () => readChecked(source));
+}
+
+async function readChecked(source: CheckpointSource): Promise<HfCheckpoint> {
   const { label } = source;
   const { json: configJson } = await readConfig(source);
   const config = parseLlamaConfig(configJson, `${label}: config.json`);
+  // The tokenizer before the weights: a hostile one is refused before the big download.
+  const tokenizerJson = parseJsonFile<unknown>(
+    await required(source, 'tokenizer.json'),
+    'tokenizer.json',
+    label,
+  );
+  const tokenizerConfig = await optionalJson<Record<string, unknown>>(
+    source,
+    'tokenizer_config.json',
+  );
+  const generationConfig = await optionalJson<Record<string, unknown>>(
+    source,
+    'generation_config.json',
+  );
+  const tokenizer = new HfTokenizer(
+    tokenizerJson,
+    tokenizerConfig,
+    generationConfig,
+    label,
+    config.vocabSize,
+  );
 
   const indexBytes = await source.read(INDEX_FILE);
   const index = indexBytes ? parseJsonFile<unknown>(indexBytes, INDEX_FILE, label) : null;
   const files = index ? shardFiles(index, label) : ['model.safetensors'];
   const found = new Map<string, { tensor: StoredTensor; file: string }>();
+  // No weight file can be larger than every weight at 4 bytes and the largest header.
+  const maxWeightFileBytes = llamaParameterCount(config) * 4 + MAX_SAFETENSORS_HEADER_BYTES + 8;
   for (const file of files) {
-    const bytes = await source.read(file);
+    const bytes = await source.read(file, maxWeightFileBytes);
     if (!bytes) {
       throw new Error(
         index
@@ -94,9 +153,11 @@ export async function readHfCheckpoint(source: CheckpointSource): Promise<HfChec
     }
     const { tensors } = readSafetensors(bytes, `${label}: ${file}`);
     for (const [name, tensor] of tensors) {
-      const where = (index as { weight_map: Record<string, string> } | null)?.weight_map[name];
-      if (index && where !== file)
+      const map = (index as { weight_map: Record<string, string> } | null)?.weight_map;
+      if (map && (!Object.hasOwn(map, name) || map[name] !== file))
         throw new Error(`${label}: ${file} holds ${name}, which ${INDEX_FILE} places elsewhere`);
+      const twice = found.get(name);
+      if (twice) throw new Error(`${label}: ${file} and ${twice.file} both hold ${name}`);
       found.set(name, { tensor, file });
     }
   }
@@ -134,12 +195,9 @@ export async function readHfCheckpoint(source: CheckpointSource): Promise<HfChec
     config,
     configJson,
     weights,
-    tokenizerJson: parseJsonFile<unknown>(
-      await required(source, 'tokenizer.json'),
-      'tokenizer.json',
-      label,
-    ),
-    tokenizerConfig: await optionalJson(source, 'tokenizer_config.json'),
-    generationConfig: await optionalJson(source, 'generation_config.json'),
+    tokenizer,
+    tokenizerJson,
+    tokenizerConfig,
+    generationConfig,
   };
 }

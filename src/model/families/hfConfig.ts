@@ -129,7 +129,7 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
   // Qwen2 always has q/k/v biases; in Llama and Qwen3 attention_bias also puts one on o_proj.
   if (modelType !== 'qwen2' && json.attention_bias)
     fail(`attention_bias true is not implemented for ${modelType} (a bias on o_proj too)`);
-  return {
+  const config: LlamaConfig = {
     family: 'llama',
     modelType,
     vocabSize: int('vocab_size'),
@@ -148,6 +148,38 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
     tieWordEmbeddings: json.tie_word_embeddings ?? false,
     maxPositionEmbeddings: int('max_position_embeddings', 2048),
   };
+  checkLlamaBudget(config, fail);
+  return config;
+}
+
+/**
+ * The most parameters a config may declare: 4 Gi, 16 GiB as the float32 the tfjs path holds,
+ * past anything the lab can run (the page's own, smaller bound is engine/baseModel.ts').
+ */
+export const MAX_CHECKPOINT_PARAMETERS = 4 * 1024 ** 3;
+/** The most layers: the deepest published models have under 200; each layer is a dozen tensors to list and check. */
+export const MAX_CHECKPOINT_LAYERS = 1024;
+/** The most elements one tensor may hold: a typed array's and a tfjs tensor's bound. */
+const MAX_TENSOR_ELEMENTS = 2 ** 31 - 1;
+
+/** Refuses, from the numbers alone and before anything is allocated, a config too big to hold. */
+function checkLlamaBudget(c: LlamaConfig, fail: (why: string) => never): void {
+  if (c.numLayers > MAX_CHECKPOINT_LAYERS)
+    fail(`num_hidden_layers ${c.numLayers} is over the ${MAX_CHECKPOINT_LAYERS} the lab reads`);
+  const largest = Math.max(
+    c.vocabSize * c.hiddenSize,
+    c.intermediateSize * c.hiddenSize,
+    c.numHeads * c.headDim * c.hiddenSize,
+  );
+  if (largest > MAX_TENSOR_ELEMENTS)
+    fail(
+      `a weight of ${largest} elements (vocab_size ${c.vocabSize}, hidden_size ${c.hiddenSize}, intermediate_size ${c.intermediateSize}) is over the ${MAX_TENSOR_ELEMENTS} one tensor can hold`,
+    );
+  const parameters = llamaParameterCount(c);
+  if (parameters > MAX_CHECKPOINT_PARAMETERS)
+    fail(
+      `${(parameters / 1e9).toFixed(1)}B parameters (${(parameters * 4) / 1024 ** 3} GiB as float32) is over the budget of ${MAX_CHECKPOINT_PARAMETERS / 1024 ** 3} Gi parameters`,
+    );
 }
 
 export interface WeightSpec {
@@ -195,6 +227,17 @@ export function llamaWeightSpecs(c: LlamaConfig): WeightSpec[] {
   return specs;
 }
 
+/** The parameters llamaWeightSpecs lists, counted from the numbers (nothing listed, nothing allocated). */
 export function llamaParameterCount(c: LlamaConfig): number {
-  return llamaWeightSpecs(c).reduce((n, s) => n + s.shape.reduce((a, b) => a * b, 1), 0);
+  const d = c.hiddenSize;
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKvHeads * c.headDim;
+  const layer =
+    2 * d +
+    (q + 2 * kv) * d +
+    (c.attentionBias ? q + 2 * kv : 0) +
+    (c.qkNorm ? 2 * c.headDim : 0) +
+    d * q +
+    3 * c.intermediateSize * d;
+  return c.vocabSize * d * (c.tieWordEmbeddings ? 1 : 2) + c.numLayers * layer + d;
 }

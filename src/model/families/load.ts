@@ -4,7 +4,7 @@
 // weights widened to float32 one at a time and handed to tfjs, so a refusal leaves nothing behind;
 // the files' bytes are let go at the end, so a 0.5B model holds its float32 weights and no more.
 import * as tf from '@tensorflow/tfjs-core';
-import { HfTokenizer } from '../../tokenizer/hfTokenizer';
+import type { HfTokenizer } from '../../tokenizer/hfTokenizer';
 import type { CausalLM } from '../policy';
 import { type SafetensorsDtype, toFloat32 } from '../safetensors';
 import { type CheckpointSource, type HfCheckpoint, readHfCheckpoint } from './hfCheckpoint';
@@ -26,18 +26,7 @@ export async function loadLlama(
   adapterSource?: CheckpointSource,
 ): Promise<LoadedLlama> {
   const checkpoint = await readHfCheckpoint(source);
-  const { config, weights, label } = checkpoint;
-  const tokenizer = new HfTokenizer(
-    checkpoint.tokenizerJson,
-    checkpoint.tokenizerConfig,
-    checkpoint.generationConfig,
-    label,
-  );
-  if (tokenizer.vocabSize > config.vocabSize) {
-    throw new Error(
-      `${label}: tokenizer.json has ${tokenizer.vocabSize} tokens but config.json says vocab_size ${config.vocabSize}`,
-    );
-  }
+  const { config, weights, tokenizer } = checkpoint;
   const adapter = adapterSource ? await readLoraAdapter(adapterSource) : null;
   if (adapter) checkLoraTargets(new Map([...weights].map(([n, t]) => [n, t.shape])), adapter);
 

@@ -1,23 +1,26 @@
 // Checkpoints from the Hugging Face Hub, for Node and for the page's Worker alike: fetch
 // `{endpoint}/{org/name}/resolve/{revision}/{file}` (endpoint: HF_ENDPOINT or
 // https://huggingface.co) and nothing else, with progress (bytes, ETA), through a cache (the
-// browser's Cache Storage; a folder in Node, hubCacheNode.ts), every file checked before it is
-// kept or used: the body's length against Content-Length, a .safetensors file against its own
-// header, JSON parsed. A truncated file is fetched again; a missing (404), gated (401/403) or
-// unreachable model is named in words.
+// browser's Cache Storage; a folder in Node, hubCacheNode.ts; files of another hub kept apart),
+// every file checked before it is kept or used: the download as hubDownload.ts checks it, a
+// .safetensors file against its own header, JSON parsed. A file the checkpoint lacks is
+// remembered as absent; a checkpoint the loaders refuse is forgotten (forget). A missing (404),
+// gated (401/403) or unreachable model is named in words.
 import { importNodeOnly, isNodeHost } from '../../gpu/host';
-import type { CheckpointSource } from '../families/hfCheckpoint';
+import { type CheckpointSource, TransferError } from '../families/hfCheckpoint';
 import { readSafetensorsHeader } from '../safetensors';
+import { download } from './hubDownload';
 import type { HubId } from './hubId';
 
 export { type HubId, parseHubId } from './hubId';
 
 export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 
-/** Where fetched files are kept, by key `{org/name}/{revision}/{file}`. */
+/** Where fetched files are kept, by key `[{hub}/]{org/name}/{revision}/{file}`. */
 export interface HubCache {
   get(key: string): Promise<Uint8Array | null>;
   put(key: string, bytes: Uint8Array): Promise<void>;
+  delete(key: string): Promise<void>;
   /** Where it lives, for messages. */
   readonly where: string;
 }
@@ -39,11 +42,17 @@ export interface HubOptions {
   /** Sent as a bearer token (gated models). */
   token?: string;
   onProgress?: (p: HubProgress) => void;
-  /** Tries per file when a body arrives truncated. */
+  /** Tries per file when a body arrives short, breaks off or stalls (later tries resume). */
   attempts?: number;
+  /** A download must bring `minBytesPerWindow` bytes every `stallSeconds` (default 30 s, 16 KB). */
+  stallSeconds?: number;
+  minBytesPerWindow?: number;
   /** Counts what the network served (tests check that a second load hits the cache). */
   onFetch?: (url: string, status: number) => void;
 }
+
+/** The most bytes a JSON file of a checkpoint may have (a real tokenizer.json is under 20 MB). */
+export const MAX_JSON_FILE_BYTES = 64 * 1024 * 1024;
 
 /** Refuses a file whose bytes are not whole: a safetensors header against the size, JSON parsed. */
 function checkComplete(file: string, bytes: Uint8Array, label: string): void {
@@ -57,100 +66,29 @@ function checkComplete(file: string, bytes: Uint8Array, label: string): void {
   }
 }
 
-/** A failure worth another try: a broken connection, a short body. */
-class Retry extends Error {
-  constructor(
-    message: string,
-    /** The server was never reached (refused, no route, DNS). */
-    readonly unreachable = false,
-  ) {
-    super(message);
-  }
+/** The cache's key prefix for a hub: none for the default one, else its address (files from two hubs never mix). */
+function hubKeyPrefix(endpoint: string): string {
+  return endpoint === DEFAULT_ENDPOINT
+    ? ''
+    : `${encodeURIComponent(endpoint.replace(/^https?:\/\//, ''))}/`;
 }
 
-/** A Hub checkpoint as a CheckpointSource: each file from the cache, else fetched and kept. */
+/** A Hub checkpoint as a CheckpointSource: each file from the cache, else fetched, checked and kept. */
 export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
   const endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
   const label = `${id.repo}@${id.revision}`;
-  const attempts = options.attempts ?? 3;
-
-  async function fetchOnce(file: string): Promise<Uint8Array | null> {
-    const url = `${endpoint}/${id.repo}/resolve/${encodeURIComponent(id.revision)}/${file}`;
-    let res: Response;
-    try {
-      res = await fetch(
-        url,
-        options.token ? { headers: { authorization: `Bearer ${options.token}` } } : {},
-      );
-    } catch (err) {
-      const cause = (err as { cause?: { message?: string } }).cause?.message;
-      throw new Retry(`${(err as Error).message}${cause ? `: ${cause}` : ''}`, true);
-    }
-    options.onFetch?.(url, res.status);
-    if (res.status === 404) {
-      await res.body?.cancel();
-      return null;
-    }
-    if (res.status === 401 || res.status === 403) {
-      await res.body?.cancel();
-      throw new Error(
-        `${id.repo} is gated or private on ${endpoint} (HTTP ${res.status}): accept its terms on the Hub and give a token (HF_TOKEN)`,
-      );
-    }
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new Error(`${endpoint} answered HTTP ${res.status} for ${id.repo}'s ${file}`);
-    }
-    const encoded = res.headers.get('content-encoding');
-    const lengthHeader = res.headers.get('content-length');
-    const total = lengthHeader !== null && !encoded ? Number(lengthHeader) : null;
-    const chunks: Uint8Array[] = [];
-    let received = 0;
-    const started = Date.now();
-    let lastReport = 0;
-    const report = (done: boolean) => {
-      const seconds = (Date.now() - started) / 1000;
-      const rate = seconds > 0 ? received / seconds : 0;
-      const etaSeconds = total !== null && rate > 0 ? Math.max(0, (total - received) / rate) : null;
-      options.onProgress?.({ repo: id.repo, file, received, total, etaSeconds, done });
-    };
-    try {
-      const reader = res.body!.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        received += value.length;
-        if (Date.now() - lastReport > 500) {
-          lastReport = Date.now();
-          report(false);
-        }
-      }
-    } catch {
-      throw new Retry(`the connection broke after ${received} bytes`);
-    }
-    report(true);
-    if (total !== null && received !== total)
-      throw new Retry(`got ${received} of the ${total} bytes Content-Length announced`);
-    const bytes = new Uint8Array(received);
-    let at = 0;
-    for (const c of chunks) {
-      bytes.set(c, at);
-      at += c.length;
-    }
-    try {
-      checkComplete(file, bytes, label);
-    } catch (err) {
-      throw new Retry((err as Error).message);
-    }
-    return bytes;
-  }
+  const { cache } = options;
+  const keyOf = (file: string) => `${hubKeyPrefix(endpoint)}${id.repo}/${id.revision}/${file}`;
+  /** A file the checkpoint lacks (404) is remembered too, so a cached model loads offline. */
+  const absentKey = (file: string) => `${keyOf(file)}.absent`;
+  const touched = new Set<string>();
 
   return {
     label,
-    async read(file) {
-      const key = `${id.repo}/${id.revision}/${file}`;
-      const cached = await options.cache.get(key);
+    async read(file, maxBytes) {
+      const key = keyOf(file);
+      touched.add(key).add(absentKey(file));
+      const cached = await cache.get(key);
       if (cached) {
         try {
           checkComplete(file, cached, label);
@@ -158,29 +96,49 @@ export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
         } catch {
           // A damaged cache entry: fetch it again below.
         }
+      } else if (file !== 'config.json' && (await cache.get(absentKey(file)))) return null;
+      const url = `${endpoint}/${id.repo}/resolve/${encodeURIComponent(id.revision)}/${file}`;
+      let bytes: Uint8Array | null;
+      try {
+        bytes = await download(url, `${label}: ${file}`, {
+          headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+          attempts: options.attempts ?? 3,
+          stallSeconds: options.stallSeconds ?? 30,
+          minBytesPerWindow: options.minBytesPerWindow ?? 16 * 1024,
+          maxBytes: maxBytes ?? (file.endsWith('.json') ? MAX_JSON_FILE_BYTES : 2 ** 52),
+          onFetch: options.onFetch,
+          onProgress: (received, total, etaSeconds, done) =>
+            options.onProgress?.({ repo: id.repo, file, received, total, etaSeconds, done }),
+        });
+      } catch (err) {
+        const message = (err as Error).message;
+        if (message.startsWith('HTTP 40'))
+          throw new TransferError(
+            `${id.repo} is gated or private on ${endpoint} (${message.split(':')[0]}): accept its terms on the Hub and give a token (HF_TOKEN)`,
+          );
+        if (message.startsWith('unreachable: '))
+          throw new TransferError(
+            `cannot reach ${endpoint} for ${id.repo} (${message.slice('unreachable: '.length)})`,
+          );
+        throw err;
       }
-      let why: Retry | null = null;
-      for (let attempt = 0; attempt < attempts; attempt++) {
-        try {
-          const bytes = await fetchOnce(file);
-          if (bytes === null) {
-            if (file === 'config.json') {
-              throw new Error(
-                `${id.repo} (revision ${id.revision}) was not found on ${endpoint} (HTTP 404 for config.json): no such model, or not a transformers checkpoint`,
-              );
-            }
-            return null;
-          }
-          await options.cache.put(key, bytes);
-          return bytes;
-        } catch (err) {
-          if (!(err instanceof Retry)) throw err;
-          why = err;
+      if (bytes === null) {
+        if (file === 'config.json') {
+          throw new Error(
+            `${id.repo} (revision ${id.revision}) was not found on ${endpoint} (HTTP 404 for config.json): no such model, or not a transformers checkpoint`,
+          );
         }
+        await cache.put(absentKey(file), new Uint8Array(0));
+        return null;
       }
-      if (why?.unreachable)
-        throw new Error(`cannot reach ${endpoint} for ${id.repo} (${why.message})`);
-      throw new Error(`${label}: ${file} arrived truncated ${attempts} times (${why?.message})`);
+      // The server's whole body (its length checked): a file that does not parse is bad, not short.
+      checkComplete(file, bytes, label);
+      await cache.put(key, bytes);
+      return bytes;
+    },
+    async forget() {
+      for (const key of touched) await cache.delete(key);
+      touched.clear();
     },
   };
 }
@@ -196,6 +154,9 @@ export function cacheStorageHubCache(name = 'core-code-lab-hub'): HubCache {
     },
     async put(key, bytes) {
       await (await caches.open(name)).put(url(key), new Response(bytes as BufferSource));
+    },
+    async delete(key) {
+      await (await caches.open(name)).delete(url(key));
     },
   };
 }

@@ -2,7 +2,7 @@
 // else `~/.cache/core-code-lab/hub`, one file per `{org/name}/{revision}/{file}`. A file is
 // written beside its place and renamed into it, so a killed download never leaves a half file
 // under the real name (and hub.ts checks every file it reads back anyway).
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { HubCache } from './hub';
@@ -35,6 +35,9 @@ export function nodeHubCache(root = hubCacheDir()): HubCache {
       const partial = `${path}.${process.pid}.partial`;
       await writeFile(partial, bytes);
       await rename(partial, path);
+    },
+    async delete(key) {
+      await rm(pathOf(key), { force: true });
     },
   };
 }
