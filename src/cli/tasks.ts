@@ -1,13 +1,15 @@
 // `npm run --silent tasks -- <command>`: the task world from the command line.
 //   export  --tier L1,L2,L3,L4 --split train|validation|heldout --count N --seed S [--out FILE.jsonl]
+//           --task-set examples: the examples world (tasks/examples/), --split train|validation|length|compose
 //           [--format openrlhf|verl|trl --out DIR]  an engine's dataset, task file and reward .py
 //           (held-out tasks exist for L2 and L3; other requested tiers are skipped there)
-//   suites  [--check]          regenerate public/tasks/suite-*.json (or check they are current)
+//   suites  [--check]          regenerate public/tasks/suite-*.json (or check they are current);
+//           --task-set examples: public/tasks/examples/suite-*.json
 //   show    --tier L2 [--split S] [--count N] [--seed S]     print statements, plans, code
 //   check   --tier L1,L2 [--split S] [--count N] [--seed S] [--sandbox]   run every reference
 //   mbxp    --in mbjsp_release_v1.2.jsonl --out public/tasks/mbxp   the MBXP task set (cli/tasksMbxp.ts)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import {
@@ -22,6 +24,12 @@ import {
   type Tier,
   toJsonl,
 } from '../tasks';
+import {
+  EXAMPLES_SPLITS,
+  type ExamplesSplit,
+  generateExamplesTasks,
+} from '../tasks/examples/generate';
+import { buildExamplesSuite, EXAMPLES_SUITES } from '../tasks/examples/suites';
 import { EXPORT_FORMATS } from '../tasks/exportFormats';
 import { exportForEngine, exportFormat } from '../tasks/exportNode';
 import { mbxpFile, serializeTaskSet, TASK_SET_SPLITS } from '../tasks/mbxp/taskSet';
@@ -30,10 +38,21 @@ import type { FlagSpecs } from './flags';
 import { commandLine, UsageError } from './runCli';
 
 const SUITE_DIR = fileURLToPath(new URL('../../public/tasks/', import.meta.url));
+const PUBLIC_DIR = fileURLToPath(new URL('../../public/', import.meta.url));
+const SPLIT_CHOICES = [...new Set([...SPLITS, ...EXAMPLES_SPLITS])];
 
 const FLAGS = {
   tier: { kind: 'string', help: `comma-separated tiers of ${TIERS.join(',')} (default all)` },
-  split: { kind: 'choice', choices: SPLITS, help: 'which split (default train)' },
+  split: {
+    kind: 'choice',
+    choices: SPLIT_CHOICES,
+    help: 'which split (default train); procedural: train|validation|heldout, examples: train|validation|length|compose',
+  },
+  'task-set': {
+    kind: 'choice',
+    choices: ['procedural', 'examples'],
+    help: 'procedural (default): statements that list the steps; examples: signature and input/output examples only',
+  },
   count: { kind: 'integer', help: 'how many tasks' },
   seed: { kind: 'integer', help: 'seed of the draw (default 1)' },
   out: { kind: 'string', help: 'export: FILE.jsonl (default stdout); with --format, a folder' },
@@ -75,7 +94,36 @@ function atLeastZero(value: number | undefined, fallback: number, name: string):
   return value ?? fallback;
 }
 
+const examplesWorld = f['task-set'] === 'examples';
+
+/** The requested tasks of either world (the tier flag is the procedural world's). */
+function requestedTasks(count: number) {
+  if (examplesWorld) {
+    const split = (f.split ?? 'train') as string;
+    if (!(EXAMPLES_SPLITS as readonly string[]).includes(split)) {
+      throw new UsageError(
+        `--split ${split}: the examples world's splits are ${EXAMPLES_SPLITS.join(', ')}`,
+      );
+    }
+    const seed = atLeastZero(f.seed, 1, 'seed');
+    return {
+      tasks: generateExamplesTasks(
+        { split: split as ExamplesSplit, seed },
+        atLeastZero(f.count, count, 'count'),
+      ),
+      split: (split === 'length' || split === 'compose' ? 'heldout' : split) as Split,
+    };
+  }
+  const req = request(count);
+  return { tasks: generateTasks(req), split: req.split };
+}
+
 function request(count: number) {
+  if (f.split !== undefined && !(SPLITS as readonly string[]).includes(f.split)) {
+    throw new UsageError(
+      `--split ${f.split}: the procedural world's splits are ${SPLITS.join(', ')} (${f.split} is the examples world's: add --task-set examples)`,
+    );
+  }
   return {
     tiers: parseTiers(f.tier),
     split: (f.split ?? 'train') as Split,
@@ -86,22 +134,33 @@ function request(count: number) {
 
 function exportTasks(): void {
   const format = exportFormat(f.format);
-  const req = request(100);
+  const req = requestedTasks(100);
   const out = f.out;
   if (format !== 'lab') {
-    console.log(exportForEngine(format, generateTasks(req), req.split, out));
+    console.log(exportForEngine(format, req.tasks, req.split, out));
     return;
   }
-  const text = toJsonl(generateTasks(req));
+  const text = toJsonl(req.tasks);
   if (out) writeFileSync(out, text);
   else process.stdout.write(text);
 }
 
 function suites(): void {
   let stale = 0;
-  for (const spec of SUITES) {
-    const path = `${SUITE_DIR}${spec.file}`;
-    const text = serializeSuite(buildSuite(spec));
+  const files = examplesWorld
+    ? EXAMPLES_SUITES.map((spec) => ({
+        file: spec.file,
+        path: `${PUBLIC_DIR}${spec.file}`,
+        build: () => buildExamplesSuite(spec),
+      }))
+    : SUITES.map((spec) => ({
+        file: spec.file,
+        path: `${SUITE_DIR}${spec.file}`,
+        build: () => buildSuite(spec),
+      }));
+  for (const spec of files) {
+    const path = spec.path;
+    const text = serializeSuite(spec.build());
     if (f.check) {
       let current = '';
       try {
@@ -112,6 +171,7 @@ function suites(): void {
         console.log(`stale: ${spec.file}`);
       }
     } else {
+      mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, text);
       console.log(`wrote ${spec.file} (${text.length} bytes)`);
     }
@@ -120,7 +180,7 @@ function suites(): void {
 }
 
 function show(): void {
-  for (const task of generateTasks(request(3))) {
+  for (const task of requestedTasks(3).tasks) {
     console.log(`# ${task.id} (${task.tier})\n${task.statement}`);
     for (const s of task.strategies) console.log(`-- ${s.name}\n${s.plan}\n${s.code}`);
     console.log(
@@ -130,7 +190,7 @@ function show(): void {
 }
 
 async function check(): Promise<void> {
-  const tasks = generateTasks(request(200));
+  const { tasks } = requestedTasks(200);
   let failures = 0;
   for (const task of tasks) {
     for (const s of task.strategies) {

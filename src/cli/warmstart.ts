@@ -33,6 +33,11 @@ const FLAGS = {
     kind: 'boolean',
     help: 'only a Coder, statement → code (single mode’s warm start)',
   },
+  'task-set': {
+    kind: 'choice',
+    choices: ['procedural', 'examples'],
+    help: 'the task world (default procedural); examples: signature and input/output examples',
+  },
   merges: {
     kind: 'integer',
     help: `BPE merges fitted on the train split (default ${DEFAULT_MERGES}; 0: characters)`,
@@ -51,6 +56,7 @@ const plannerShare = f['planner-share'] ?? 0.35;
 const shared = f.shared === true;
 const coderAlone = f['coder-alone'] === true;
 const merges = f.merges ?? DEFAULT_MERGES;
+const taskSet = (f['task-set'] ?? 'procedural') as 'procedural' | 'examples';
 
 if (minutes === undefined && steps === undefined) {
   throw new UsageError('give --minutes N or --steps N');
@@ -67,6 +73,7 @@ console.log(
     batchSize,
     shared,
     merges,
+    taskSet,
     backend,
   }),
 );
@@ -86,6 +93,7 @@ const models = await warmStartModels({
   shared,
   coderAlone,
   merges,
+  taskSet,
   onRoleStart: (role, parameters) =>
     console.log(JSON.stringify({ event: 'role', role, parameters })),
   onProgress: (role, p) => console.log(JSON.stringify({ event: 'progress', role, ...round(p) })),

@@ -5,7 +5,18 @@ import { type RoleExample, roleExample } from '../agents/format';
 import type { Role } from '../rl/config';
 import type { Task } from '../tasks';
 import { Rng } from '../tasks/random';
+import { taskSignature } from '../tasks/signature';
 import type { CharTokenizer } from '../tokenizer';
+
+/**
+ * Shares of the Coder's examples that carry an empty plan (plan dropout: so that "no plan" is a
+ * prompt it knows when the evaluation asks it) and only the task's signature instead of the
+ * statement (so that `coderSees` plan is one too). Absent: every example is the full prompt.
+ */
+export interface CoderViews {
+  planDropout: number;
+  signatureOnly: number;
+}
 
 export function taskExampleSource(
   nextTasks: (n: number) => Task[],
@@ -15,17 +26,23 @@ export function taskExampleSource(
   shared = false,
   /** The single-agent baseline's Coder: statement → code with an empty plan (single mode's prompt). */
   withoutPlans = false,
+  coderViews?: CoderViews,
 ): (n: number) => RoleExample[] {
   const prng = new Rng(seed);
   return (n) =>
     nextTasks(n).map((task) => {
       const strategy = task.strategies[prng.below(task.strategies.length)]!;
       const role = roles[prng.below(roles.length)]!;
-      return roleExample(
-        tok,
-        role,
-        { statement: task.statement, plan: withoutPlans ? '' : strategy.plan, code: strategy.code },
-        shared,
-      );
+      let statement = task.statement;
+      let plan = withoutPlans ? '' : strategy.plan;
+      // Drawn only with views, so the procedural warm start's stream is what it always was.
+      if (coderViews && role === 'coder') {
+        const r = prng.next();
+        if (r < coderViews.planDropout) plan = '';
+        else if (r < coderViews.planDropout + coderViews.signatureOnly) {
+          statement = taskSignature(task);
+        }
+      }
+      return roleExample(tok, role, { statement, plan, code: strategy.code }, shared);
     });
 }

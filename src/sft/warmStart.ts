@@ -6,10 +6,11 @@ import type { LoadedCheckpoint, PresetName } from '../model';
 import { createModel, type ModelRole, makeConfig, parameterCount } from '../model';
 import type { Role } from '../rl/config';
 import { createTaskSampler } from '../tasks';
+import { generateExamplesTask } from '../tasks/examples/generate';
 import { Rng } from '../tasks/random';
 import { CharTokenizer, fitBpeTokenizer } from '../tokenizer';
 import { BucketedBatches } from './batches';
-import { taskExampleSource } from './taskExamples';
+import { type CoderViews, taskExampleSource } from './taskExamples';
 import { DEFAULT_SFT, runSft, type SftProgress } from './trainer';
 
 export interface WarmStartOptions {
@@ -31,6 +32,12 @@ export interface WarmStartOptions {
   coderAlone?: boolean;
   /** BPE merges fitted on the train split (fitTaskTokenizer); 0: characters. Default 512. */
   merges?: number;
+  /**
+   * The task world: procedural (the default) or examples (tasks/examples/: signature and
+   * input/output examples; its own tokenizer corpus, and Coder prompts with plan dropout and
+   * signature-only statements, EXAMPLES_CODER_VIEWS).
+   */
+  taskSet?: 'procedural' | 'examples';
   /** Report progress every this many steps (the page wants it often, the CLI less). */
   logEvery?: number;
   onProgress?: (role: ModelRole, progress: SftProgress) => void;
@@ -55,17 +62,43 @@ const TOKENIZER_CORPUS = { tasks: 1500, seed: 20261201 };
  * of a fixed draw of train-split tasks (every tier): the same merges on every machine, and
  * no validation, evaluation or held-out text shapes the vocabulary.
  */
-export function fitTaskTokenizer(merges: number): CharTokenizer {
-  const tasks = createTaskSampler({
-    mix: { L1: 1, L2: 1, L3: 1, L4: 1 },
-    split: 'train',
-    seed: TOKENIZER_CORPUS.seed,
-  }).next(TOKENIZER_CORPUS.tasks);
+export function fitTaskTokenizer(
+  merges: number,
+  taskSet: 'procedural' | 'examples' = 'procedural',
+): CharTokenizer {
+  const tasks =
+    taskSet === 'examples'
+      ? Array.from({ length: TOKENIZER_CORPUS.tasks }, (_, i) =>
+          generateExamplesTask({ split: 'train', seed: TOKENIZER_CORPUS.seed }, i),
+        )
+      : createTaskSampler({
+          mix: { L1: 1, L2: 1, L3: 1, L4: 1 },
+          split: 'train',
+          seed: TOKENIZER_CORPUS.seed,
+        }).next(TOKENIZER_CORPUS.tasks);
   const texts = tasks.flatMap((task) => [
     task.statement,
     ...task.strategies.flatMap((strategy) => [strategy.plan, strategy.code]),
   ]);
   return fitBpeTokenizer(texts, merges);
+}
+
+/**
+ * The examples world's Coder: 10% of its examples without a plan (the planDropout default)
+ * and 20% with the signature alone for a statement (what `coderSees` plan shows it).
+ */
+export const EXAMPLES_CODER_VIEWS: CoderViews = { planDropout: 0.1, signatureOnly: 0.2 };
+
+/** The training tasks a warm start draws, as a stream. */
+function trainTaskStream(taskSet: 'procedural' | 'examples', seed: number) {
+  if (taskSet === 'examples') {
+    let index = 0;
+    return {
+      next: (n: number) =>
+        Array.from({ length: n }, () => generateExamplesTask({ split: 'train', seed }, index++)),
+    };
+  }
+  return createTaskSampler({ mix: TIER_MIX, split: 'train', seed });
 }
 
 export async function warmStartModels(
@@ -75,13 +108,14 @@ export async function warmStartModels(
   if (minutes === undefined && steps === undefined)
     throw new Error('warm start: give minutes or steps');
   const merges = options.merges ?? DEFAULT_MERGES;
-  const tokenizer = merges > 0 ? fitTaskTokenizer(merges) : new CharTokenizer();
+  const taskSet = options.taskSet ?? 'procedural';
+  const tokenizer = merges > 0 ? fitTaskTokenizer(merges, taskSet) : new CharTokenizer();
   const prng = new Rng(seed);
 
   const trainRole = async (role: ModelRole, share: number): Promise<LoadedCheckpoint> => {
     const config = makeConfig(preset, tokenizer.vocabSize, role);
     const model = createModel(config, prng.fork());
-    const tasks = createTaskSampler({ mix: TIER_MIX, split: 'train', seed: prng.fork() });
+    const tasks = trainTaskStream(taskSet, prng.fork());
     const roles: Role[] = role === 'shared' ? ['planner', 'coder'] : [role];
     const source = taskExampleSource(
       (n) => tasks.next(n),
@@ -90,6 +124,7 @@ export async function warmStartModels(
       prng.fork(),
       role === 'shared',
       options.coderAlone === true,
+      taskSet === 'examples' && !options.coderAlone ? EXAMPLES_CODER_VIEWS : undefined,
     );
     options.onRoleStart?.(role, parameterCount(config));
     const batches = new BucketedBatches(source, batchSize, prng.fork(), 8, config.nCtx);
@@ -105,7 +140,9 @@ export async function warmStartModels(
       },
       (progress) => options.onProgress?.(role, progress),
     );
-    return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, mix: TIER_MIX } } };
+    const world =
+      taskSet === 'examples' ? { taskSet, coderViews: EXAMPLES_CODER_VIEWS } : { mix: TIER_MIX };
+    return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, ...world } } };
   };
 
   if (options.coderAlone) {

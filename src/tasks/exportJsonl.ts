@@ -7,6 +7,8 @@ export interface ExportRecord {
   entry_point: string;
   arity: number;
   tests: { args: unknown[]; expected: unknown }[];
+  /** The examples world's shown examples (also the first tests); absent elsewhere. */
+  examples?: { args: unknown[]; expected: unknown }[];
   efficiency_tests: number[];
   reference_solutions: { strategy: string; plan: string; code: string }[];
   tier: string;
@@ -21,6 +23,9 @@ function toExportRecord(task: Task): ExportRecord {
     entry_point: task.entryPoint,
     arity: task.arity,
     tests: task.tests.map((t) => ({ args: t.args, expected: t.expected })),
+    ...(task.examples
+      ? { examples: task.examples.map((t) => ({ args: t.args, expected: t.expected })) }
+      : {}),
     efficiency_tests: task.efficiencyTests,
     reference_solutions: task.strategies.map((s) => ({
       strategy: s.name,

@@ -41,6 +41,11 @@ export interface Task {
   entryPoint: string;
   arity: number;
   tests: TaskTest[];
+  /**
+   * The input/output examples a statement shows (the examples world, tasks/examples/): the
+   * statement is made of them, and they are also the first of `tests`.
+   */
+  examples?: TaskTest[];
   strategies: Strategy[];
   /** Indices into `tests` of the large inputs where the algorithm's cost shows. */
   efficiencyTests: number[];

@@ -63,6 +63,10 @@ export function validateTask(raw: unknown, position = 0): ValidationResult {
     fail('arity', 'must be a whole number ≥ 0');
 
   const tests = validateTests(rec.tests, typeof arity === 'number' ? arity : -1, fail);
+  const examples =
+    rec.examples === undefined
+      ? undefined
+      : validateTests(rec.examples, typeof arity === 'number' ? arity : -1, fail, 'examples');
   const strategies = validateStrategies(rec.strategies, entryPoint, fail);
   const efficiencyTests = validateEfficiency(rec.efficiencyTests, tests.length, fail);
   const steps = rec.steps;
@@ -87,6 +91,7 @@ export function validateTask(raw: unknown, position = 0): ValidationResult {
       entryPoint,
       arity: arity as number,
       tests,
+      ...(examples ? { examples } : {}),
       strategies,
       efficiencyTests,
       steps: steps as string[],
@@ -96,32 +101,32 @@ export function validateTask(raw: unknown, position = 0): ValidationResult {
 
 type Fail = (field: string, message: string) => void;
 
-function validateTests(raw: unknown, arity: number, fail: Fail): TaskTest[] {
+function validateTests(raw: unknown, arity: number, fail: Fail, field = 'tests'): TaskTest[] {
   if (!Array.isArray(raw)) {
-    fail('tests', 'must be an array of {args, expected}');
+    fail(field, 'must be an array of {args, expected}');
     return [];
   }
-  if (raw.length === 0) fail('tests', 'needs at least one test');
+  if (raw.length === 0) fail(field, 'needs at least one test');
   for (const [i, test] of raw.entries()) {
     if (!isRecord(test)) {
-      fail(`tests[${i}]`, 'must be an object {args, expected}');
+      fail(`${field}[${i}]`, 'must be an object {args, expected}');
       continue;
     }
-    if (!Array.isArray(test.args)) fail(`tests[${i}].args`, 'must be an array of arguments');
+    if (!Array.isArray(test.args)) fail(`${field}[${i}].args`, 'must be an array of arguments');
     else {
       if (arity >= 0 && test.args.length !== arity) {
         fail(
-          `tests[${i}].args`,
+          `${field}[${i}].args`,
           `has ${test.args.length} arguments, the entry point takes ${arity}`,
         );
       }
       const problem = jsonProblem(test.args);
-      if (problem) fail(`tests[${i}].args`, `not JSON-representable: ${problem}`);
+      if (problem) fail(`${field}[${i}].args`, `not JSON-representable: ${problem}`);
     }
-    if (!('expected' in test)) fail(`tests[${i}].expected`, 'is missing');
+    if (!('expected' in test)) fail(`${field}[${i}].expected`, 'is missing');
     else {
       const problem = jsonProblem(test.expected);
-      if (problem) fail(`tests[${i}].expected`, `not JSON-representable: ${problem}`);
+      if (problem) fail(`${field}[${i}].expected`, `not JSON-representable: ${problem}`);
     }
   }
   return raw as TaskTest[];
