@@ -9,14 +9,19 @@
 // `--chat` (the text as one user turn of the chat template): see modelHf.ts. Over the lab's own
 // GPT-2 folders `--adapter DIR` is a PEFT LoRA adapter of GPT-2's layout (what train --lora-rank
 // writes to RUN/adapters/<role>/), read by the same PEFT reader, applied in the forward.
+// `npm run --silent model -- export-gguf --checkpoint DIR_OR_ID [--adapter RUN/adapters/<role>]
+//   --out FILE.gguf [--dtype f16|bf16|f32]` → the base with the adapter merged in, as GGUF for
+//   llama.cpp (modelGguf.ts); prints JSON {out, architecture, dtype, tensors, bytes, adapter}.
 import * as tf from '@tensorflow/tfjs-core';
 import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
 import { initBackend } from '../gpu/backend';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
+import { GGUF_DTYPES, type GgufDtype } from '../model/gguf/ggufTensors';
 import { readGptLora } from '../model/gptLoraFiles';
 import { KvCacheSampler } from '../rollout';
 import type { FlagSpecs } from './flags';
+import { exportGguf } from './modelGguf';
 import { checkpointSource, isLabGpt2Folder, runHfCommand } from './modelHf';
 import { commandLine, exitWhenWritten, exitWithError, UsageError } from './runCli';
 
@@ -33,18 +38,36 @@ const FLAGS = {
   temperature: { kind: 'number', help: 'sample: temperature (default 0: greedy)' },
   'top-k': { kind: 'integer', help: 'sample: only the k likeliest tokens (default 0: all)' },
   seed: { kind: 'integer', help: 'sample: seed (default 1)' },
+  out: { kind: 'string', help: 'export-gguf: the .gguf file to write (required)' },
+  dtype: {
+    kind: 'choice',
+    choices: GGUF_DTYPES,
+    help: "export-gguf: the matrices' type (default the base's own)",
+  },
 } satisfies FlagSpecs;
-const COMMANDS = ['logits', 'info', 'sample'] as const;
+const COMMANDS = ['logits', 'info', 'sample', 'export-gguf'] as const;
 const {
   flags: f,
   words: [command],
 } = commandLine('model', FLAGS, {
-  usage: 'npm run --silent model -- logits|info|sample --checkpoint DIR [--text "..."]',
+  usage:
+    'npm run --silent model -- logits|info|sample|export-gguf --checkpoint DIR [--text "..."] [--out FILE.gguf]',
   words: { name: 'command', choices: COMMANDS },
 });
 const dir = f.checkpoint;
 if (!dir) exitWithError(new UsageError('--checkpoint DIR is required'));
 try {
+  if (command === 'export-gguf') {
+    if (!f.out) throw new UsageError('export-gguf: --out FILE.gguf is required');
+    const result = await exportGguf({
+      checkpoint: dir,
+      adapter: f.adapter,
+      out: f.out,
+      dtype: f.dtype as GgufDtype | undefined,
+    });
+    console.log(JSON.stringify(result));
+    await exitWhenWritten(0);
+  }
   await initBackend((f.backend ?? 'cpu') as BackendChoice);
   if (!(await isLabGpt2Folder(dir))) {
     const out = await runHfCommand({
