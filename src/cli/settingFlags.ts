@@ -1,5 +1,6 @@
 // The run settings' flags (`train grpo --plans 4 …`), made from the one settings table
 // (engine/settings.ts) so the CLI cannot drift from the page's controls and links.
+import { withKindDefaults } from '../engine/loraDefaults';
 import { runConfigProblems } from '../engine/runConfig';
 import { fieldOf, parseTierMix, runConfigFromFlags, SETTINGS } from '../engine/settings';
 import type { RunConfig } from '../engine/types';
@@ -42,7 +43,11 @@ export function runConfigFromSettingFlags(
     }
     given.set(s.cliFlag, String(value));
   }
-  const config = runConfigFromFlags(given, base);
+  // What the flags leave out and depends on the run's kind: --base alone means rank 8, a LoRA
+  // run without --learning-rate gets LoRA's rate (engine/loraDefaults.ts).
+  const config = withKindDefaults(runConfigFromFlags(given, base), (path) =>
+    SETTINGS.some((s) => s.path === path && given.has(s.cliFlag)),
+  );
   const problems = runConfigProblems(config);
   if (problems.length > 0) {
     const words = problems.map((problem) => {

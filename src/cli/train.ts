@@ -38,6 +38,7 @@ import {
   type StepReport,
 } from '../engine/types';
 import { checkKernelsForBase, initBackend, onBackendChange } from '../gpu/backend';
+import { runsOn } from '../gpu/runsOn';
 import {
   BYTES_PER_MIB,
   createModel,
@@ -232,7 +233,8 @@ log({
   steps: totalSteps,
   mode: session.config.grpo.mode,
   agents: session.config.grpo.agents,
-  backend: backend.backend,
+  // What samples and updates, on which adapter, and the tfjs backend kept for the fall-back.
+  ...startBackend(),
   // The kernels' self-check on this adapter, where the kernels were tried (also when all pass).
   ...(backend.selfCheck
     ? {
@@ -310,6 +312,16 @@ function failAndExplain(error: unknown): never {
     resume: resume.join(' '),
   });
   process.exit(1);
+}
+
+/** The start event's backend fields: `backend` is the engine that samples and updates. */
+function startBackend(): Record<string, string> {
+  const where = runsOn(backend);
+  return {
+    backend: where.engine,
+    adapter: where.adapter,
+    ...(where.fallback ? { fallback: `tfjs ${where.fallback}` } : {}),
+  };
 }
 
 /** --backend (a choice the flag parser checked), else the resumed run's own, else auto. */

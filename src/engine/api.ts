@@ -8,8 +8,8 @@
 // Nothing here may pull tfjs, QuickJS or Node into the page's main thread: values come
 // only from plain-data modules (rl/config, rl/rewards, rl/advantages, rl/grpoLossReference,
 // engine/runConfig, engine/settings (the one table of settings), engine/suggestedModels,
-// engine/baseSettings, model/hub/hubId, engine/failure,
-// gpu/engine/gpuReportFormat: the GPU report's text) and the
+// engine/baseSettings, engine/loraDefaults, model/hub/hubId, engine/failure,
+// gpu/engine/gpuReportFormat: the GPU report's text; gpu/runsOn: where a run runs) and the
 // IndexedDB database both sides open (engine/labDb: idb only); everything else is `export type`.
 
 export type { BackendName, BackendReport } from '../gpu/backend';
@@ -19,6 +19,7 @@ export {
   SELF_CHECK_ACTIVITY,
 } from '../gpu/engine/gpuReportFormat';
 export type { SelfCheckSummary } from '../gpu/engine/selfCheck/types';
+export { type RunsOn, runsOn } from '../gpu/runsOn';
 export { parseHubId } from '../model/hub/hubId';
 export {
   ADVANTAGE_STD_EPSILON,
@@ -68,6 +69,13 @@ export {
   type RecoveryReport,
 } from './failure';
 export { loadSnapshot, openLabDb, saveSnapshot, stepKey } from './labDb';
+export {
+  DEFAULT_BASE_LORA_RANK,
+  defaultLearningRate,
+  describeLearningRate,
+  followKindDefaults,
+  type LearningRateDefault,
+} from './loraDefaults';
 export type { EngineCommand, EngineEvent, EngineStatus, WarmStartSummary } from './protocol';
 export {
   type ConfigProblem,

@@ -5,6 +5,12 @@ import { loraProblems } from '../model/loraSettings';
 import { DEFAULT_GRPO_CONFIG, validateGrpoConfig } from '../rl/config';
 import { baseProblems } from './baseSettings';
 import {
+  KIND_DEFAULT_PATHS,
+  type KindDefaultPath,
+  kindDefault,
+  withKindDefaults,
+} from './loraDefaults';
+import {
   fieldOf,
   formatSettingValue,
   PRESET_NAMES,
@@ -31,7 +37,14 @@ export const DEFAULT_RUN_CONFIG: Readonly<RunConfig> = Object.freeze({
   topK: 0,
 });
 
-/** A link's query string: only the settings that differ from the default, in table order. */
+/** Whether the setting's default depends on the kind of run (loraDefaults.ts). */
+const isKindDefault = (path: string): path is KindDefaultPath =>
+  (KIND_DEFAULT_PATHS as readonly string[]).includes(path);
+
+/**
+ * A link's query string: only the settings that differ from the default, in table order (the
+ * default of this kind of run where it depends on the kind: a base's rank 8, LoRA's rate).
+ */
 export function encodeRunConfig(config: RunConfig): URLSearchParams {
   const params = new URLSearchParams();
   for (const s of SETTINGS) {
@@ -39,7 +52,9 @@ export function encodeRunConfig(config: RunConfig): URLSearchParams {
     const value = settingValue(config, s);
     if (value === undefined) continue;
     const text = formatSettingValue(s, value);
-    const base = settingValue(DEFAULT_RUN_CONFIG, s);
+    const base = isKindDefault(s.path)
+      ? kindDefault(config, s.path)
+      : settingValue(DEFAULT_RUN_CONFIG, s);
     const same = s.kind === 'tiers' ? text === formatSettingValue(s, base) : value === base;
     if (!same) params.set(s.urlKey, text);
   }
@@ -164,7 +179,10 @@ export function decodeRunConfig(params: URLSearchParams): {
       const s = settingByUrlKey(key)!;
       config = withSetting(config, s, parseSettingText(s, raw));
     }
-    return config;
+    // What the link left out and depends on its kind: a base alone trains rank-8 adapters.
+    return withKindDefaults(config, (path) =>
+      [...given.keys()].some((key) => settingByUrlKey(key)?.path === path),
+    );
   };
   const fieldOfKey = (key: string) => fieldOf(settingByUrlKey(key)!);
   // Drop the values validation blames, one round at a time: a value that is only wrong

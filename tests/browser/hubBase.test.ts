@@ -1,6 +1,7 @@
 // The page over a pretrained base from a Hub: a tiny random Qwen2 checkpoint (tests/unit's
 // fixtures) served by a real HTTP server on 127.0.0.1 in the Hub's layout, the page opened with
-// base= and hub=. It downloads the base in its Worker, names it, steps, and after a reload reads
+// base= and hub= (and no lora=: rank-8 adapters at the LoRA rate, said on the page). It
+// downloads the base in its Worker, names it, steps, and after a reload reads
 // the weights from Cache Storage (the server sees model.safetensors once). A missing model, an
 // unreachable hub and a base too large for tfjs are each refused in words. On the kernels
 // (SwiftShader), the Llama kernels' self-check runs once the base is loaded, and the line counts it.
@@ -24,8 +25,11 @@ import {
 const REPO = 'lab-test/tiny-qwen2';
 /** config.json only: Qwen2.5-1.5B's shape, whose float32 weights tfjs cannot hold. */
 const HUGE = 'lab-test/huge-qwen2';
-/** One task, 2 plans × 2 programs, no evaluation, on wasm: a LoRA rank 4 over the base. */
-const RUN = 'lora=4&backend=wasm&tasks=1&n=2&m=2&eval=0&seed=3';
+/**
+ * One task, 2 plans × 2 programs, no evaluation, on wasm, and no `lora`: a base alone means
+ * rank-8 adapters at the LoRA rate (issue 33).
+ */
+const RUN = 'backend=wasm&tasks=1&n=2&m=2&eval=0&seed=3';
 
 let root: string;
 let server: Server;
@@ -119,6 +123,14 @@ describe('the page over a base model from a Hub', () => {
     expect(served.get(`${REPO}/model.safetensors`)).toBe(1);
     // The size before the download (its parameters), the download as it went.
     expect(progress.join('\n')).toMatch(/qwen2 · [\d.]+M parameters/);
+    // No `lora` in the link: rank-8 adapters at the LoRA rate for a base, said on the page.
+    expect(await page.getByTestId('model-about').textContent()).toMatch(
+      /Each role trains a rank-8 LoRA adapter over it at learning rate 0\.0001 \(LoRA default over a base: /,
+    );
+    expect(await page.getByTestId('learning-rate-source').textContent()).toMatch(
+      /^learning rate 0\.0001 \(LoRA default over a base: /,
+    );
+    expect(await page.locator('input[name="lr"]').inputValue()).toBe('0.0001');
 
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
@@ -150,6 +162,10 @@ describe('the page over a base model from a Hub', () => {
     await page.goto(pageUrl(REPO).replace('backend=wasm', 'backend=kernels'));
     await waitIdle(page, 240_000);
     expect(await line()).toMatch(/^kernels · verified on .*swiftshader.* \(\d+ checks\)/i);
+    // The engine that samples and updates, and apart from it the tfjs backend kept for the fall-back.
+    expect(await page.getByTestId('backend-fallback').textContent()).toBe(
+      ' · fall-back: tfjs wasm',
+    );
     const report = await copyGpuReport(page);
     // The start's checks and the Llama family's, every one passed, all counted in the line.
     expect(report).toMatch(/\| matmul\/v4_vec4 \| start \| ok \|/);

@@ -90,7 +90,7 @@ describe('run settings', () => {
     await page.close();
   });
 
-  it('the Model choice: a suggested Hub model goes to the link with a LoRA rank and says how slow a step would be here; a typed id is checked; the lab’s models clear it', async () => {
+  it('the Model choice: a suggested Hub model trains rank-8 adapters at the LoRA rate and says how slow a step would be here; a typed id is checked; the lab’s models clear it', async () => {
     const { page, errors } = await openLab(browser);
     await waitIdle(page, 180_000);
     const model = page.locator('select[name=model]');
@@ -98,9 +98,13 @@ describe('run settings', () => {
 
     await model.selectOption('Qwen/Qwen2.5-Coder-0.5B-Instruct');
     await expect.poll(() => urlParam(page, 'base')).toBe('Qwen/Qwen2.5-Coder-0.5B-Instruct');
-    expect(await urlParam(page, 'lora')).toBe('8');
+    // Rank 8 and LoRA's rate for a base are a base's defaults: the link needs neither.
+    expect(await urlParam(page, 'lora')).toBeNull();
+    expect(await urlParam(page, 'lr')).toBeNull();
+    expect(await page.locator('input[name=lora]').inputValue()).toBe('8');
+    expect(await page.locator('input[name=lr]').inputValue()).toBe('0.0001');
     expect(await page.getByTestId('model-about').textContent()).toMatch(
-      /494M parameters · 988 MB to download\. Each role trains a rank-8 LoRA adapter/,
+      /494M parameters · 988 MB to download\. Each role trains a rank-8 LoRA adapter over it at learning rate 0\.0001 \(LoRA default over a base: /,
     );
     // No hardware GPU here: a step of a 0.5B model on the CPU is called out before Train.
     const estimate = page.getByTestId('model-estimate');
@@ -126,6 +130,11 @@ describe('run settings', () => {
     await expect.poll(() => urlParam(page, 'base')).toBeNull();
     expect(await urlParam(page, 'hub')).toBeNull();
     expect(await page.getByTestId('model-about').count()).toBe(0);
+    // Back to full fine-tuning and its rate: both were the base's defaults, nobody set them.
+    expect(await page.locator('input[name=lora]').inputValue()).toBe('');
+    expect(await page.getByTestId('learning-rate-source').textContent()).toBe(
+      'learning rate 0.00015 (full fine-tuning default: measured on the lab’s models)',
+    );
     expect(await unexpectedBannerMessages(page)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();

@@ -4,8 +4,8 @@
 // layout loads through `model logits --adapter` to the numpy reference's logits. As a user runs
 // it: `train -- grpo --base <random Qwen2 folder> --lora-rank 4 --task-set mbxp --steps 2` on
 // wasm completes with every per-role metric, judged MBXP samples carrying the rendered chat
-// prompts, both adapters in PEFT's layout; --resume continues; procedural tasks run too; and a
-// base without LoRA rank is refused in words.
+// prompts, both adapters in PEFT's layout; --resume continues; --base alone trains rank-8
+// adapters at the LoRA rate on procedural tasks; and a base with LoRA rank 0 is refused in words.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBaseRoles, putBaseAdapters } from '../../src/engine/baseRoles';
+import { BASE_LORA_LEARNING_RATE, DEFAULT_BASE_LORA_RANK } from '../../src/engine/loraDefaults';
 import { defaultRunConfig } from '../../src/engine/session';
 import type { FileMap } from '../../src/engine/types';
 import { initBackend } from '../../src/gpu/backend';
@@ -204,14 +205,14 @@ describe('train -- grpo --base', () => {
     expect(JSON.parse(last).step).toBe(3);
   }, 300_000);
 
-  it('runs procedural tasks over the base; a base without a LoRA rank is refused in words', () => {
+  it('--base alone trains rank-8 adapters at the LoRA rate on procedural tasks; --lora-rank 0 is refused in words', () => {
+    // No --lora-rank and no --learning-rate: a base means LoRA rank 8 (alpha 16) at the base's
+    // LoRA default (issue 33), not a refusal and not full fine-tuning's rate.
     const out = join(root, 'run-procedural');
     const run = cli('train', [
       'grpo',
       '--base',
       base,
-      '--lora-rank',
-      '2',
       '--steps',
       '1',
       '--backend',
@@ -222,11 +223,22 @@ describe('train -- grpo --base', () => {
     ]);
     expect(run.status, run.stderr + run.stdout).toBe(0);
     expect(JSON.parse(readFileSync(join(out, 'metrics.jsonl'), 'utf8')).step).toBe(1);
+    const { config } = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    expect(config.loraRank).toBe(DEFAULT_BASE_LORA_RANK);
+    expect(config.grpo.learningRate).toBe(BASE_LORA_LEARNING_RATE);
+    for (const role of ['planner', 'coder']) {
+      const cfg = JSON.parse(
+        readFileSync(join(out, 'adapters', role, 'adapter_config.json'), 'utf8'),
+      );
+      expect(cfg).toMatchObject({ r: 8, lora_alpha: 16 });
+    }
 
     const refused = cli('train', [
       'grpo',
       '--base',
       base,
+      '--lora-rank',
+      '0',
       '--steps',
       '1',
       '--out',
@@ -234,6 +246,6 @@ describe('train -- grpo --base', () => {
     ]);
     expect(refused.status).toBe(2);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
-    expect(refused.stderr).toMatch(/loraRank must be > 0 with a base model/);
+    expect(refused.stderr).toMatch(/--lora-rank 0: loraRank must be > 0 with a base model/);
   }, 300_000);
 });

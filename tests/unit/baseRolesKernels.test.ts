@@ -3,7 +3,8 @@
 // backward) equal tfjs's for the same batch, every A and B within 1e-3 of the tensor's largest;
 // as a user runs it, `train -- grpo --base <random Qwen2 folder> --lora-rank 4 --task-set mbxp
 // --steps 2 --backend kernels` completes two steps sampled and updated on the kernels with the
-// per-role metrics, both adapters in PEFT's layout, and judged MBXP samples.
+// per-role metrics, both adapters in PEFT's layout, and judged MBXP samples; its start event
+// names the kernels and their adapter, and the tfjs backend kept for the fall-back.
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -199,8 +200,23 @@ describe('train -- grpo --base --backend kernels', () => {
     const start = run.stdout
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { event: string; selfCheck?: Record<string, unknown> })
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            event: string;
+            selfCheck?: Record<string, unknown>;
+            backend?: string;
+            adapter?: string;
+            fallback?: string;
+          },
+      )
       .find((e) => e.event === 'start');
+    // It names where the run runs (issue 33): the kernels that sample and update, on their
+    // adapter, and apart from them the tfjs backend kept for the fall-back.
+    expect(start?.backend).toBe('kernels');
+    expect(start?.adapter).toBe(config.backend.adapter);
+    expect(start?.adapter).toMatch(/swiftshader/i);
+    expect(start?.fallback).toBe(`tfjs ${config.backend.backend}`);
     const selfCheck = start?.selfCheck as
       | { checked: number; failed: string[]; ms: number; compileMs: number }
       | undefined;

@@ -1,10 +1,11 @@
 import { useState } from 'react';
-import { type BackendReport, formatGpuReport } from '../../engine/api';
+import { type BackendReport, formatGpuReport, runsOn } from '../../engine/api';
 
 /**
- * Which backend computes, on which adapter, and what the kernels' self-check found there:
- * "checking the GPU kernels…" while it runs, then "kernels · verified on <adapter> (N checks)"
- * or which kernels failed, with their numbers; a button copies the GPU report.
+ * Which engine samples and updates, on which adapter, and what the kernels' self-check found
+ * there: "checking the GPU kernels…" while it runs, then "kernels · verified on <adapter>
+ * (N checks) · fall-back: tfjs wasm" or which kernels failed, with their numbers; a button
+ * copies the GPU report.
  */
 export function BackendLine({
   backend,
@@ -15,7 +16,7 @@ export function BackendLine({
 }) {
   if (!backend) return <>{checking ? 'checking the GPU kernels…' : 'starting backend…'}</>;
   const check = backend.selfCheck;
-  const name = backend.kernels ? 'kernels' : backend.backend;
+  const { engine: name, fallback } = runsOn(backend);
   return (
     <>
       {check && backend.kernels && check.failed.length === 0 ? (
@@ -25,6 +26,7 @@ export function BackendLine({
       ) : (
         `${name} · ${backend.adapter}`
       )}
+      {fallback && <span data-testid="backend-fallback"> · fall-back: tfjs {fallback}</span>}
       {check && check.failed.length > 0 && (
         <span className="hint" data-testid="self-check">
           {' '}

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { Setting } from '../../engine/api';
-import { settingByUrlKey, settingValue, TIERS } from '../../engine/api';
+import { describeLearningRate, settingByUrlKey, settingValue, TIERS } from '../../engine/api';
 import { useLabStore } from '../state/labStore';
 import { ModelPicker } from './ModelPicker';
 import { applyConfig, applySetting, Field } from './settingField';
@@ -91,6 +91,19 @@ function SettingNumber({ setting: s, placeholder }: { setting: Setting; placehol
       placeholder={placeholder}
       apply={(next) => applySetting(s, next)}
     />
+  );
+}
+
+/** The learning rate, and which rate is in force and why (a LoRA run's default is its own). */
+function LearningRate({ setting: s }: { setting: Setting }) {
+  const config = useLabStore((state) => state.config);
+  return (
+    <>
+      <SettingNumber setting={s} />
+      <p className="field-help rate-source" data-testid="learning-rate-source">
+        {describeLearningRate(config)}
+      </p>
+    </>
   );
 }
 
@@ -191,9 +204,13 @@ export function ControlsPanel() {
           />
         ))}
       </fieldset>
-      {GRPO_NUMBERS.map((s) => (
-        <SettingNumber key={s.path} setting={s} />
-      ))}
+      {GRPO_NUMBERS.map((s) =>
+        s.urlKey === 'lr' ? (
+          <LearningRate key={s.path} setting={s} />
+        ) : (
+          <SettingNumber key={s.path} setting={s} />
+        ),
+      )}
       {select('loss')}
       {WEIGHT_NUMBERS.map((s) => (
         <SettingNumber key={s.path} setting={s} />

@@ -1,8 +1,10 @@
 import { useState } from 'react';
 import type { BackendReport, RunConfig } from '../../engine/api';
 import {
+  DEFAULT_BASE_LORA_RANK,
   DEFAULT_HUB,
   describeDuration,
+  describeLearningRate,
   describeSuggested,
   estimateStepSeconds,
   parseHubId,
@@ -13,15 +15,16 @@ import { applyConfig, Field, TextField } from './settingField';
 
 const LAB = 'lab';
 const OTHER = 'other';
-/** The rank a Hub model starts with when the run had none: PEFT examples' usual 8. */
-const DEFAULT_BASE_LORA_RANK = 8;
 /** A step longer than this is called out before Train. */
 const SLOW_STEP_SECONDS = 60;
 
 const MODEL_HELP =
   'The models that train. The lab’s tiny models (the default) learn in CPU minutes. A Hugging Face model of the Llama family (Llama, Qwen2, Qwen3) is downloaded once into the browser’s cache and held frozen; the Planner and the Coder each train a LoRA adapter over it, prompted through its chat template, on the task set chosen below. Its size and the memory check show before the weights download.';
 
-/** With a base: the run's rank, or 8 where it had none (a base trains adapters only). */
+/**
+ * With a base: the run's rank, or a base's 8 where it had none or 0 (a base trains adapters
+ * only); applyConfig then brings LoRA's rate where the rate was its default.
+ */
 function withBase(config: RunConfig, id: string): RunConfig {
   const loraRank = (config.loraRank ?? 0) > 0 ? config.loraRank : DEFAULT_BASE_LORA_RANK;
   return { ...config, base: id, loraRank };
@@ -110,7 +113,8 @@ export function ModelPicker() {
             {suggested
               ? `${suggested.about}; ${describeSuggested(suggested)}. `
               : 'Its size shows from its config.json before the weights download. '}
-            Each role trains a rank-{config.loraRank} LoRA adapter over it.
+            Each role trains a rank-{config.loraRank} LoRA adapter over it at{' '}
+            {describeLearningRate(config)}.
           </p>
           {seconds !== null && backend && (
             <p

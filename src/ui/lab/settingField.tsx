@@ -3,7 +3,13 @@
 // run it). ControlsPanel and ModelPicker build on them.
 import { type ReactNode, useId, useState } from 'react';
 import type { RunConfig, Setting } from '../../engine/api';
-import { fieldOf, runConfigProblems, SETTINGS, withSetting } from '../../engine/api';
+import {
+  fieldOf,
+  followKindDefaults,
+  runConfigProblems,
+  SETTINGS,
+  withSetting,
+} from '../../engine/api';
 import { writeConfigToUrl } from '../engineClient';
 import { useLabStore } from '../state/labStore';
 
@@ -14,11 +20,12 @@ const LABEL_OF_FIELD: Record<string, string> = Object.fromEntries(
 
 /**
  * Applies a change when the engine would run it; otherwise leaves the config (and the URL)
- * as they are and returns why, in the engine's own words with the panel's labels.
+ * as they are and returns why, in the engine's own words with the panel's labels. Settings
+ * at their default follow the kind of run the change makes (a base: rank 8; LoRA: its rate).
  */
 export function applyConfig(update: (config: RunConfig) => RunConfig): string | null {
   const current = useLabStore.getState().config;
-  const next = update(current);
+  const next = followKindDefaults(current, update(current));
   // Only what this change breaks: a config loaded as it was is not this input's fault.
   const before = new Set(runConfigProblems(current).map((p) => p.message));
   const problems = runConfigProblems(next).filter((p) => !before.has(p.message));
