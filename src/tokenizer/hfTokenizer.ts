@@ -10,7 +10,8 @@ import { BoundedTemplate } from './chatTemplate';
 import { checkTokenizerJson } from './hfTokenizerCheck';
 
 /** The slowest a probe encode may be: a pre-tokenizer regex past it backtracks. */
-const PROBE_MILLISECONDS = 250;
+const PROBE_MILLISECONDS = 100;
+const PROBE_LENGTHS = [8, 12, 18, 27, 40, 60, 90, 135, 200, 300, 450];
 /** Runs of one character class, the shape that makes a backtracking pattern slow. */
 const PROBE_CHARACTERS = ['a', ' ', '0', '!', '\n', "'", 'é'];
 
@@ -77,11 +78,13 @@ export class HfTokenizer {
   }
 
   /**
-   * Encodes runs of 10, 100 and 1,000 of a few characters, refusing the tokenizer when one takes
-   * longer than PROBE_MILLISECONDS (a pattern slow on short runs is slower on the prompts).
+   * Encodes runs of 8 to 512 of a few characters, each length 1.5× the last, refusing the
+   * tokenizer when one takes longer than PROBE_MILLISECONDS: a pattern of polynomial degree k
+   * grows 1.5^k a length, so it crosses the bound at one length and is stopped soon after (a
+   * prompt is longer still).
    */
   private timeProbeEncodes(fail: (why: string) => never): void {
-    for (const length of [10, 100, 1000]) {
+    for (const length of PROBE_LENGTHS) {
       for (const c of PROBE_CHARACTERS) {
         const text = `${c.repeat(length)}\u0000`;
         const started = performance.now();

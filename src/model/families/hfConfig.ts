@@ -178,7 +178,7 @@ function checkLlamaBudget(c: LlamaConfig, fail: (why: string) => never): void {
   const parameters = llamaParameterCount(c);
   if (parameters > MAX_CHECKPOINT_PARAMETERS)
     fail(
-      `${(parameters / 1e9).toFixed(1)}B parameters (${(parameters * 4) / 1024 ** 3} GiB as float32) is over the budget of ${MAX_CHECKPOINT_PARAMETERS / 1024 ** 3} Gi parameters`,
+      `${(parameters / 1e9).toFixed(1)}B parameters (${((parameters * 4) / 1024 ** 3).toFixed(1)} GiB as float32) is over the budget of ${MAX_CHECKPOINT_PARAMETERS / 1024 ** 3} Gi parameters`,
     );
 }
 
