@@ -25,6 +25,8 @@ export type EngineCommand =
   | { type: 'step' }
   /** Ask for a snapshot of the run (for export). */
   | { type: 'snapshot' }
+  /** A run over a base: one role's adapter merged into the base, as a GGUF file (engine/roleGguf.ts). */
+  | { type: 'exportGguf'; requestId: number; role: string }
   /**
    * Supervised warm start from scratch for both roles (progress events as it goes), then a
    * new run on the models it made. Pause ends it early with the models trained so far.
@@ -73,6 +75,13 @@ export type EngineEvent =
    * the page's main thread never clones the weights while training.
    */
   | { type: 'snapshot'; runId: string; snapshot: RunSnapshot }
+  /** The answer to exportGguf: the file's name and bytes in parts, or why not. */
+  | {
+      type: 'gguf';
+      requestId: number;
+      file: { name: string; parts: Uint8Array[] } | null;
+      error?: string;
+    }
   | { type: 'progress'; task: string; fraction: number; message: string; etaSec: number | null }
   /** A warm start's supervised loss for one role, each time it logs (the page's loss charts). */
   | {

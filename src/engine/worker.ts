@@ -32,6 +32,7 @@ import { classifyFailure, type EngineFailure, looksOutOfMemory, watchEngineLog }
 import { loadHubBase } from './hubBase';
 import { saveSnapshot } from './labDb';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
+import { roleGguf } from './roleGguf';
 import { TrainingSession } from './session';
 import { taskSetOf } from './taskSets';
 import type { RunConfig, RunSnapshot } from './types';
@@ -564,6 +565,17 @@ async function handle(command: EngineCommand) {
       if (!session || !runId) return;
       post({ type: 'snapshot', runId, snapshot: await session.snapshot() });
       return;
+    case 'exportGguf': {
+      const { requestId, role } = command;
+      try {
+        if (!session) throw new Error('No run: start one first.');
+        const file = await roleGguf(await session.snapshot(), role);
+        post({ type: 'gguf', requestId, file });
+      } catch (err) {
+        post({ type: 'gguf', requestId, file: null, error: (err as Error).message });
+      }
+      return;
+    }
     case 'judge': {
       const pool = await ensureSandbox();
       const [result] = await pool.run([

@@ -14,5 +14,5 @@ export {
   train,
   warmStartFromScratch,
 } from './bridge/runLifecycle';
-export { judge, requestSnapshot, solve } from './bridge/transport';
+export { judge, requestGguf, requestSnapshot, solve } from './bridge/transport';
 export { writeConfigToUrl } from './bridge/urlSync';

@@ -11,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportGguf } from '../../src/cli/modelGguf';
+import { roleGguf } from '../../src/engine/roleGguf';
+import type { RunSnapshot } from '../../src/engine/types';
+import { folderSource } from '../../src/model/families/folderSourceNode';
 import { ggufParts } from '../../src/model/gguf/ggufFile';
 import { readSafetensors, toFloat32 } from '../../src/model/safetensors';
 import { readGguf } from './gguf-reader';
@@ -265,6 +268,33 @@ describe('export-gguf', () => {
       /does not exist/,
     );
     expect(readdirSync(root).filter((f) => f.startsWith('x.gguf'))).toEqual([]);
+  });
+
+  it("the page's export: a base run's role, its adapter from the snapshot, as the CLI writes it", async () => {
+    const adapterDir = join(root, 'qwen2-lora');
+    const files = Object.fromEntries(
+      ['adapter_config.json', 'adapter_model.safetensors'].map((f) => [
+        `adapters/coder/${f}`,
+        new Uint8Array(readFileSync(join(adapterDir, f))),
+      ]),
+    );
+    const snapshot = { config: { base: 'org/fixture' }, step: 3, files } as unknown as RunSnapshot;
+    const source = folderSource(join(root, 'qwen2'));
+    const page = await roleGguf(snapshot, 'coder', source);
+    expect(page.name).toBe('org_fixture_coder.gguf');
+    const fromPage = readGguf(concat(page.parts));
+    await exportGguf({
+      checkpoint: join(root, 'qwen2'),
+      adapter: adapterDir,
+      out: join(root, 'cli.gguf'),
+    });
+    const fromCli = readGguf(readFileSync(join(root, 'cli.gguf')));
+    expect(fromPage.metadata.get('general.file_type')).toBe(32);
+    for (const [name, t] of fromCli.tensors)
+      expect(Array.from(fromPage.tensors.get(name)!.values)).toEqual(Array.from(t.values));
+    await expect(roleGguf(snapshot, 'planner', source)).rejects.toThrow(
+      /no adapter for the planner/,
+    );
   });
 
   it('the CLI refuses an unsupported dtype with one line, exit 2', () => {

@@ -105,6 +105,7 @@ function onEvent(event: EngineEvent) {
       return;
     case 'judged':
     case 'solved':
+    case 'gguf':
       answerRequest(event);
       return;
     case 'error':

@@ -1,5 +1,5 @@
 // The engine Worker and the wire to it: spawning and replacing it, sending commands, and
-// the requests that wait for one answer (judge, solve, snapshot). What the events mean for
+// the requests that wait for one answer (judge, solve, snapshot, gguf). What the events mean for
 // the page is applyEvent.ts's and runLifecycle.ts's business.
 import type {
   EngineCommand,
@@ -17,6 +17,7 @@ export interface EngineHandlers {
 }
 
 export type SolveAnswer = { group: SampleGroup | null; error?: string };
+export type GgufAnswer = { file: { name: string; parts: Uint8Array[] } | null; error?: string };
 
 let worker: Worker | null = null;
 let nextRequestId = 1;
@@ -26,6 +27,7 @@ const judgeRequests = new Map<
 >();
 const solveRequests = new Map<number, (answer: SolveAnswer) => void>();
 const snapshotWaiters = new Map<string, (snapshot: RunSnapshot) => void>();
+const ggufRequests = new Map<number, (answer: GgufAnswer) => void>();
 
 /** Starts a fresh engine Worker; it replaces the previous one, if any. */
 export function spawnEngine(handlers: EngineHandlers) {
@@ -70,6 +72,9 @@ export function answerRequest(event: EngineEvent) {
   } else if (event.type === 'snapshot') {
     snapshotWaiters.get(event.runId)?.(event.snapshot);
     snapshotWaiters.delete(event.runId);
+  } else if (event.type === 'gguf') {
+    ggufRequests.get(event.requestId)?.(event);
+    ggufRequests.delete(event.requestId);
   }
 }
 
@@ -77,6 +82,8 @@ export function answerRequest(event: EngineEvent) {
 export function settleRequests(message: string) {
   for (const resolve of solveRequests.values()) resolve({ group: null, error: message });
   solveRequests.clear();
+  for (const resolve of ggufRequests.values()) resolve({ file: null, error: message });
+  ggufRequests.clear();
   for (const { reject } of judgeRequests.values()) reject(new Error(message));
   judgeRequests.clear();
 }
@@ -100,6 +107,15 @@ export function solve(taskFile: string): Promise<SolveAnswer> {
   return new Promise((resolve) => {
     solveRequests.set(requestId, resolve);
     send({ type: 'solve', requestId, taskFile });
+  });
+}
+
+/** A run over a base: one role's adapter merged into the base, as a GGUF file. */
+export function requestGguf(role: string): Promise<GgufAnswer> {
+  const requestId = nextRequestId++;
+  return new Promise((resolve) => {
+    ggufRequests.set(requestId, resolve);
+    send({ type: 'exportGguf', requestId, role });
   });
 }
 

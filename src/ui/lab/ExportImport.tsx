@@ -1,12 +1,12 @@
 import { useId, useRef, useState } from 'react';
-import { addImportedRun, requestSnapshot } from '../engineClient';
+import { addImportedRun, requestGguf, requestSnapshot } from '../engineClient';
 import { filesToRun, runToFiles } from '../persist/runFiles';
 import * as db from '../persist/runsDb';
 import { readZip, writeZip } from '../persist/zip';
 import { activeRun, useLabStore } from '../state/labStore';
 
-function download(bytes: Uint8Array, name: string) {
-  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/zip' }));
+function download(parts: Uint8Array[], name: string, type = 'application/zip') {
+  const url = URL.createObjectURL(new Blob(parts as BlobPart[], { type }));
   const link = document.createElement('a');
   link.href = url;
   link.download = name;
@@ -22,24 +22,28 @@ async function exportActiveRun() {
     status === 'idle' ? await requestSnapshot(run.id) : await db.loadSnapshot(run.id);
   const groups = useLabStore.getState().groups;
   download(
-    writeZip(runToFiles(run, groups, snapshot)),
+    [writeZip(runToFiles(run, groups, snapshot))],
     `${run.name.replace(/[^\w.-]+/g, '_')}.zip`,
   );
 }
 
+/** A run over a base: the role's adapter merged into the base, as GGUF for llama.cpp. */
+async function exportRoleGguf(role: string) {
+  const { file, error } = await requestGguf(role);
+  if (file) download(file.parts, file.name, 'application/octet-stream');
+  else refuse(`Export as GGUF refused: ${error}`);
+}
+
 type ParsedRun = ReturnType<typeof filesToRun>;
 
-function refuseImport(name: string, error: unknown) {
+function refuse(message: string) {
   useLabStore.setState((state) => ({
-    errors: [
-      ...state.errors,
-      {
-        id: Date.now(),
-        message: `Import of ${name} refused: ${(error as Error).message}`,
-        recoverable: true,
-      },
-    ],
+    errors: [...state.errors, { id: Date.now(), message, recoverable: true }],
   }));
+}
+
+function refuseImport(name: string, error: unknown) {
+  refuse(`Import of ${name} refused: ${(error as Error).message}`);
 }
 
 async function readRunFile(file: File): Promise<ParsedRun | null> {
@@ -59,6 +63,10 @@ function importRun(parsed: ParsedRun, replace: boolean) {
 export function ExportImport() {
   const input = useRef<HTMLInputElement>(null);
   const hasRun = useLabStore((s) => s.activeRunId !== null);
+  const run = useLabStore(activeRun);
+  // Roles with an adapter over a base: the run's agents (planner,coder by default).
+  const roles = run?.config.base ? (run.config.grpo.agents ?? 'planner,coder').split(',') : [];
+  const [role, setRole] = useState('coder');
   /** A file whose run is already in this browser, waiting for the user's choice. */
   const [conflict, setConflict] = useState<{ parsed: ParsedRun; existing: string } | null>(null);
   const titleId = useId();
@@ -98,6 +106,28 @@ export function ExportImport() {
       <button type="button" onClick={() => input.current?.click()}>
         Import run
       </button>
+      {roles.length > 0 && (
+        <span className="export-gguf">
+          <select
+            aria-label="Role to export as GGUF"
+            value={roles.includes(role) ? role : roles[roles.length - 1]}
+            onChange={(event) => setRole(event.target.value)}
+          >
+            {roles.map((r) => (
+              <option key={r}>{r}</option>
+            ))}
+          </select>
+          <button
+            type="button"
+            title="The base with this role's LoRA merged in, as a GGUF file for llama.cpp, Ollama or LM Studio"
+            onClick={() =>
+              void exportRoleGguf(roles.includes(role) ? role : roles[roles.length - 1]!)
+            }
+          >
+            Export as GGUF
+          </button>
+        </span>
+      )}
       <input
         ref={input}
         type="file"
