@@ -18,12 +18,8 @@ import { initBackend } from '../../src/gpu/backend';
 import { forward } from '../../src/model';
 import { loadCheckpointDir } from '../../src/model/checkpointNode';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { readHfCheckpoint } from '../../src/model/families/hfCheckpoint';
 import { disposeLlamaModel, llamaLastLogits } from '../../src/model/families/llama';
 import { loadLlama } from '../../src/model/families/load';
-import { readLoraAdapter } from '../../src/model/families/lora';
-import { ggufParts } from '../../src/model/gguf/ggufFile';
-import { llamaGguf } from '../../src/model/gguf/ggufLlama';
 import { loraFromValues, loraModules } from '../../src/model/gptLora';
 import { adapterFiles } from '../../src/model/gptLoraFiles';
 import { KvCacheSampler } from '../../src/rollout';
@@ -31,7 +27,12 @@ import { Rng } from '../../src/tasks/random';
 import { gpt2LastLogProbs } from './gguf-gpt2-reference';
 import { readGguf } from './gguf-reader';
 import { type FixtureName, fixtureSpec, writeHfCheckpoint, writeLoraAdapter } from './hf-fixtures';
-import { type LlamaCpp, type LlamaCppRun, startLlamaCpp } from './llamaCpp-harness';
+import {
+  type LlamaCpp,
+  type LlamaCppRun,
+  startLlamaCpp,
+  writeRenderableLlamaGguf,
+} from './llamaCpp-harness';
 
 const TINY = join(__dirname, '../../public/checkpoints/tiny/coder');
 const STEPS = 32;
@@ -92,24 +93,6 @@ async function labLlama(name: string, adapter: string | null, eog: number[]): Pr
   } finally {
     disposeLlamaModel(loaded.model);
   }
-}
-
-/**
- * The Llama-family fixtures as exportGguf writes them (f32), except the texts of the byte tokens
- * 0x80–0xFF: a random model strings those into text that is not UTF-8, and wllama's JSON answer
- * (its glue's strict json dump) cannot carry it, so they are spelled `<0xNN>` here. Ids and weights
- * are the export's; only how llama.cpp renders those 128 tokens as text changes.
- */
-async function writeLlamaFixtureGguf(name: string, adapter: string | null, file: string) {
-  const checkpoint = await readHfCheckpoint(folderSource(join(root, name)));
-  const lora = adapter ? await readLoraAdapter(folderSource(join(root, adapter))) : null;
-  const gguf = llamaGguf({ checkpoint, adapter: lora, dtype: 'f32', name });
-  const tokens = gguf.metadata.find(([key]) => key === 'tokenizer.ggml.tokens')![1];
-  if (tokens.type !== 'array-string') throw new Error('no token list');
-  const texts = [...tokens.value];
-  for (let b = 128; b < 256; b++) texts[b] = `<0x${b.toString(16).toUpperCase()}>`;
-  tokens.value = texts;
-  writeFileSync(join(root, file), Buffer.concat(ggufParts(gguf)));
 }
 
 async function labGpt2(adapter: string | null, eog: number[]): Promise<LabRun> {
@@ -214,7 +197,13 @@ describe('llama.cpp continues an exported GGUF as the lab does', () => {
   for (const c of CASES) {
     it(c.name, async () => {
       const file = `${c.name.replace(/[^a-z0-9]+/gi, '-')}.gguf`;
-      if (c.checkpoint) await writeLlamaFixtureGguf(c.checkpoint, c.adapter, file);
+      if (c.checkpoint)
+        await writeRenderableLlamaGguf(
+          join(root, c.checkpoint),
+          c.adapter ? join(root, c.adapter) : null,
+          join(root, file),
+          'f32',
+        );
       else
         await exportGguf({
           checkpoint: TINY,

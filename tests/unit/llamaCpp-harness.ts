@@ -2,11 +2,17 @@
 // independent engine the GGUF export is checked against. Its wasm needs shared memory, so the
 // page is served with the COOP/COEP headers that make it cross-origin isolated; a small HTTP
 // server on 127.0.0.1 serves the package's esm/ folder and the GGUF files of one folder.
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { extname, join, resolve } from 'node:path';
+import { basename, extname, join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../src/cli/chromium';
+import { folderSource } from '../../src/model/families/folderSourceNode';
+import { readHfCheckpoint } from '../../src/model/families/hfCheckpoint';
+import { readLoraAdapter } from '../../src/model/families/lora';
+import { ggufParts } from '../../src/model/gguf/ggufFile';
+import { llamaGguf } from '../../src/model/gguf/ggufLlama';
+import type { GgufDtype } from '../../src/model/gguf/ggufTensors';
 
 const WLLAMA = resolve(__dirname, '../../node_modules/@wllama/wllama');
 
@@ -17,8 +23,26 @@ export interface LlamaCppToken {
   top: { id: number; logprob: number }[];
 }
 
+/** llama.cpp's own timings of the request (its server's `timings`). */
+export interface LlamaCppTimings {
+  prompt_n: number;
+  prompt_per_second: number;
+  predicted_n: number;
+  predicted_per_second: number;
+}
+
+/** wllama's LoadModelParams the runs may change (the defaults: CPU, one thread, n_ctx 256). */
+export interface LlamaCppLoad {
+  n_gpu_layers?: number;
+  n_threads?: number;
+  n_ctx?: number;
+}
+
 export interface LlamaCppRun {
   tokens: LlamaCppToken[];
+  timings: LlamaCppTimings;
+  /** llama.cpp's lines naming the buffers it put the model on ("CPU model buffer size = …"). */
+  buffers: string[];
   promptTokens: number;
   /** The ids llama.cpp ends generation at (eos, and tokens it recognises as end of turn). */
   eog: number[];
@@ -32,7 +56,10 @@ export interface LlamaCpp {
     prompt: string,
     maxTokens: number,
     topLogprobs: number,
+    load?: LlamaCppLoad,
   ): Promise<LlamaCppRun>;
+  /** The page's WebGPU adapter: its description and whether it offers shader-f16. */
+  webgpu(): Promise<{ adapter: string; shaderF16: boolean } | null>;
   close(): Promise<void>;
 }
 
@@ -84,24 +111,36 @@ function serve(modelDir: string): Promise<{ server: Server; base: string }> {
  */
 const PAGE = `<!doctype html><title>llama.cpp</title><script type="module">
 import { Wllama } from '/esm/index.js';
-const quiet = { debug() {}, log() {}, warn() {}, error: console.error };
-window.greedy = async ({ file, prompt, maxTokens, topLogprobs, banned }) => {
-  const w = new Wllama({ default: '/esm/wasm/wllama.wasm' }, { logger: quiet });
+let buffers = [];
+const keep = (line) => { if (/buffer size/.test(String(line))) buffers.push(String(line)); };
+const logger = { debug: keep, log: keep, warn: keep, error: console.error };
+window.greedy = async ({ file, prompt, maxTokens, topLogprobs, load }) => {
+  buffers = [];
+  const w = new Wllama({ default: '/esm/wasm/wllama.wasm' }, { logger });
   const blob = await (await fetch('/model/' + file)).blob();
   await w.loadModel([blob], { n_ctx: 256, n_gpu_layers: 0, n_threads: 1,
-    cache_type_k: 'f32', cache_type_v: 'f32', flash_attn: false });
+    cache_type_k: 'f32', cache_type_v: 'f32', flash_attn: false, ...load });
   const info = w.getLoadedContextInfo();
-  const logit_bias = Object.fromEntries(banned.map((id) => [String(id), -1e4]));
   const r = await w.createCompletion({ prompt, max_tokens: maxTokens, temperature: 0,
-    logprobs: topLogprobs, logit_bias });
+    logprobs: topLogprobs });
   await w.exit();
+  const content = r.choices[0].logprobs ? r.choices[0].logprobs.content : [];
   return {
-    tokens: r.choices[0].logprobs.content.map((e) => ({ id: e.id, logprob: e.logprob,
+    tokens: content.map((e) => ({ id: e.id, logprob: e.logprob,
       top: e.top_logprobs.map((t) => ({ id: t.id, logprob: t.logprob })) })),
+    timings: r.timings,
+    buffers,
     promptTokens: r.usage.prompt_tokens,
     eog: info.list_tokens_eog,
     vocab: info.n_vocab,
   };
+};
+window.webgpu = async () => {
+  const adapter = navigator.gpu && (await navigator.gpu.requestAdapter());
+  if (!adapter) return null;
+  const i = adapter.info || {};
+  return { adapter: [i.vendor, i.architecture, i.description].filter(Boolean).join(' ') || 'unnamed',
+    shaderF16: adapter.features.has('shader-f16') };
 };
 window.ready = true;
 </script>`;
@@ -124,17 +163,26 @@ export async function startLlamaCpp(modelDir: string): Promise<LlamaCpp> {
       throw new Error('the page is not cross-origin isolated: wllama needs shared memory');
     const b = browser;
     return {
-      async greedy(file, prompt, maxTokens, topLogprobs, banned = []) {
+      async greedy(file, prompt, maxTokens, topLogprobs, load = {}) {
         errors.length = 0;
         try {
           return await page.evaluate(
             (args) =>
               (globalThis as unknown as { greedy(a: unknown): Promise<LlamaCppRun> }).greedy(args),
-            { file, prompt, maxTokens, topLogprobs, banned },
+            { file, prompt, maxTokens, topLogprobs, load },
           );
         } catch (err) {
           throw new Error(`llama.cpp on ${file}: ${(err as Error).message} ${errors.join('; ')}`);
         }
+      },
+      webgpu() {
+        return page.evaluate(() =>
+          (
+            globalThis as unknown as {
+              webgpu(): Promise<{ adapter: string; shaderF16: boolean } | null>;
+            }
+          ).webgpu(),
+        );
       },
       async close() {
         await b.close();
@@ -146,4 +194,28 @@ export async function startLlamaCpp(modelDir: string): Promise<LlamaCpp> {
     server.close();
     throw err;
   }
+}
+
+/**
+ * A Llama-family checkpoint (and adapter) as the export writes it, except the texts of the byte
+ * tokens 0x80–0xFF of a byte-level vocabulary: a random model strings those into text that is not
+ * UTF-8, and wllama's JSON answer (its glue's strict json dump) cannot carry it, so they are
+ * spelled `<0xNN>` here. Ids and weights are the export's; only how llama.cpp renders those 128
+ * tokens as text changes.
+ */
+export async function writeRenderableLlamaGguf(
+  checkpoint: string,
+  adapter: string | null,
+  out: string,
+  dtype: GgufDtype,
+): Promise<void> {
+  const hf = await readHfCheckpoint(folderSource(checkpoint));
+  const lora = adapter ? await readLoraAdapter(folderSource(adapter)) : null;
+  const gguf = llamaGguf({ checkpoint: hf, adapter: lora, dtype, name: basename(checkpoint) });
+  const tokens = gguf.metadata.find(([key]) => key === 'tokenizer.ggml.tokens')?.[1];
+  if (tokens?.type !== 'array-string') throw new Error('no token list');
+  const texts = [...tokens.value];
+  for (let b = 128; b < 256; b++) texts[b] = `<0x${b.toString(16).toUpperCase()}>`;
+  tokens.value = texts;
+  writeFileSync(out, Buffer.concat(ggufParts(gguf)));
 }
