@@ -5,8 +5,9 @@
 // (the page's and `npm run train`'s) with the same compute: the same steps, tasks and sampled
 // programs per step (single samples N·M programs per task where CoRe samples N plans × M
 // programs); 3 seeds each; greedy pass@1 per suite and the exec cost / peak memory of passing
-// L4 programs, and each run's Collaboration Gain at its final evaluation (greedy pass@1 from
-// the Planner's plan − the same Coder's from the statement alone). `single` starts from its own
+// L4 programs, and each run's Collaboration Gain at its final evaluation (greedy pass@1 of the
+// same Coder from the Planner's plan − from another task's plan; beside it the reference plan's
+// and no plan's, agents/evaluate.ts). `single` starts from its own
 // warm start (statement → code, the Coder's SFT budget: public/checkpoints/tiny-single), so the
 // gap measures collaboration, not the prompt. Runs are budgeted in steps, not minutes, so a
 // seed gives the same result on a busy machine as on a quiet one; a finished run (its eval.json)
@@ -256,10 +257,14 @@ function runResult(arm, seed) {
     warm_start: ARMS[arm]?.checkpoint ?? null,
     'pass@1': pass,
     'pass@1_all': metrics['eval/pass@1'] ?? null,
-    // Greedy pass@1 from the Planner's plan − the same Coder's from the statement alone (null
-    // without a Planner: single mode), overall and per suite.
+    // The Collaboration Gain by intervention (null without a Planner: single mode): the same
+    // Coder's greedy pass@1 from the Planner's plan − from another task's plan; the planner gap
+    // (reference plan − own) and own − no plan; overall and per suite.
     collaboration_gain: metrics['eval/collaboration_gain'] ?? null,
-    'pass@1_alone': metrics['eval/pass@1_alone'] ?? null,
+    planner_gap: metrics['eval/planner_gap'] ?? null,
+    plan_vs_none: metrics['eval/plan_vs_none'] ?? null,
+    'pass@1_swapped_plan': metrics['eval/pass@1_swapped_plan'] ?? null,
+    'pass@1_no_plan': metrics['eval/pass@1_no_plan'] ?? null,
     collaboration_gain_by_suite: Object.fromEntries(
       SUITES.map((suite) => [suite, metrics[`eval/collaboration_gain/${suite}`] ?? null]),
     ),
@@ -315,7 +320,7 @@ function writeTable() {
   };
   const l34 = (r) => ((r['pass@1'].L3 ?? 0) + (r['pass@1'].L4 ?? 0)) / 2;
   const lines = [
-    `| arm | runs | ${SUITES.map((c) => `pass@1 ${c}`).join(' | ')} | pass@1 L3+L4 | pass@1 all / after one repair | Collaboration Gain (all) / Coder alone | L4 exec cost | L4 peak memory (KB) | programs / tokens per step | Coder KL / entropy (last third) | Planner KL / entropy |`,
+    `| arm | runs | ${SUITES.map((c) => `pass@1 ${c}`).join(' | ')} | pass@1 L3+L4 | pass@1 all / after one repair | Collaboration Gain (own − swapped) / planner gap | L4 exec cost | L4 peak memory (KB) | programs / tokens per step | Coder KL / entropy (last third) | Planner KL / entropy |`,
     `|---|---|${SUITES.map(() => '---').join('|')}|---|---|---|---|---|---|---|---|`,
   ];
   for (const [label, arm] of rows) {
@@ -329,7 +334,7 @@ function writeTable() {
     }
     const col = (pick, digits) => fmt(rs.map(pick), digits);
     lines.push(
-      `| ${label} | ${rs.length}/${seedsOf(arm).length} | ${SUITES.map((c) => col((r) => r['pass@1'][c])).join(' | ')} | ${col(l34)} | ${col((r) => r['pass@1_all'])} / ${col((r) => r['pass@1_repair'])} | ${col((r) => r.collaboration_gain)} / ${col((r) => r['pass@1_alone'])} | ${col((r) => r.l4_exec_cost, 1)} | ${col((r) => (r.l4_peak_memory ?? Number.NaN) / 1024, 1)} | ${ARMS[arm].evalOnly ? '–' : `${col((r) => r.programs_per_step, 0)} / ${col((r) => r.sampled_tokens_per_step, 0)}`} | ${col((r) => r.coder_kl, 4)} / ${col((r) => r.coder_entropy, 3)} | ${col((r) => r.planner_kl, 4)} / ${col((r) => r.planner_entropy, 3)} |`,
+      `| ${label} | ${rs.length}/${seedsOf(arm).length} | ${SUITES.map((c) => col((r) => r['pass@1'][c])).join(' | ')} | ${col(l34)} | ${col((r) => r['pass@1_all'])} / ${col((r) => r['pass@1_repair'])} | ${col((r) => r.collaboration_gain)} / ${col((r) => r.planner_gap)} | ${col((r) => r.l4_exec_cost, 1)} | ${col((r) => (r.l4_peak_memory ?? Number.NaN) / 1024, 1)} | ${ARMS[arm].evalOnly ? '–' : `${col((r) => r.programs_per_step, 0)} / ${col((r) => r.sampled_tokens_per_step, 0)}`} | ${col((r) => r.coder_kl, 4)} / ${col((r) => r.coder_entropy, 3)} | ${col((r) => r.planner_kl, 4)} / ${col((r) => r.planner_entropy, 3)} |`,
     );
   }
   // The paper's claim as a difference of arms: mean over seeds ± the standard error of the difference.
@@ -362,13 +367,13 @@ function writeTable() {
   ];
   // Every run's Collaboration Gain (the arms' means hide how the seeds spread).
   const gainLines = [
-    '| arm | seed | steps | pass@1 all | Coder alone | Collaboration Gain | gain L5 | gain heldout |',
-    '|---|---|---|---|---|---|---|---|',
+    '| arm | seed | steps | pass@1 all | swapped plan | no plan | Collaboration Gain (own − swapped) | planner gap | gain L5 | gain heldout |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...runs
       .filter((r) => r.collaboration_gain !== null)
       .map(
         (r) =>
-          `| ${r.arm} | ${r.seed} | ${r.steps} | ${r['pass@1_all']?.toFixed(3)} | ${r['pass@1_alone']?.toFixed(3)} | ${r.collaboration_gain >= 0 ? '+' : ''}${r.collaboration_gain.toFixed(3)} | ${r.collaboration_gain_by_suite.L5?.toFixed(3) ?? '–'} | ${r.collaboration_gain_by_suite.heldout?.toFixed(3) ?? '–'} |`,
+          `| ${r.arm} | ${r.seed} | ${r.steps} | ${r['pass@1_all']?.toFixed(3)} | ${r['pass@1_swapped_plan']?.toFixed(3) ?? '–'} | ${r['pass@1_no_plan']?.toFixed(3) ?? '–'} | ${r.collaboration_gain >= 0 ? '+' : ''}${r.collaboration_gain.toFixed(3)} | ${r.planner_gap?.toFixed(3) ?? '–'} | ${r.collaboration_gain_by_suite.L5?.toFixed(3) ?? '–'} | ${r.collaboration_gain_by_suite.heldout?.toFixed(3) ?? '–'} |`,
       ),
   ];
   const complete = rows.every(
@@ -379,7 +384,7 @@ function writeTable() {
     complete
       ? ''
       : '**PARTIAL: some runs have not finished; rerun `npm run experiments` to complete (finished runs are kept, cut-off runs resume).**\n',
-    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single), greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite (and the same Coder from the statement alone, for the Collaboration Gain), alternating stages of ${STAGE_STEPS} steps, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
+    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single), greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite (and the same Coder from another task's plan, the reference plan and no plan, for the Collaboration Gain), alternating stages of ${STAGE_STEPS} steps, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
     '',
     ...lines,
     '',

@@ -31,11 +31,18 @@ export interface StepCredit {
 
 /**
  * `outcomes[t]` holds task t's N·M program outcomes, plan-major. `withPlans` false: single
- * mode (N = 1, no Planner credit).
+ * mode (N = 1, no Planner credit). `droppedPlans` (task-major): plans whose programs were
+ * written from an empty plan (plan dropout) leave their task's Planner group, each alone in
+ * a group of its own, so their advantage is 0: the Coder's work without them is not theirs.
  */
 export function assignCredit(
   outcomes: readonly (readonly ProgramOutcome[])[],
-  shape: { plansPerTask: number; programsPerPlan: number; withPlans: boolean },
+  shape: {
+    plansPerTask: number;
+    programsPerPlan: number;
+    withPlans: boolean;
+    droppedPlans?: readonly boolean[];
+  },
   weights: RewardWeights,
   scale: ScaleRewards,
   plannerCredit: PlannerCredit = 'mean',
@@ -61,9 +68,19 @@ export function assignCredit(
       rewards: plannerRewards,
       advantages: groupAdvantages(
         plannerRewards.map((parts) => parts.total),
-        plannerGroups(outcomes.length, plansPerTask),
+        withoutDropped(plannerGroups(outcomes.length, plansPerTask), shape.droppedPlans),
         scale,
       ),
     },
   };
+}
+
+/** The groups with every dropped plan moved to a group of its own. */
+function withoutDropped(groups: number[][], dropped: readonly boolean[] | undefined): number[][] {
+  if (!dropped?.some(Boolean)) return groups;
+  return groups.flatMap((group) => {
+    const kept = group.filter((i) => !dropped[i]);
+    const alone = group.filter((i) => dropped[i]).map((i) => [i]);
+    return kept.length > 0 ? [kept, ...alone] : alone;
+  });
 }

@@ -5,16 +5,20 @@
 // sandbox judges every program: the extracted function, or the raw completion when none
 // was found. Greedy decoding makes it deterministic. Token caps are the run config's
 // (maxPlanTokens, maxProgramTokens). Options add the Coder given each task's reference
-// plan (what the Planner costs), K sampled plan→code pairs per task (pass@K), and the Coder
-// writing from the statement alone (single mode's prompt, an empty plan) on the same tasks:
-// the Collaboration Gain, pass@1 with the Planner's plan minus pass@1 without one.
+// plan (what the Planner costs), K sampled plan→code pairs per task (pass@K), and the
+// Collaboration Gain by intervention: the same Coder, greedy, on the same tasks, from (a) the
+// Planner's plan, (b) another task's plan of the same suite, (c) the reference plan, (d) no
+// plan; collaboration_gain = (a) − (b), planner_gap = (c) − (a), plan_vs_none = (a) − (d).
+// With `coderSees` plan the Coder reads the signature instead of the statement throughout.
 
+import type { CoderSees } from '../rl/config';
 import { extractFunction } from '../rl/extractFunction';
 import { AGENT_METRICS, EVAL_METRICS, evalPassAt1Metric } from '../rl/metrics';
 import type { SampleOptions, Sampler } from '../rollout/types';
 import type { CasesJob, RunResult, Sandbox } from '../sandbox/types';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
+import { coderView } from './coderView';
 import { debuggerPrompt, failureReport } from './debugger';
 import {
   coderPrompt,
@@ -67,10 +71,13 @@ export interface EvalOptions {
   /** The sampled plans use seed + 1, their programs seed + 2 (default 1). */
   seed?: number;
   /**
-   * Also judge the Coder's greedy program from the statement alone (an empty plan, single
-   * mode's prompt) on the same tasks: `pass@1_alone` and `collaboration_gain`. Needs a Planner.
+   * The interventions on the plan (needs a Planner): the Coder's greedy program from another
+   * task's plan, the reference plan and no plan, on the same tasks (`pass@1_swapped_plan`,
+   * `pass@1_reference_plan`, `pass@1_no_plan`, and the three differences).
    */
-  coderAlone?: boolean;
+  interventions?: boolean;
+  /** What the Coder reads besides the plan (default: the statement). */
+  coderSees?: CoderSees;
 }
 
 export interface TierReport {
@@ -78,10 +85,16 @@ export interface TierReport {
   'pass@1': number;
   /** Coder alone, given the task's reference plan (greedy): how much the Planner costs. */
   'pass@1_reference_plan'?: number;
-  /** With coderAlone: the Coder's greedy pass@1 from the statement alone (no plan). */
-  'pass@1_alone'?: number;
-  /** With coderAlone: pass@1 (from the Planner's plan) − pass@1_alone, on the same tasks. */
+  /** With interventions: pass@1 from another task's plan (the next task of the suite). */
+  'pass@1_swapped_plan'?: number;
+  /** With interventions: pass@1 from an empty plan. */
+  'pass@1_no_plan'?: number;
+  /** With interventions: pass@1 − pass@1_swapped_plan, how much the Coder uses the plan. */
   collaboration_gain?: number;
+  /** With interventions: pass@1_reference_plan − pass@1, what a better Planner would add. */
+  planner_gap?: number;
+  /** With interventions: pass@1 − pass@1_no_plan. */
+  plan_vs_none?: number;
   /** With samples > 1: mean pass rate of sampled pairs, and the unbiased pass@K (= any of K passed). */
   'pass@1_sampled'?: number;
   'pass@k'?: number;
@@ -191,9 +204,10 @@ export async function evaluateSuites(
   const codeOf = (list: readonly Task[], plans: readonly string[], opts: SampleOptions) =>
     texts(
       agents.coder,
-      list.map((t, i) =>
-        chat ? chat.coder(t, plans[i]!) : coderPrompt(tok, t.statement, plans[i]!, shared),
-      ),
+      list.map((task, i) => {
+        const t = coderView(task, options.coderSees);
+        return chat ? chat.coder(t, plans[i]!) : coderPrompt(tok, t.statement, plans[i]!, shared);
+      }),
       opts,
     );
 
@@ -241,23 +255,32 @@ export async function evaluateSuites(
     });
   }
 
+  const interventions = options.interventions === true && agents.planner !== null;
   let referencePasses: boolean[] | null = null;
-  if (options.referencePlans) {
+  if (options.referencePlans || interventions) {
     const referencePlans = tasks.map((t) => t.strategies[0]?.plan ?? '');
     const referenceCodes = await codeOf(tasks, referencePlans, greedyCode);
     referencePasses = (await judge(sandbox, tasks, referenceCodes)).map((r) => r.passed);
   }
 
-  // The Coder from the statement alone (an empty plan), greedy, on the same tasks. Last, so
-  // the calls above reach the sandbox in the order they always did.
-  let alonePasses: boolean[] | null = null;
-  if (options.coderAlone && agents.planner) {
-    const aloneCodes = await codeOf(
+  // The Coder from no plan and from another task's plan (the next task of the same suite,
+  // cyclically: the same kind of task, the wrong one), greedy, on the same tasks.
+  let noPlanPasses: boolean[] | null = null;
+  let swappedPasses: boolean[] | null = null;
+  if (interventions) {
+    const noPlanCodes = await codeOf(
       tasks,
       tasks.map(() => ''),
       greedyCode,
     );
-    alonePasses = (await judge(sandbox, tasks, aloneCodes)).map((r) => r.passed);
+    noPlanPasses = (await judge(sandbox, tasks, noPlanCodes)).map((r) => r.passed);
+    const swapped = swappedIndices(names.map((name) => suites[name]?.length ?? 0));
+    const swappedCodes = await codeOf(
+      tasks,
+      swapped.map((j) => plans[j]!),
+      greedyCode,
+    );
+    swappedPasses = (await judge(sandbox, tasks, swappedCodes)).map((r) => r.passed);
   }
 
   // K sampled plan→code pairs per task, task-major.
@@ -308,10 +331,16 @@ export async function evaluateSuites(
       report.repair_fixed =
         failing.length === 0 ? 0 : failing.filter((i) => after[i]).length / failing.length;
     }
-    if (alonePasses) {
-      const alone = alonePasses;
-      report['pass@1_alone'] = share(indices.filter((i) => alone[i]).length);
-      report.collaboration_gain = report['pass@1'] - report['pass@1_alone'];
+    if (noPlanPasses && swappedPasses && reference) {
+      const passRate = (passes: boolean[]) => share(indices.filter((i) => passes[i]).length);
+      const swappedRate = passRate(swappedPasses);
+      const noPlanRate = passRate(noPlanPasses);
+      const referenceRate = passRate(reference);
+      report['pass@1_swapped_plan'] = swappedRate;
+      report['pass@1_no_plan'] = noPlanRate;
+      report.collaboration_gain = report['pass@1'] - swappedRate;
+      report.planner_gap = referenceRate - report['pass@1'];
+      report.plan_vs_none = report['pass@1'] - noPlanRate;
     }
     if (sampledPasses) {
       const passes = sampledPasses;
@@ -348,10 +377,7 @@ export async function evaluateSuites(
     if (overall['pass@1_repair'] !== undefined) {
       metrics[`${AGENT_METRICS.evalPassAt1Repair}/${name}`] = overall['pass@1_repair'];
     }
-    if (overall.collaboration_gain !== undefined) {
-      metrics[`${EVAL_METRICS.collaborationGain}/${name}`] = overall.collaboration_gain;
-      metrics[`${EVAL_METRICS.passAt1Alone}/${name}`] = overall['pass@1_alone'] ?? 0;
-    }
+    Object.assign(metrics, interventionMetrics(overall, `/${name}`));
     if (overall.exec_cost !== null) metrics[`${EVAL_METRICS.execCost}/${name}`] = overall.exec_cost;
     if (overall.peak_memory !== null) {
       metrics[`${EVAL_METRICS.peakMemory}/${name}`] = overall.peak_memory;
@@ -363,13 +389,38 @@ export async function evaluateSuites(
     metrics[AGENT_METRICS.evalPassAt1Repair] = all['pass@1_repair'];
     metrics[AGENT_METRICS.evalRepairFixed] = all.repair_fixed ?? 0;
   }
-  if (all.collaboration_gain !== undefined) {
-    metrics[EVAL_METRICS.collaborationGain] = all.collaboration_gain;
-    metrics[EVAL_METRICS.passAt1Alone] = all['pass@1_alone'] ?? 0;
-  }
+  Object.assign(metrics, interventionMetrics(all, ''));
   if (all.exec_cost !== null) metrics[EVAL_METRICS.execCost] = all.exec_cost;
   if (all.peak_memory !== null) metrics[EVAL_METRICS.peakMemory] = all.peak_memory;
   return { metrics, suites: reports };
+}
+
+/**
+ * For each task (suites laid end to end), the index of the task whose plan it is given in
+ * the swapped intervention: the next task of its own suite, cyclically (a suite of one keeps
+ * its own plan, so its swap measures nothing).
+ */
+export function swappedIndices(suiteSizes: readonly number[]): number[] {
+  const out: number[] = [];
+  let offset = 0;
+  for (const size of suiteSizes) {
+    for (let i = 0; i < size; i++) out.push(offset + ((i + 1) % size));
+    offset += size;
+  }
+  return out;
+}
+
+/** The interventions' eval/* metrics of one report (suffix `/suite`, or '' for all tasks). */
+function interventionMetrics(report: TierReport, suffix: string): Record<string, number> {
+  if (report.collaboration_gain === undefined) return {};
+  return {
+    [`${EVAL_METRICS.passAt1SwappedPlan}${suffix}`]: report['pass@1_swapped_plan'] ?? 0,
+    [`${EVAL_METRICS.passAt1ReferencePlan}${suffix}`]: report['pass@1_reference_plan'] ?? 0,
+    [`${EVAL_METRICS.passAt1NoPlan}${suffix}`]: report['pass@1_no_plan'] ?? 0,
+    [`${EVAL_METRICS.collaborationGain}${suffix}`]: report.collaboration_gain,
+    [`${EVAL_METRICS.plannerGap}${suffix}`]: report.planner_gap ?? 0,
+    [`${EVAL_METRICS.planVsNone}${suffix}`]: report.plan_vs_none ?? 0,
+  };
 }
 
 /** Every program in one batched call: the extracted function, or the raw completion. */

@@ -3,9 +3,11 @@
 // Planner: the Coder reads the statement with an empty plan (coderPrompt(tok, s, '')), N = 1.
 // Prompts are the warm start's formats (src/agents/format.ts), so RL continues what SFT taught;
 // over a pretrained base they are its chat template's (agents/chatPrompts.ts, `prompts`).
+import type { CoderSees } from '../rl/config';
 import type { Sampler } from '../rollout/types';
 import type { Task } from '../tasks';
 import type { CharTokenizer } from '../tokenizer';
+import { coderView } from './coderView';
 import { completionText, plannerPromptWithExample, type WorkedExample } from './format';
 import { labPrompts, type RolePrompts } from './rolePrompts';
 
@@ -28,6 +30,8 @@ export interface TaskRollout {
   plans: Completion[] | null;
   /** programs[n][m]: the m-th program written from plan n. */
   programs: Completion[][];
+  /** Plan dropout: droppedPlans[n] true when plan n's programs were written from an empty plan. */
+  droppedPlans?: boolean[];
 }
 
 export interface RolloutOptions {
@@ -42,6 +46,10 @@ export interface RolloutOptions {
   coderSeed: number;
   /** The Retriever's worked example for each plan (task-major, t · N + n); absent: none. */
   examples?: readonly (WorkedExample | null)[];
+  /** What the Coder reads besides the plan (default: the statement). */
+  coderSees?: CoderSees;
+  /** Plan dropout, task-major (t · N + n): that plan's programs are written from an empty plan. */
+  droppedPlans?: readonly boolean[];
 }
 
 export interface RolloutAgents {
@@ -87,8 +95,12 @@ export async function sampleRollouts(
   // Programs, plan-major: program index = (task · N + n) · M + m (coderGroups' layout).
   const coderPrompts = tasks.flatMap((task, t) =>
     Array.from({ length: plansPerTask }, (_, n) => {
-      const planText = plans ? (plans[t * plansPerTask + n]?.text ?? '') : '';
-      return repeat(format.coder(task, planText), options.programsPerPlan);
+      const dropped = options.droppedPlans?.[t * plansPerTask + n] === true;
+      const planText = plans && !dropped ? (plans[t * plansPerTask + n]?.text ?? '') : '';
+      return repeat(
+        format.coder(coderView(task, options.coderSees), planText),
+        options.programsPerPlan,
+      );
     }).flat(),
   );
   const programs = await sample(
@@ -106,6 +118,14 @@ export async function sampleRollouts(
       const start = t * perTask + n * options.programsPerPlan;
       return programs.slice(start, start + options.programsPerPlan);
     }),
+    ...(plans && options.droppedPlans
+      ? {
+          droppedPlans: Array.from(
+            { length: plansPerTask },
+            (_, n) => options.droppedPlans?.[t * plansPerTask + n] === true,
+          ),
+        }
+      : {}),
   }));
 }
 

@@ -73,7 +73,7 @@ try {
         maxPlanTokens,
         maxProgramTokens,
         referencePlans: true,
-        coderAlone: true,
+        interventions: true,
         samples: f.samples ?? 1,
         temperature: f.temperature ?? 0.8,
         seed: f.seed ?? 1,

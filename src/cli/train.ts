@@ -4,7 +4,8 @@
 // groups), DIR/checkpoints/{planner,coder}/, with --lora-rank R DIR/adapters/<role>/ (PEFT's
 // layout), and DIR/snapshot/ (everything --resume needs).
 // `--resume DIR` continues a cut-off run exactly where its last snapshot left it.
-// Options: --checkpoint DIR (with planner/ and coder/; default public/checkpoints/<preset>
+// Options: --checkpoint DIR (with planner/ and coder/; default public/checkpoints/<preset>, or
+// <preset>-examples with --task-set examples,
 // when present, else freshly initialized models) --backend auto|kernels|tfjs-webgpu|wasm|cpu
 // --tasks-per-step --plans --programs --beta --lr --iterations --loss grpo|dapo|dr_grpo
 // --temperature --eval-tasks N --families a,b --tiers L1:1,L2:1 --final-eval (writes DIR/eval.json)
@@ -29,6 +30,7 @@ import type { BaseModel } from '../engine/baseRoles';
 import { classifyFailure, watchEngineLog } from '../engine/failure';
 import { defaultRunConfig, type Suites, TrainingSession } from '../engine/session';
 import { getCheckpoint } from '../engine/snapshotFiles';
+import { warmStartFolder } from '../engine/taskSets';
 import {
   BACKEND_CHOICES,
   type BackendChoice,
@@ -67,7 +69,7 @@ const FLAGS = {
   resume: { kind: 'string', help: 'continue the run in this folder from its last snapshot' },
   checkpoint: {
     kind: 'string',
-    help: 'warm starts: a folder with planner/ and coder/ (default public/checkpoints/<preset>)',
+    help: 'warm starts: a folder with planner/ and coder/ (default public/checkpoints/<preset>; <preset>-examples for the examples task set)',
   },
   'final-eval': { kind: 'boolean', help: 'evaluate the end of the run into DIR/eval.json' },
 } satisfies FlagSpecs;
@@ -157,7 +159,7 @@ if (resumeDir && resumed) {
   await startRunFolder(config, null);
 } else {
   const config = newConfig ?? runConfigFromFlags();
-  const checkpoint = f.checkpoint ?? `public/checkpoints/${config.preset}`;
+  const checkpoint = f.checkpoint ?? `public/${warmStartFolder(config)}`;
   // With a Retriever the Planner reads a worked example first: its warm start continued on
   // such prompts (planner-retrieval/, from npm run warmstart-agents) when the folder has it.
   const plannerDir =
@@ -447,6 +449,8 @@ function pick(metrics: Record<string, number>): Record<string, number> {
     'eval/pass@1',
     'eval/pass@1_repair',
     'eval/collaboration_gain',
+    'eval/planner_gap',
+    'eval/plan_vs_none',
     'step_time',
   ];
   return Object.fromEntries(

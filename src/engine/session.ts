@@ -19,6 +19,7 @@ import {
 } from '../agents/debugger';
 import { type EvalAgents, type EvaluationResult, evaluateSuites } from '../agents/evaluate';
 import { type JudgedProgram, judgePrograms } from '../agents/judge';
+import { droppedPlans } from '../agents/planDropout';
 import {
   buildLibrary,
   type ExampleLibrary,
@@ -83,7 +84,7 @@ import {
   sampleGroups,
   withRenderedPrompts,
 } from './stepSamples';
-import { type EvalSuiteName, runTasks, type Suites } from './taskSets';
+import { type EvalSuiteName, planDropoutOf, runTasks, type Suites } from './taskSets';
 import { stepSeed, TaskStream } from './taskStream';
 import type { EvalReport, RunConfig, RunSnapshot, SampleGroup, StepReport } from './types';
 
@@ -108,6 +109,8 @@ export interface SessionDeps {
   suites?: Suites;
   /** MBXP's splits, for a run with taskSet mbxp (engine/taskSets.ts). */
   mbxp?: TaskSetSplits;
+  /** The examples world's suites, for a run with taskSet examples. */
+  examples?: Suites;
 }
 
 /** The agents a topology adds to Planner → Coder (their models; the Retriever's library). */
@@ -135,6 +138,7 @@ export interface RestoreDeps {
   sandbox: Sandbox;
   suites?: Suites;
   mbxp?: TaskSetSplits;
+  examples?: Suites;
 }
 
 /** run.json inside a snapshot. */
@@ -148,6 +152,7 @@ const PLANNER_SEED_STREAM = 1;
 const CODER_SEED_STREAM = 2;
 const DEBUGGER_SEED_STREAM = 3;
 const RETRIEVER_SEED_STREAM = 4;
+const PLAN_DROPOUT_SEED_STREAM = 5;
 
 /** The tiny preset, core mode, every tier, seed 1 (DEFAULT_RUN_CONFIG), with overrides. */
 export function defaultRunConfig(
@@ -516,7 +521,14 @@ export class TrainingSession {
     );
     let credit = assignCredit(
       outcomes,
-      { plansPerTask, programsPerPlan: grpo.programsPerPlan, withPlans },
+      {
+        plansPerTask,
+        programsPerPlan: grpo.programsPerPlan,
+        withPlans,
+        ...(rollouts.some((r) => r.droppedPlans)
+          ? { droppedPlans: rollouts.flatMap((r) => r.droppedPlans ?? []) }
+          : {}),
+      },
       grpo.rewardWeights,
       grpo.scaleRewards,
       grpo.plannerCredit,
@@ -639,8 +651,10 @@ export class TrainingSession {
       {
         maxPlanTokens: this.config.grpo.maxPlanTokens,
         maxProgramTokens: this.config.grpo.maxProgramTokens,
-        // The Collaboration Gain: the same Coder, greedy, from the statement alone.
-        coderAlone: true,
+        // The Collaboration Gain by intervention: the same Coder from a swapped plan, the
+        // reference plan and no plan.
+        interventions: true,
+        coderSees: this.config.grpo.coderSees,
       },
       this.sandbox,
     );
@@ -707,8 +721,20 @@ export class TrainingSession {
     examples?: RetrievalStep['examples'],
   ): Promise<TaskRollout[]> {
     const { grpo } = this.config;
+    const dropout = usesPlanner(grpo.mode) ? planDropoutOf(this.config) : 0;
+    // Drawn only when dropout is on, so a run without it samples exactly what it always did.
+    const dropped =
+      dropout > 0
+        ? droppedPlans(
+            tasks.length * grpo.plansPerTask,
+            dropout,
+            stepSeed(grpo.seed, stepIndex, PLAN_DROPOUT_SEED_STREAM) + seedOffset,
+          )
+        : null;
     return sampleRollouts(tasks, this.agents(), {
       ...(examples ? { examples } : {}),
+      ...(dropped ? { droppedPlans: dropped } : {}),
+      coderSees: grpo.coderSees,
       plansPerTask: grpo.plansPerTask,
       programsPerPlan: grpo.programsPerPlan,
       maxPlanTokens: grpo.maxPlanTokens,

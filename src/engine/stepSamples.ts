@@ -79,6 +79,7 @@ export function sampleGroups(
         advantage: credit.planner?.advantages.advantages[planIndex] ?? 0,
         tokens: plan?.tokens.length ?? 0,
         programs: programSamples,
+        ...(rollout.droppedPlans?.[n] ? { dropped: true as const } : {}),
       };
     });
     return {
@@ -89,6 +90,9 @@ export function sampleGroups(
       statement: task.statement,
       entryPoint: task.entryPoint,
       tests: task.tests.map((test) => ({ args: test.args, expected: test.expected })),
+      ...(task.examples
+        ? { examples: task.examples.map((e) => ({ args: e.args, expected: e.expected })) }
+        : {}),
       reference: task.strategies.map((s) => ({ strategy: s.name, plan: s.plan, code: s.code })),
       plans,
     };

@@ -3,8 +3,10 @@
 // run draws exactly the tasks the uninterrupted run would have drawn. With `taskPoolSize`
 // the run cycles through a fixed pool of the stream's first tasks (small, repeatable studies).
 // With a fixed task list (an external task set's train split, e.g. MBXP) the stream is that
-// list in a seeded order, reshuffled each time it has all been drawn.
+// list in a seeded order, reshuffled each time it has all been drawn. The examples world draws
+// its own generator's train split (tasks/examples/generate.ts; the tier mix does not apply).
 import { generateTask, Rng, type Task } from '../tasks';
+import { generateExamplesTask } from '../tasks/examples/generate';
 import type { RunConfig } from './types';
 
 export class TaskStream {
@@ -56,7 +58,11 @@ export class TaskStream {
       if (tries > 10_000 * count) {
         throw new Error(`no training task of families ${families?.join(', ')} in tiers of the mix`);
       }
-      const task = this.list ? this.fromList(index++) : generateTask(options, index++);
+      const task = this.list
+        ? this.fromList(index++)
+        : this.config.taskSet === 'examples'
+          ? generateExamplesTask({ split: 'train', seed: options.seed }, index++)
+          : generateTask(options, index++);
       if (!families || families.includes(task.family)) tasks.push(task);
     }
     return { tasks, next: index };

@@ -25,9 +25,12 @@ export const BACKEND_CHOICES: readonly BackendChoice[] = [
 export const isBackendChoice = (value: unknown): value is BackendChoice =>
   (BACKEND_CHOICES as readonly unknown[]).includes(value);
 
-/** What a run trains and evaluates on: the generated tasks, or MBXP's JavaScript problems. */
-export type TaskSetName = 'procedural' | 'mbxp';
-export const TASK_SETS: readonly TaskSetName[] = ['procedural', 'mbxp'];
+/**
+ * What a run trains and evaluates on: the generated tasks, the examples world (signature and
+ * input/output examples only, tasks/examples/), or MBXP's JavaScript problems.
+ */
+export type TaskSetName = 'procedural' | 'examples' | 'mbxp';
+export const TASK_SETS: readonly TaskSetName[] = ['procedural', 'examples', 'mbxp'];
 
 /** Everything that determines a run; same config (with its seed) on one backend → same curves. */
 export interface RunConfig {
@@ -134,6 +137,8 @@ export interface PlanSample {
   plannerPrompt?: string;
   /** Over a base model: the Coder's prompt for this plan, rendered. */
   coderPrompt?: string;
+  /** Plan dropout: the Coder wrote this plan's programs from an empty plan (no Planner advantage). */
+  dropped?: true;
 }
 
 /** A task's group for one step: N plans × M programs. */
@@ -145,6 +150,8 @@ export interface SampleGroup {
   statement: string;
   entryPoint: string;
   tests: { args: unknown[]; expected: unknown }[];
+  /** The examples world: the input/output examples the statement shows (also the first tests). */
+  examples?: { args: unknown[]; expected: unknown }[];
   reference: { strategy: string; plan: string; code: string }[];
   plans: PlanSample[];
 }

@@ -22,6 +22,7 @@ import {
   type SuiteName,
   type Task,
 } from '../tasks';
+import { EXAMPLES_SUITES } from '../tasks/examples/suites';
 import {
   loadTaskSetSplit,
   mbxpFile,
@@ -34,7 +35,7 @@ import { saveSnapshot } from './labDb';
 import type { EngineCommand, EngineEvent, EngineStatus } from './protocol';
 import { roleGguf } from './roleGguf';
 import { TrainingSession } from './session';
-import { taskSetOf } from './taskSets';
+import { type Suites, taskSetOf, warmStartFolder } from './taskSets';
 import type { RunConfig, RunSnapshot } from './types';
 import { wasmFilePaths } from './wasmFiles';
 
@@ -54,6 +55,7 @@ let backendChoice: BackendChoice | null = null;
 let sandbox: Promise<Sandbox> | null = null;
 let suites: Promise<Partial<Record<SuiteName, Task[]>>> | null = null;
 let mbxp: Promise<TaskSetSplits> | null = null;
+let examples: Promise<Suites> | null = null;
 let session: TrainingSession | null = null;
 let runId: string | null = null;
 let status: EngineStatus = 'loading';
@@ -269,8 +271,25 @@ function ensureSuites(): Promise<Partial<Record<SuiteName, Task[]>>> {
   return suites;
 }
 
-/** MBXP's splits, fetched once, only for a run on them (engine/taskSets.ts). */
-async function ensureTaskSets(config: RunConfig): Promise<{ mbxp?: TaskSetSplits }> {
+/** The examples world's suites or MBXP's splits, fetched once, only for a run on them (engine/taskSets.ts). */
+async function ensureTaskSets(
+  config: RunConfig,
+): Promise<{ mbxp?: TaskSetSplits; examples?: Suites }> {
+  if (taskSetOf(config) === 'examples') {
+    examples ??= Promise.all(
+      EXAMPLES_SUITES.map(async (spec) => {
+        const response = await fetch(`${base}${spec.file}`);
+        if (!response.ok) throw new Error(`${spec.file}: HTTP ${response.status}`);
+        return [spec.name, loadSuite(await response.text()).tasks] as const;
+      }),
+    )
+      .then((entries): Suites => Object.fromEntries(entries))
+      .catch((error) => {
+        examples = null; // a later start tries again
+        throw error;
+      });
+    return { examples: await examples };
+  }
   if (taskSetOf(config) !== 'mbxp') return {};
   mbxp ??= Promise.all(
     TASK_SET_SPLITS.map(async (split) => {
@@ -309,7 +328,7 @@ async function start(command: Extract<EngineCommand, { type: 'start' }>) {
       ...(await baseOf(command.snapshot.config)),
     });
   } else {
-    const folder = `${base}checkpoints/${command.config.preset}/`;
+    const folder = `${base}${warmStartFolder(command.config)}/`;
     session = await TrainingSession.create(command.config, {
       // Over a pretrained base every role is an adapter over it: no shipped checkpoints.
       ...(command.config.base !== undefined

@@ -55,6 +55,16 @@ export type RetrievalPolicy = 'learned' | 'bm25';
 /** Whether the Coder and Planner are paid for the program as written (`original`) or after the Debugger's repairs (`repaired`). */
 export type RepairCredit = 'original' | 'repaired';
 
+/**
+ * What the Coder reads: the task's `statement` and the plan, or only its signature and the
+ * `plan` (so the plan must carry the task: a referential game).
+ */
+export type CoderSees = 'statement' | 'plan';
+export const CODER_SEES: readonly CoderSees[] = ['statement', 'plan'];
+
+/** The share of plans whose Coder group writes from an empty plan when a run leaves it out: engine/taskSets.ts planDropoutOf. */
+export const EXAMPLES_PLAN_DROPOUT = 0.1;
+
 export interface GrpoConfig {
   mode: TrainingMode;
   /** Tasks per GRPO step. */
@@ -99,6 +109,14 @@ export interface GrpoConfig {
   schedule: Schedule;
   /** K: steps per stage of the alternating schedule. */
   stageSteps: number;
+  /** What the Coder reads besides the plan: the statement, or only the signature. */
+  coderSees: CoderSees;
+  /**
+   * Plan dropout: the share of sampled plans whose M programs are written from an empty plan
+   * (that plan then has no Planner advantage), so that "no plan" is a prompt the Coder knows.
+   * Absent: the task set's default (engine/taskSets.ts planDropoutOf).
+   */
+  planDropout?: number;
 }
 
 export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
@@ -143,6 +161,7 @@ export const DEFAULT_GRPO_CONFIG: Readonly<GrpoConfig> = Object.freeze({
   plannerCredit: 'mean',
   schedule: 'simultaneous',
   stageSteps: 10,
+  coderSees: 'statement',
 });
 
 export class GrpoConfigError extends Error {
@@ -264,6 +283,18 @@ function validateSchedule(config: GrpoConfig): string[] {
     if (!Number.isInteger(config.stageSteps) || config.stageSteps < 1) {
       problems.push(`stageSteps must be a positive integer, got ${config.stageSteps}`);
     }
+  }
+  if (!CODER_SEES.includes(config.coderSees)) {
+    problems.push(
+      `coderSees must be one of ${CODER_SEES.join(', ')}, got ${String(config.coderSees)}`,
+    );
+  } else if (config.coderSees === 'plan' && config.mode === 'single') {
+    problems.push(
+      'coderSees plan needs a Planner: in single mode the Coder would see only the signature',
+    );
+  }
+  if (config.planDropout !== undefined && !(config.planDropout >= 0 && config.planDropout < 1)) {
+    problems.push(`planDropout must be at least 0 and below 1, got ${config.planDropout}`);
   }
   if (!PLANNER_CREDITS.includes(config.plannerCredit)) {
     problems.push(

@@ -66,10 +66,21 @@ export const EVAL_METRICS = {
   passAt1: 'eval/pass@1',
   execCost: 'eval/exec_cost',
   peakMemory: 'eval/peak_memory',
-  /** Greedy pass@1 from the Planner's plan − the Coder's from the statement alone (same tasks). */
+  // The Collaboration Gain by intervention: the same Coder, greedy, on the same tasks, from
+  // (a) the Planner's plan (eval/pass@1), (b) another task's plan of the same evaluation
+  // (swapped), (c) the task's reference plan, (d) no plan.
+  /** (b) pass@1 from another task's plan of the same suite (the next task's, cyclically). */
+  passAt1SwappedPlan: 'eval/pass@1_swapped_plan',
+  /** (c) pass@1 from the task's reference plan. */
+  passAt1ReferencePlan: 'eval/pass@1_reference_plan',
+  /** (d) pass@1 from an empty plan. */
+  passAt1NoPlan: 'eval/pass@1_no_plan',
+  /** (a) − (b): how much the Coder uses what this task's plan says. */
   collaborationGain: 'eval/collaboration_gain',
-  /** The Coder's greedy pass@1 from the statement alone (an empty plan, single mode's prompt). */
-  passAt1Alone: 'eval/pass@1_alone',
+  /** (c) − (a): what a better Planner would add. */
+  plannerGap: 'eval/planner_gap',
+  /** (a) − (d): the plan against no plan at all. */
+  planVsNone: 'eval/plan_vs_none',
 } as const;
 
 /** Pass@1 of one tier, e.g. evalPassAt1Metric('L1') → 'eval/pass@1/L1'. */

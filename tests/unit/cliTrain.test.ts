@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { expectInterventions } from './interventions-fixtures';
 
 describe('npm run train -- grpo', () => {
   it('--minutes stops after the step in progress, with step-0 and final evaluations', () => {
@@ -20,12 +21,8 @@ describe('npm run train -- grpo', () => {
     // Step 0 (evaluation only), then exactly the one step that was in progress at the deadline.
     expect(records.map((r) => r.step)).toEqual([0, 1]);
     expect(records[0]?.['eval/pass@1']).toBeGreaterThanOrEqual(0);
-    // Every evaluation carries the Collaboration Gain: from the plan − from the statement alone.
-    for (const r of records)
-      expect(r['eval/collaboration_gain']).toBeCloseTo(
-        r['eval/pass@1']! - r['eval/pass@1_alone']!,
-        12,
-      );
+    // Every evaluation carries the Collaboration Gain by intervention, overall and per suite.
+    for (const r of records) expectInterventions(r, ['', '/L1', '/heldout']);
     expect(records[0]?.['coder/reward']).toBeUndefined();
     expect(records[1]?.['coder/reward']).toBeDefined();
     const evaluation = JSON.parse(readFileSync(join(out, 'eval.json'), 'utf8'));

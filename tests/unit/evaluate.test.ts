@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evaluateSuites } from '../../src/agents/evaluate';
+import { evaluateSuites, swappedIndices } from '../../src/agents/evaluate';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, makeConfig } from '../../src/model';
 import { KvCacheSampler } from '../../src/rollout';
@@ -94,7 +94,7 @@ describe('planner → coder evaluation', () => {
     expect(sandbox.jobs.every((j) => j.kind === 'cases' && j.entryPoint === 'solve')).toBe(true);
   });
 
-  it('measures the Collaboration Gain: pass@1 from the plan − from the statement alone', async () => {
+  it('measures the Collaboration Gain by intervention: own plan, swapped plan, reference plan, no plan', async () => {
     const config = makeConfig('tiny', tok.vocabSize, 'planner', {
       nEmbd: 16,
       nLayer: 1,
@@ -104,33 +104,45 @@ describe('planner → coder evaluation', () => {
     const planner = createModel(config, 3);
     const coder = createModel({ ...config, role: 'coder' }, 4);
     const tasks = [task('a', 'L1'), task('b', 'L1'), task('c', 'L1'), task('d', 'L2')];
-    // Call 0: from the plans, a, b and d pass; call 1: alone, a and c pass.
-    // L1: 2/3 − 2/3 = 0; L2: 1 − 0 = 1; all: 3/4 − 2/4 = 0.25.
+    // Calls, in order: 0 the Planner's plans (a, b, d pass), 1 the reference plans (all pass),
+    // 2 no plan (a, c pass), 3 the swapped plans (a passes).
     const sandbox = fakeSandbox(
-      (call, i) => (call === 0 && i !== 2) || (call === 1 && (i === 0 || i === 2)),
+      (call, i) =>
+        (call === 0 && i !== 2) ||
+        call === 1 ||
+        (call === 2 && (i === 0 || i === 2)) ||
+        (call === 3 && i === 0),
     );
     const agents = {
       tokenizer: tok,
       planner: new KvCacheSampler(planner),
       coder: new KvCacheSampler(coder),
     };
-    const options = { coderAlone: true, maxPlanTokens: 6, maxProgramTokens: 6 };
+    const options = { interventions: true, maxPlanTokens: 6, maxProgramTokens: 6 };
     const result = await evaluateSuites(
       agents,
       { L1: tasks.slice(0, 3), L2: tasks.slice(3) },
       options,
       sandbox,
     );
-    expect(result.suites.L1!.overall.collaboration_gain).toBeCloseTo(0);
-    expect(result.suites.L1!.overall['pass@1_alone']).toBeCloseTo(2 / 3);
+    const l1 = result.suites.L1!.overall;
+    expect(l1['pass@1_swapped_plan']).toBeCloseTo(1 / 3);
+    expect(l1['pass@1_no_plan']).toBeCloseTo(2 / 3);
+    expect(l1.collaboration_gain).toBeCloseTo(1 / 3); // (a) − (b)
+    expect(l1.planner_gap).toBeCloseTo(1 / 3); // (c) − (a)
+    expect(l1.plan_vs_none).toBeCloseTo(0); // (a) − (d)
     expect(result.metrics['eval/collaboration_gain/L2']).toBe(1);
-    expect(result.metrics['eval/pass@1_alone/L2']).toBe(0);
-    expect(result.metrics['eval/collaboration_gain']).toBeCloseTo(0.25);
-    expect(result.metrics['eval/pass@1_alone']).toBeCloseTo(0.5);
-    // The second call judged the Coder's programs written from an empty plan: the prompt
-    // single mode uses, and what the Coder writes given `coderPrompt(statement, '')`.
-    expect(sandbox.jobs).toHaveLength(8);
-    // Without a Planner (single mode) there is no gain to measure.
+    expect(result.metrics['eval/planner_gap/L2']).toBe(0);
+    expect(result.metrics['eval/plan_vs_none/L2']).toBe(1);
+    expect(result.metrics['eval/collaboration_gain']).toBeCloseTo(0.5);
+    expect(result.metrics['eval/planner_gap']).toBeCloseTo(0.25);
+    expect(result.metrics['eval/plan_vs_none']).toBeCloseTo(0.25);
+    expect(result.metrics['eval/pass@1_reference_plan']).toBe(1);
+    expect(result.metrics['eval/pass@1_swapped_plan']).toBeCloseTo(0.25);
+    expect(result.metrics['eval/pass@1_no_plan']).toBeCloseTo(0.5);
+    expect(result.metrics['eval/pass@1_alone']).toBeUndefined();
+    expect(sandbox.jobs).toHaveLength(16);
+    // Without a Planner (single mode) there is no plan to intervene on.
     const single = await evaluateSuites(
       { ...agents, planner: null },
       { L1: tasks },
@@ -138,5 +150,9 @@ describe('planner → coder evaluation', () => {
       fakeSandbox(() => true),
     );
     expect(single.metrics['eval/collaboration_gain']).toBeUndefined();
+  });
+
+  it('swaps each task with the next task of its own suite', () => {
+    expect(swappedIndices([3, 1, 2])).toEqual([1, 2, 0, 3, 5, 4]);
   });
 });

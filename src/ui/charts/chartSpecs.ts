@@ -36,7 +36,7 @@ const TIERS = ['L1', 'L2', 'L3', 'L4', 'L5'];
 /** The learning chart's metrics (names as rl/metrics.ts writes them). */
 export const SAMPLED_PASS_METRIC = 'coder/rewards/pass_fraction/mean';
 export const EVAL_PASS_METRIC = 'eval/pass@1';
-/** The Collaboration Gain (agents/evaluate.ts): pass@1 with the Planner's plan − without. */
+/** The Collaboration Gain (agents/evaluate.ts): pass@1 from the Planner's plan − from another task's. */
 export const COLLABORATION_GAIN_METRIC = 'eval/collaboration_gain';
 
 export const CHART_SPECS: ChartSpec[] = [
@@ -56,19 +56,29 @@ export const CHART_SPECS: ChartSpec[] = [
     name: 'collaboration',
     title: 'Does the Planner help?',
     caption:
-      'Above 0, the plans help: the Coder passes more evaluation tasks (greedy pass@1, the same tasks) writing from the Planner’s plan than from the statement alone; below 0 they hurt. Alone means single mode’s prompt (an empty plan) to this run’s own Coder, which the shipped warm start trained only on statement + plan, never without one: part of a large gain is that prompt being new to it (the experiments’ single arm has a Coder warm-started alone).',
+      'The same Coder, greedy, on the same evaluation tasks, four times: from the Planner’s plan; from another task’s plan (the next task of the suite: swapped); from the task’s reference plan; from no plan at all. The Collaboration Gain is the first minus the swapped one: how much the Coder uses what this task’s plan says (0: any plan does as well). Reference minus the Planner’s plan is what a better Planner would still add; the Planner’s plan minus no plan compares a plan with none (the Coder was trained with some empty plans, plan dropout, so no plan is a prompt it knows).',
     lines: [
       {
-        metric: COLLABORATION_GAIN_METRIC,
-        label: 'gain: with plan − alone',
+        metric: EVAL_PASS_METRIC,
+        label: 'pass@1 from the Planner’s plan',
         raw: true,
         points: true,
       },
-      { metric: EVAL_PASS_METRIC, label: 'pass@1 with the plan', raw: true, points: true },
-      { metric: 'eval/pass@1_alone', label: 'pass@1 alone', raw: true, points: true },
+      {
+        metric: 'eval/pass@1_swapped_plan',
+        label: 'from another task’s plan',
+        raw: true,
+        points: true,
+      },
+      {
+        metric: 'eval/pass@1_reference_plan',
+        label: 'from the reference plan',
+        raw: true,
+        points: true,
+      },
+      { metric: 'eval/pass@1_no_plan', label: 'from no plan', raw: true, points: true },
     ],
-    baseline: COLLABORATION_GAIN_METRIC,
-    yRange: [-1, 1],
+    yRange: [0, 1],
     onlyWith: COLLABORATION_GAIN_METRIC,
   },
   {

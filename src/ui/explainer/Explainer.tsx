@@ -5,6 +5,7 @@
 import { useMemo, useRef } from 'react';
 import type { SampleGroup } from '../../engine/api';
 import { signalSelection } from '../inspector/signal';
+import { TaskStatement } from '../inspector/TaskStatement';
 import { useRenderWhenSkippedOrSeen } from '../onScreen';
 import { activeRun, type LabState, useLabStore } from '../state/labStore';
 import { setPresentation } from '../state/runActions';
@@ -115,10 +116,10 @@ export function Explainer() {
         </p>
       ) : (
         <>
-          <p className="explainer-task">
+          <div className="explainer-task">
             Step {onScreen.group.step} · {onScreen.group.tier} · {onScreen.group.family} —{' '}
-            {onScreen.group.statement}
-          </p>
+            <TaskStatement group={onScreen.group} />
+          </div>
           <p className="explainer-note">
             Selected: plan {onScreen.planIndex + 1}, program {onScreen.programIndex + 1}. Advantage
             scaling: {explanation.scale} (

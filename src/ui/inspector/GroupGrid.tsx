@@ -33,7 +33,11 @@ export function GroupGrid({ group, selected, onSelect }: GroupGridProps) {
               style={{ background: rewardColor(plan.reward.total) }}
               title={plan.plan}
             >
-              <div className="plan-text">{plan.plan || '(no plan: single mode)'}</div>
+              <div className="plan-text">
+                {plan.dropped
+                  ? `(dropped: the Coder saw no plan) ${plan.plan}`
+                  : plan.plan || '(no plan: single mode)'}
+              </div>
               <div className="nums">
                 r {fmt(plan.reward.total)} · Â {fmt(plan.advantage)}
                 {planHasSignal(plan) && (

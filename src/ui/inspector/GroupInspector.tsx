@@ -4,6 +4,7 @@ import { useDeferredGroups } from '../state/useDeferredGroups';
 import { GroupGrid } from './GroupGrid';
 import { SampleDetail } from './SampleDetail';
 import { groupHasSignal, nextSignalSelection, signalPlanIndex } from './signal';
+import { TaskStatement } from './TaskStatement';
 
 export function select(update: Partial<Selection>) {
   useLabStore.setState((state) => {
@@ -88,9 +89,10 @@ export function GroupInspector() {
       </header>
       {group && (
         <>
-          <p className="statement">
-            <strong>{group.tier}</strong> {group.statement} <code>{group.entryPoint}</code>
-          </p>
+          <div className="statement">
+            <strong>{group.tier}</strong> <TaskStatement group={group} />{' '}
+            {!group.examples && <code>{group.entryPoint}</code>}
+          </div>
           <GroupGrid
             group={group}
             selected={

@@ -186,6 +186,8 @@ export function ControlsPanel() {
         </>
       )}
       {select('taskset')}
+      {select('sees')}
+      <SettingNumber setting={byKey('pdrop')} placeholder="0.1 on examples, 0 on procedural" />
       <fieldset className="tiers" aria-describedby="tier-mix-help">
         <legend>{TIER_MIX.label} (weights)</legend>
         <p id="tier-mix-help" className="field-help tiers-help">
