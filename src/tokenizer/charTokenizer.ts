@@ -6,20 +6,10 @@
 // Encoding and decoding go through @huggingface/tokenizers (the vocabulary as tokenizer.json,
 // huggingface.ts), the library every checkpoint's text goes through; the lab fits the merges.
 import { Tokenizer } from '@huggingface/tokenizers';
-import { toTokenizerJson } from './huggingface';
+import { type TokenizerJson, toTokenizerJson } from './huggingface';
+import { SPECIAL_TOKENS, type SpecialToken } from './specialTokens';
 
-export const SPECIAL_TOKENS = [
-  '<|pad|>',
-  '<|endoftext|>',
-  '<|unk|>',
-  '<|statement|>',
-  '<|plan|>',
-  '<|code|>',
-  '<|planner|>',
-  '<|coder|>',
-] as const;
-
-export type SpecialToken = (typeof SPECIAL_TOKENS)[number];
+export { SPECIAL_TOKENS, type SpecialToken } from './specialTokens';
 
 /** Printable ASCII plus newline and tab: everything the task world writes. */
 export const DEFAULT_CHARS: string[] = [
@@ -92,4 +82,37 @@ export class CharTokenizer {
       clean_up_tokenization_spaces: false,
     });
   }
+}
+
+/** Rebuilds a tokenizer from a tokenizer.json this module wrote (character or BPE). */
+export function fromTokenizerJson(json: TokenizerJson): CharTokenizer {
+  if (json?.model?.type !== 'BPE' || typeof json.model.vocab !== 'object') {
+    throw new Error('tokenizer.json: expected a BPE model over characters');
+  }
+  const byId: string[] = [];
+  for (const [token, id] of Object.entries(json.model.vocab)) byId[id] = token;
+  SPECIAL_TOKENS.forEach((token, id) => {
+    if (byId[id] !== token) throw new Error(`tokenizer.json: id ${id} should be ${token}`);
+  });
+  const merges = (json.model.merges ?? []).map((merge) => {
+    // Older tokenizers write a merge as one "left right" string.
+    const pair = typeof merge === 'string' ? (merge as string).split(' ') : merge;
+    if (pair.length !== 2 || pair.some((part) => typeof part !== 'string')) {
+      throw new Error('tokenizer.json: a merge must be a pair of tokens');
+    }
+    return [pair[0] as string, pair[1] as string] as const;
+  });
+  const merged = new Set(merges.map(([a, b]) => a + b));
+  // The characters: every token after the specials that no merge produces, in id order.
+  const chars: string[] = [];
+  for (let id = SPECIAL_TOKENS.length; id < byId.length; id++) {
+    const token = byId[id];
+    if (token === undefined) throw new Error('tokenizer.json: vocabulary has gaps');
+    if (!merged.has(token) || [...token].length === 1) chars.push(token);
+  }
+  const tokenizer = new CharTokenizer(chars, merges);
+  if (tokenizer.vocab.some((token, id) => byId[id] !== token)) {
+    throw new Error('tokenizer.json: vocabulary order does not match its merges');
+  }
+  return tokenizer;
 }

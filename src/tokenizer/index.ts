@@ -2,8 +2,9 @@ export { fitBpeTokenizer, fitMerges } from './bpe';
 export {
   CharTokenizer,
   DEFAULT_CHARS,
+  fromTokenizerJson,
   type Merge,
   SPECIAL_TOKENS,
   type SpecialToken,
 } from './charTokenizer';
-export { fromTokenizerJson, type TokenizerJson, toTokenizerJson } from './huggingface';
+export { type TokenizerJson, toTokenizerJson } from './huggingface';

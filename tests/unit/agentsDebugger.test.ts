@@ -33,7 +33,7 @@ import type { Sandbox } from '../../src/sandbox';
 import { createSandbox } from '../../src/sandbox/nodeSandbox';
 import { createTaskSampler, type Task } from '../../src/tasks';
 import { Rng } from '../../src/tasks/random';
-import { fromTokenizerJson } from '../../src/tokenizer/huggingface';
+import { fromTokenizerJson } from '../../src/tokenizer/charTokenizer';
 
 let sandbox: Sandbox;
 beforeAll(async () => {

@@ -25,7 +25,7 @@ import {
 } from '../../src/tasks/mbxp/taskSet';
 import { checkInNode } from '../../src/tasks/nodeCheck';
 import { CharTokenizer } from '../../src/tokenizer';
-import { fromTokenizerJson } from '../../src/tokenizer/huggingface';
+import { fromTokenizerJson } from '../../src/tokenizer/charTokenizer';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dataPath = resolve(repoRoot, '../shared/data/mbxp-js/mbjsp_release_v1.2.jsonl');
