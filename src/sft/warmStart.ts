@@ -4,7 +4,7 @@
 // `npm run warmstart` in Node, so a seed and step budget give the same models in both.
 import type { LoadedCheckpoint, PresetName } from '../model';
 import { createModel, type ModelRole, makeConfig, parameterCount } from '../model';
-import type { Role } from '../rl/config';
+import { EXAMPLES_PLAN_DROPOUT, type Role } from '../rl/config';
 import { createTaskSampler } from '../tasks';
 import { generateExamplesTask } from '../tasks/examples/generate';
 import { Rng } from '../tasks/random';
@@ -87,7 +87,10 @@ export function fitTaskTokenizer(
  * The examples world's Coder: 10% of its examples without a plan (the planDropout default)
  * and 20% with the signature alone for a statement (what `coderSees` plan shows it).
  */
-export const EXAMPLES_CODER_VIEWS: CoderViews = { planDropout: 0.1, signatureOnly: 0.2 };
+export const EXAMPLES_CODER_VIEWS: CoderViews = {
+  planDropout: EXAMPLES_PLAN_DROPOUT,
+  signatureOnly: 0.2,
+};
 
 /** The training tasks a warm start draws, as a stream. */
 function trainTaskStream(taskSet: 'procedural' | 'examples', seed: number) {
