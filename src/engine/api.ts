@@ -8,7 +8,8 @@
 // Nothing here may pull tfjs, QuickJS or Node into the page's main thread: values come
 // only from plain-data modules (rl/config, rl/rewards, rl/advantages, rl/grpoLossReference,
 // engine/runConfig, engine/settings (the one table of settings), engine/suggestedModels,
-// engine/baseSettings, engine/loraDefaults, model/hub/hubId, engine/failure,
+// engine/baseSettings, engine/loraDefaults, model/hub/hubId, engine/failure, engine/linkConsent
+// (Cache Storage only: whether a link's model is there),
 // gpu/engine/gpuReportFormat: the GPU report's text; gpu/runsOn: where a run runs) and the
 // IndexedDB database both sides open (engine/labDb: idb only); everything else is `export type`.
 
@@ -69,6 +70,7 @@ export {
   type RecoveryReport,
 } from './failure';
 export { loadSnapshot, openLabDb, saveSnapshot, stepKey } from './labDb';
+export { downloadToConfirm, type LinkDownload } from './linkConsent';
 export {
   DEFAULT_BASE_LORA_RANK,
   defaultLearningRate,

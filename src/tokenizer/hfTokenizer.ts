@@ -2,18 +2,12 @@
 // tokenizer.json by @huggingface/tokenizers, tokenizer_config.json's chat_template by
 // @huggingface/jinja. The ids that end a turn or the text come from generation_config.json's
 // eos_token_id (a number or a list), else tokenizer_config.json's eos_token. Both files are
-// untrusted: tokenizer.json is checked against config.json's vocab_size first
-// (hfTokenizerCheck.ts), a few encodes are timed, and the template renders under bounds
+// untrusted: tokenizer.json is checked against config.json's vocab_size first (hfTokenizerCheck.ts:
+// ids, merges, its regexes' shapes and speed), and the template renders under bounds
 // (chatTemplate.ts), tried once here so a hostile one is refused when the model loads.
 import { Tokenizer } from '@huggingface/tokenizers';
 import { BoundedTemplate } from './chatTemplate';
 import { checkTokenizerJson } from './hfTokenizerCheck';
-
-/** The slowest a probe encode may be: a pre-tokenizer regex past it backtracks. */
-const PROBE_MILLISECONDS = 100;
-const PROBE_LENGTHS = [8, 12, 18, 27, 40, 60, 90, 135, 200, 300, 450];
-/** Runs of one character class, the shape that makes a backtracking pattern slow. */
-const PROBE_CHARACTERS = ['a', ' ', '0', '!', '\n', "'", 'é'];
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -47,7 +41,6 @@ export class HfTokenizer {
     this.vocabSize = this.tokenizer.get_vocab(true).size;
     if (this.vocabSize > vocabLimit)
       fail(`${this.vocabSize} tokens, more than config.json's vocab_size ${vocabLimit}`);
-    this.timeProbeEncodes(fail);
     const source = chatTemplateSource(tokenizerConfig);
     try {
       this.template = source === null ? null : new BoundedTemplate(source);
@@ -75,27 +68,6 @@ export class HfTokenizer {
       if (id !== undefined) ids.push(id);
     }
     this.stopIds = ids.filter((id): id is number => Number.isInteger(id));
-  }
-
-  /**
-   * Encodes runs of 8 to 512 of a few characters, each length 1.5× the last, refusing the
-   * tokenizer when one takes longer than PROBE_MILLISECONDS: a pattern of polynomial degree k
-   * grows 1.5^k a length, so it crosses the bound at one length and is stopped soon after (a
-   * prompt is longer still).
-   */
-  private timeProbeEncodes(fail: (why: string) => never): void {
-    for (const length of PROBE_LENGTHS) {
-      for (const c of PROBE_CHARACTERS) {
-        const text = `${c.repeat(length)}\u0000`;
-        const started = performance.now();
-        this.tokenizer.encode(text, { add_special_tokens: false });
-        const ms = performance.now() - started;
-        if (ms > PROBE_MILLISECONDS)
-          fail(
-            `encoding ${length} × ${JSON.stringify(c)} took ${Math.round(ms)} ms (a pre-tokenizer or normalizer pattern that backtracks)`,
-          );
-      }
-    }
   }
 
   /**

@@ -2,11 +2,17 @@
 // reads it: the model's vocabulary no larger than config.json's vocab_size and every id inside
 // it (an id of 10^9 made the library build a table for a minute), every merge a pair of tokens the
 // vocabulary holds (missing ones loaded silently), and every regex it carries (a pre-tokenizer's
-// Split, a normalizer's Replace) free of the shapes that backtrack exponentially: a repeated
-// group holding a variable quantifier or an alternation, or a backreference. hfTokenizer.ts then
-// times a few encodes to catch a pattern that is merely slow.
+// Split, a normalizer's Replace) free of the shapes that backtrack exponentially (a repeated
+// group holding a variable quantifier or an alternation, or a backreference) and quick on runs of
+// one character, the input that makes a polynomial pattern slow. Only the patterns are timed, not
+// the whole encode: a long word's BPE is slow on its own in a busy tab, a pattern is not.
 
 const MAX_PATTERN_LENGTH = 10_000;
+/** The slowest one probe match may be; a linear pattern takes well under a millisecond. */
+const PROBE_MILLISECONDS = 100;
+/** Each 1.5× the last: a pattern of degree k grows 1.5^k a length, so it is stopped soon after crossing the bound. */
+const PROBE_LENGTHS = [8, 12, 18, 27, 40, 60, 90, 135, 200, 300, 450];
+const PROBE_CHARACTERS = ['a', ' ', '0', '!', '\n', "'", 'é'];
 
 /** Refuses a tokenizer.json the lab should not hand to the library; `fail` says why. */
 export function checkTokenizerJson(json: unknown, vocabSize: number, fail: (why: string) => never) {
@@ -38,9 +44,30 @@ export function checkTokenizerJson(json: unknown, vocabSize: number, fail: (why:
   for (const token of added)
     inRange((token as { id?: unknown })?.id, `added token ${JSON.stringify(token?.content)}`);
   for (const pattern of regexPatterns(json)) {
-    const why = backtrackingShape(pattern);
+    const why = backtrackingShape(pattern) ?? slowOnProbes(pattern);
     if (why) fail(`its regex ${JSON.stringify(pattern.slice(0, 80))} ${why}`);
   }
+}
+
+/** Why matching the pattern over runs of one character is too slow, or null. */
+function slowOnProbes(pattern: string): string | null {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, 'gu');
+  } catch {
+    return null; // the library rewrites some classes first, or refuses the pattern itself
+  }
+  for (const length of PROBE_LENGTHS) {
+    for (const c of PROBE_CHARACTERS) {
+      const text = `${c.repeat(length)}\u0000`;
+      const started = performance.now();
+      for (const _ of text.matchAll(regex));
+      const ms = performance.now() - started;
+      if (ms > PROBE_MILLISECONDS)
+        return `took ${Math.round(ms)} ms on ${length} × ${JSON.stringify(c)} (it backtracks)`;
+    }
+  }
+  return null;
 }
 
 function checkMerges(

@@ -7,6 +7,7 @@ export { dismissError } from './bridge/notices';
 export {
   addImportedRun,
   bootLab,
+  decideLinkDownload,
   newRun,
   pause,
   step,

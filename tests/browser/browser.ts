@@ -62,3 +62,9 @@ export async function unexpectedBannerMessages(
   const messages = await bannerMessages(page);
   return messages.filter((message) => !expected.some((pattern) => pattern.test(message)));
 }
+
+/** A link that names a base not in the cache asks first: waits for the question and agrees. */
+export async function confirmDownload(page: Page, timeout = 60_000) {
+  await page.getByTestId('download-consent').waitFor({ timeout });
+  await page.getByRole('button', { name: 'Download and run' }).click();
+}

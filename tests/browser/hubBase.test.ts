@@ -15,6 +15,7 @@ import { chatFixtureSpec, fixtureSpec, writeHfCheckpoint } from '../unit/hf-fixt
 import {
   backendLine,
   bannerMessages,
+  confirmDownload,
   copyGpuReport,
   launchBrowser,
   status,
@@ -117,6 +118,8 @@ describe('the page over a base model from a Hub', () => {
         .catch(() => undefined);
     }, 100);
     await page.goto(pageUrl(REPO));
+    // A foreign hub's model not yet cached: the page asks before it downloads.
+    await confirmDownload(page);
     await waitIdle(page, 240_000);
     clearInterval(watch);
     expect(await page.getByTestId('base-model').textContent()).toContain(REPO);
@@ -160,6 +163,7 @@ describe('the page over a base model from a Hub', () => {
     page.on('pageerror', (error) => errors.push(error.message));
     const line = () => backendLine(page);
     await page.goto(pageUrl(REPO).replace('backend=wasm', 'backend=kernels'));
+    await confirmDownload(page);
     await waitIdle(page, 240_000);
     expect(await line()).toMatch(/^kernels · verified on .*swiftshader.* \(\d+ checks\)/i);
     // The engine that samples and updates, and apart from it the tfjs backend kept for the fall-back.
@@ -196,6 +200,7 @@ describe('the page over a base model from a Hub', () => {
       const context = await browser.newContext();
       const page = await context.newPage();
       await page.goto(pageUrl(base, hubUrl));
+      await confirmDownload(page);
       await expect.poll(() => status(page), { timeout: 120_000 }).toMatch(/^failed/);
       const messages = await bannerMessages(page);
       expect(

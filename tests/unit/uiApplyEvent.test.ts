@@ -31,6 +31,7 @@ function labState(overrides: Partial<LabState> = {}): LabState {
     progress: null,
     activity: null,
     errors: [],
+    pendingDownload: null,
     presentation: false,
     pinned: false,
     smoothing: 0,

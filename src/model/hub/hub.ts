@@ -9,21 +9,14 @@
 import { importNodeOnly, isNodeHost } from '../../gpu/host';
 import { type CheckpointSource, TransferError } from '../families/hfCheckpoint';
 import { readSafetensorsHeader } from '../safetensors';
+import type { HubCache } from './hubCacheStorage';
+import { cacheStorageHubCache } from './hubCacheStorage';
 import { download } from './hubDownload';
-import type { HubId } from './hubId';
+import { type HubId, hubCacheKey, normalEndpoint } from './hubId';
 
-export { type HubId, parseHubId } from './hubId';
-
-export const DEFAULT_ENDPOINT = 'https://huggingface.co';
-
-/** Where fetched files are kept, by key `[{hub}/]{org/name}/{revision}/{file}`. */
-export interface HubCache {
-  get(key: string): Promise<Uint8Array | null>;
-  put(key: string, bytes: Uint8Array): Promise<void>;
-  delete(key: string): Promise<void>;
-  /** Where it lives, for messages. */
-  readonly where: string;
-}
+export type { HubCache } from './hubCacheStorage';
+export { cacheStorageHubCache } from './hubCacheStorage';
+export { DEFAULT_ENDPOINT, type HubId, parseHubId } from './hubId';
 
 export interface HubProgress {
   repo: string;
@@ -66,19 +59,12 @@ function checkComplete(file: string, bytes: Uint8Array, label: string): void {
   }
 }
 
-/** The cache's key prefix for a hub: none for the default one, else its address (files from two hubs never mix). */
-function hubKeyPrefix(endpoint: string): string {
-  return endpoint === DEFAULT_ENDPOINT
-    ? ''
-    : `${encodeURIComponent(endpoint.replace(/^https?:\/\//, ''))}/`;
-}
-
 /** A Hub checkpoint as a CheckpointSource: each file from the cache, else fetched, checked and kept. */
 export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
-  const endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
+  const endpoint = normalEndpoint(options.endpoint);
   const label = `${id.repo}@${id.revision}`;
   const { cache } = options;
-  const keyOf = (file: string) => `${hubKeyPrefix(endpoint)}${id.repo}/${id.revision}/${file}`;
+  const keyOf = (file: string) => hubCacheKey(endpoint, id, file);
   /** A file the checkpoint lacks (404) is remembered too, so a cached model loads offline. */
   const absentKey = (file: string) => `${keyOf(file)}.absent`;
   const touched = new Set<string>();
@@ -139,24 +125,6 @@ export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
     async forget() {
       for (const key of touched) await cache.delete(key);
       touched.clear();
-    },
-  };
-}
-
-/** The browser's Cache Storage as a HubCache (the page and its Worker). */
-export function cacheStorageHubCache(name = 'core-code-lab-hub'): HubCache {
-  const url = (key: string) => `https://hub-cache.invalid/${key}`;
-  return {
-    where: `Cache Storage "${name}"`,
-    async get(key) {
-      const res = await (await caches.open(name)).match(url(key));
-      return res ? new Uint8Array(await res.arrayBuffer()) : null;
-    },
-    async put(key, bytes) {
-      await (await caches.open(name)).put(url(key), new Response(bytes as BufferSource));
-    },
-    async delete(key) {
-      await (await caches.open(name)).delete(url(key));
     },
   };
 }

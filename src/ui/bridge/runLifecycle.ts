@@ -4,7 +4,9 @@
 // what the user had asked for resumed). Events go through applyEvent.ts into the store.
 import {
   classifyFailure,
+  DEFAULT_RUN_CONFIG,
   describeRecovery,
+  downloadToConfirm,
   type EngineEvent,
   type EngineFailure,
   type EngineStatus,
@@ -303,6 +305,17 @@ export async function bootLab() {
   }
   useLabStore.setState({ runs });
   const saved = runs.find((run) => run.id === activeId);
+  if (given && !(await linkDownloadAllowed(config))) {
+    // Declined: the saved run as it was, else a run of the defaults; the URL follows it.
+    if (saved) {
+      const [snapshot, groups] = await Promise.all([
+        db.loadSnapshot(saved.id),
+        db.loadGroups(saved.id),
+      ]);
+      await startRun(saved, snapshot, { groups });
+    } else await newRun(DEFAULT_RUN_CONFIG);
+    return;
+  }
   // A link resumes the newest saved run with its settings, so reopening it adds no run.
   const resumed =
     saved && (!given || sameConfig(saved.config, config))
@@ -320,6 +333,28 @@ export async function bootLab() {
   }
   if (saved) useLabStore.setState({ activeRunId: saved.id });
   await newRun(config);
+}
+
+/** Answers the page's question about a link's download (DownloadConsent's buttons). */
+let answerLinkDownload: ((allowed: boolean) => void) | null = null;
+
+export function decideLinkDownload(allowed: boolean) {
+  useLabStore.setState({ pendingDownload: null });
+  answerLinkDownload?.(allowed);
+  answerLinkDownload = null;
+}
+
+/**
+ * Whether a link's base may download: at once when nothing needs asking (no base, or its files
+ * are in Cache Storage), else once the user clicks (nothing reaches the hub before).
+ */
+async function linkDownloadAllowed(config: RunConfig): Promise<boolean> {
+  const pending = await downloadToConfirm(config).catch(() => null);
+  if (!pending) return true;
+  useLabStore.setState({ pendingDownload: pending });
+  return new Promise((resolve) => {
+    answerLinkDownload = resolve;
+  });
 }
 
 /** A fresh run from the shipped warm start with `config` (Reset). */

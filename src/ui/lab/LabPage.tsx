@@ -5,6 +5,7 @@ import { OwnTaskPanel } from '../inspector/OwnTaskPanel';
 import { RunsTable } from '../runs/RunsTable';
 import { useLabStore } from '../state/labStore';
 import { ControlsPanel } from './ControlsPanel';
+import { DownloadConsent } from './DownloadConsent';
 import { ErrorBanner } from './ErrorBanner';
 import { Intro } from './Intro';
 import { ProgressBar } from './ProgressBar';
@@ -20,6 +21,7 @@ export function LabPage() {
       <div className="lab-main">
         <RunToolbar />
         {!presentation && <Intro />}
+        <DownloadConsent />
         <ErrorBanner />
         <ProgressBar />
         {presentation ? (

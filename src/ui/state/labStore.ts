@@ -6,6 +6,7 @@ import { create } from 'zustand';
 import type {
   BackendReport,
   EngineStatus,
+  LinkDownload,
   MetricRecord,
   RunConfig,
   SampleGroup,
@@ -70,6 +71,8 @@ export interface LabState {
   /** What the engine is doing inside a step ("the evaluation"), null between steps. */
   activity: string | null;
   errors: { id: number; message: string; recoverable: boolean }[];
+  /** A link's base waiting for the user's click before it downloads (linkConsent.ts). */
+  pendingDownload: LinkDownload | null;
   presentation: boolean;
   /** Stay on the selected step when new steps land (else the selection follows the newest). */
   pinned: boolean;
@@ -96,6 +99,7 @@ export const useLabStore = create<LabState>(() => ({
   progress: null,
   activity: null,
   errors: [],
+  pendingDownload: null,
   presentation: false,
   pinned: false,
   // Per-step rewards swing widely (a few programs per step): curves start smoothed.
