@@ -201,7 +201,7 @@ export const HOSTILE_CASES: HostileCase[] = [
       num_key_value_heads: 8,
     }),
     expected:
-      /config\.json: 69\.5B parameters \(258\.9 GiB as float32\) is over the budget of 4 Gi parameters/,
+      /config\.json: 69\.5B parameters \(258\.9 GiB as float32\) is over the budget of 16 Gi parameters/,
   },
   {
     name: 'config.json: heads × head size do not make the hidden size',

@@ -153,10 +153,11 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
 }
 
 /**
- * The most parameters a config may declare: 4 Gi, 16 GiB as the float32 the tfjs path holds,
- * past anything the lab can run (the page's own, smaller bound is engine/baseModel.ts').
+ * The most parameters a config may declare, refused from the numbers before anything is listed or
+ * fetched: 16 Gi (64 GiB as float32), past any model the lab can run, so the page's own bound
+ * (baseModel.ts' checkBaseFits) still names a real model that is too large with its size.
  */
-export const MAX_CHECKPOINT_PARAMETERS = 4 * 1024 ** 3;
+export const MAX_CHECKPOINT_PARAMETERS = 16 * 1024 ** 3;
 /** The most layers: the deepest published models have under 200; each layer is a dozen tensors to list and check. */
 export const MAX_CHECKPOINT_LAYERS = 1024;
 /** The most elements one tensor may hold: a typed array's and a tfjs tensor's bound. */
