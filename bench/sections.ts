@@ -10,6 +10,7 @@ import { llamaLoraBench } from './llamaLora';
 import { memoryBench } from './memory';
 import { modelBench } from './models';
 import { pageBench } from './page';
+import { peersBench } from './peers';
 import { rewardServerBench } from './rewardServer';
 import { sandboxBench } from './sandbox';
 import type { BenchSection } from './table';
@@ -30,4 +31,5 @@ export const benchSections: Record<string, BenchSection> = {
   webgpu: webgpuBench,
   'gpu-report': gpuReportBench,
   page: pageBench,
+  peers: peersBench,
 };

@@ -1,0 +1,254 @@
+// `npm run bench -- peers`: the lab beside llama.cpp (@wllama/wllama's wasm in headless Chromium)
+// on the same random weights, F16, in SmolLM2-135M's and Qwen2.5-0.5B's published shapes: prompt
+// tokens per second (a 128-token prompt) and decode tokens per second for one sequence (64
+// tokens), on WebGPU (the lab's kernels; llama.cpp's WebGPU backend where it takes the adapter)
+// and on the CPU (llama.cpp's multi-threaded wasm, cross-origin isolated; the lab's tfjs wasm
+// backend). Each row gives lab ÷ llama.cpp. llama.cpp's figures are its own timings; the lab's
+// are wall time around prefill and the decode loop (host argmax). The lab's rows run in Node
+// (Dawn over the same Vulkan driver the page's Chromium uses; tfjs-wasm), llama.cpp's in the page.
+// PEERS_MODELS=smollm2,qwen05b (default both), PEERS_PROMPT (128), PEERS_DECODE (64),
+// PEERS_LAYERS cuts each model's depth for a quick check (widths and vocabulary stay),
+// PEERS_THREADS (2) llama.cpp's CPU threads.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core';
+import { initBackend } from '../src/gpu/backend';
+import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
+import { SHADERS } from '../src/gpu/engine/ops';
+import { GpuRuntime } from '../src/gpu/engine/runtime';
+import { getKernelDevice } from '../src/gpu/kernels/device';
+import { folderSource } from '../src/model/families/folderSourceNode';
+import { readHfCheckpoint } from '../src/model/families/hfCheckpoint';
+import { disposeLlamaModel } from '../src/model/families/llama';
+import { loadLlama } from '../src/model/families/load';
+import type { KvLayerCache } from '../src/model/policy';
+import { raw16, toFloat32 } from '../src/model/safetensors';
+import { type FixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
+import {
+  type LlamaCpp,
+  type LlamaCppLoad,
+  startLlamaCpp,
+  writeRenderableLlamaGguf,
+} from '../tests/unit/llamaCpp-harness';
+import type { BenchSection, BenchTable } from './table';
+
+/** SmolLM2-135M's published config.json (Llama: 30 layers, 576 wide, 9 q / 3 kv heads, tied). */
+function smollm2Spec(): FixtureSpec {
+  return {
+    dtype: 'F16',
+    shards: 1,
+    config: {
+      architectures: ['LlamaForCausalLM'],
+      model_type: 'llama',
+      vocab_size: 49152,
+      hidden_size: 576,
+      intermediate_size: 1536,
+      num_hidden_layers: 30,
+      num_attention_heads: 9,
+      num_key_value_heads: 3,
+      hidden_act: 'silu',
+      max_position_embeddings: 8192,
+      rope_theta: 100000,
+      rms_norm_eps: 1e-5,
+      tie_word_embeddings: true,
+      torch_dtype: 'float16',
+    },
+  };
+}
+
+const MODELS: Record<string, { label: string; spec: () => FixtureSpec }> = {
+  smollm2: { label: 'SmolLM2-135M shape', spec: smollm2Spec },
+  qwen05b: {
+    label: 'Qwen2.5-0.5B shape',
+    spec: () => ({ ...qwen05bSpec(), dtype: 'F16' as const }),
+  },
+};
+
+function envInt(name: string, fallback: number): number {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
+  return v;
+}
+
+function argmax(v: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < v.length; i++) if (v[i]! > v[best]!) best = i;
+  return best;
+}
+
+interface Speeds {
+  prefill: number;
+  decode: number;
+}
+
+/** The lab's kernels: prefill the prompt, then `decode` greedy steps (logits read back, argmax on the host). */
+async function labKernels(dir: string, ids: number[], decode: number): Promise<Speeds> {
+  const opened = await getKernelDevice();
+  if (!opened.ok) throw new Error(`no WebGPU adapter for the lab: ${opened.why}`);
+  const rt = new GpuRuntime(opened.gpu.device);
+  await rt.load([...SHADERS]);
+  const checkpoint = await readHfCheckpoint(folderSource(dir));
+  const weights = new Map(
+    [...checkpoint.weights].map(([name, t]) => [
+      name,
+      { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) },
+    ]),
+  );
+  const model = new DeviceLlama(rt, checkpoint.config, weights, {
+    contextLength: ids.length + decode + 1,
+  });
+  // One short prefill first: pipelines compile outside the timed runs.
+  await model.prefill(ids.slice(0, 2));
+  let start = performance.now();
+  let next = argmax(await model.prefill(ids));
+  const prefillS = (performance.now() - start) / 1000;
+  start = performance.now();
+  for (let i = 0; i < decode; i++) next = argmax(await model.step(next));
+  return { prefill: ids.length / prefillS, decode: decode / ((performance.now() - start) / 1000) };
+}
+
+/** The lab's tfjs path on its wasm backend: the same cached forward and decode step its sampler runs. */
+async function labWasm(dir: string, ids: number[], decode: number): Promise<Speeds> {
+  await initBackend('wasm');
+  const loaded = await loadLlama(folderSource(dir));
+  const lm = loaded.lm;
+  const dispose = (cache: readonly KvLayerCache[]) => {
+    for (const c of cache) tf.dispose([c.k, c.v]);
+  };
+  const once = async () => {
+    let start = performance.now();
+    const prefill = lm.forwardCached(tf.tensor2d([ids], [1, ids.length], 'int32'), 0, null);
+    const all = (await prefill.logits.data()) as Float32Array;
+    prefill.logits.dispose();
+    let next = argmax(all.subarray((ids.length - 1) * lm.vocabSize));
+    const prefillS = (performance.now() - start) / 1000;
+    let cache = prefill.cache;
+    start = performance.now();
+    for (let i = 0; i < decode; i++) {
+      const pos = ids.length + i;
+      const step = lm.decodeStep([next], [pos], [0], pos, cache);
+      dispose(cache);
+      cache = step.cache;
+      next = argmax((await step.logits.data()) as Float32Array);
+      step.logits.dispose();
+    }
+    dispose(cache);
+    return {
+      prefill: ids.length / prefillS,
+      decode: decode / ((performance.now() - start) / 1000),
+    };
+  };
+  try {
+    await once(); // kernels and buffers warm
+    return await once();
+  } finally {
+    disposeLlamaModel(loaded.model);
+  }
+}
+
+async function llamaCppSpeeds(
+  cpp: LlamaCpp,
+  file: string,
+  prompt: string,
+  tokens: number,
+  decode: number,
+  load: LlamaCppLoad,
+): Promise<Speeds & { buffers: string[] }> {
+  const n_ctx = tokens + decode + 8;
+  await cpp.greedy(file, prompt.slice(0, 8), 2, 1, { ...load, n_ctx });
+  const run = await cpp.greedy(file, prompt, decode, 1, { ...load, n_ctx });
+  if (run.timings.prompt_n !== tokens)
+    throw new Error(`llama.cpp read the prompt as ${run.timings.prompt_n} tokens, not ${tokens}`);
+  return {
+    prefill: run.timings.prompt_per_second,
+    decode: run.timings.predicted_per_second,
+    buffers: run.buffers,
+  };
+}
+
+export const peersBench: BenchSection = async (): Promise<BenchTable> => {
+  const names = (process.env.PEERS_MODELS ?? 'smollm2,qwen05b').split(',');
+  for (const n of names) if (!MODELS[n]) throw new Error(`PEERS_MODELS: unknown model ${n}`);
+  const promptTokens = envInt('PEERS_PROMPT', 128);
+  const decode = envInt('PEERS_DECODE', 64);
+  const threads = envInt('PEERS_THREADS', 2);
+  const layers = process.env.PEERS_LAYERS ? envInt('PEERS_LAYERS', 1) : null;
+  const root = mkdtempSync(join(tmpdir(), 'peers-'));
+  const cpp = await startLlamaCpp(root);
+  const rows: (string | number)[][] = [];
+  const notes: string[] = [];
+  try {
+    const gpu = await cpp.webgpu();
+    const opened = await getKernelDevice();
+    const labAdapter = opened.ok ? opened.gpu.adapter : `none (${opened.why})`;
+    const llamaGpu = gpu?.shaderF16 === true;
+    if (!llamaGpu)
+      notes.push(
+        gpu
+          ? `llama.cpp's WebGPU backend needs shader-f16, which this adapter (${gpu.adapter}) lacks: its WebGPU rows wait for a GPU; the lab's WebGPU rows are set against llama.cpp's CPU build.`
+          : "the page has no WebGPU adapter: llama.cpp's WebGPU rows wait for a GPU.",
+      );
+    // "x" is one byte token with no merges: the prompt is exactly promptTokens tokens in both.
+    const prompt = 'x'.repeat(promptTokens);
+    for (const name of names) {
+      const model = MODELS[name]!;
+      const spec = model.spec();
+      if (layers) spec.config = { ...spec.config, num_hidden_layers: layers };
+      const label = layers ? `${model.label}, ${layers} layers` : model.label;
+      const dir = join(root, name);
+      writeHfCheckpoint(dir, spec, 7);
+      const file = `${name}.gguf`;
+      await writeRenderableLlamaGguf(dir, null, join(root, file), 'f16');
+      // The fixture's vocabulary is byte-level: "x" is byte 0x78's token, id 120.
+      const ids = new Array<number>(promptTokens).fill(120);
+      const say = (what: string) => process.stderr.write(`peers: ${label}: ${what}\n`);
+      say('llama.cpp CPU');
+      const cpuLoad = { n_gpu_layers: 0, n_threads: threads };
+      const cppCpu = await llamaCppSpeeds(cpp, file, prompt, ids.length, decode, cpuLoad);
+      const cppGpu = llamaGpu
+        ? await llamaCppSpeeds(cpp, file, prompt, ids.length, decode, {
+            n_gpu_layers: 999,
+            n_threads: threads,
+          })
+        : null;
+      say('lab kernels');
+      const kernels = opened.ok ? await labKernels(dir, ids, decode) : null;
+      say('lab wasm');
+      const wasm = await labWasm(dir, ids, decode);
+      const row = (phase: keyof Speeds, what: string, lab: number | null, peer: number | null) =>
+        rows.push([
+          label,
+          `${phase === 'prefill' ? `prompt (${ids.length} tokens)` : `decode (${decode} tokens, batch 1)`}`,
+          what,
+          lab === null ? '—' : lab,
+          peer === null ? '—' : peer,
+          lab === null || peer === null ? '—' : lab / peer,
+        ]);
+      for (const phase of ['prefill', 'decode'] as const) {
+        row(
+          phase,
+          cppGpu ? 'lab kernels ÷ llama.cpp WebGPU' : 'lab kernels (WebGPU) ÷ llama.cpp CPU',
+          kernels?.[phase] ?? null,
+          (cppGpu ?? cppCpu)[phase],
+        );
+        row(phase, `lab wasm ÷ llama.cpp CPU (${threads} threads)`, wasm[phase], cppCpu[phase]);
+      }
+      notes.push(`${label}: llama.cpp CPU ${cppCpu.buffers.join('; ')}`);
+    }
+    notes.push(
+      "Not measured here: the lab's batched decode for the GRPO group sizes beside llama.cpp's (the lab's Llama kernels decode one sequence; llama.cpp's wllama build serves one slot).",
+    );
+    return {
+      title:
+        'The lab beside llama.cpp (tokens per second; ratio lab ÷ llama.cpp, above 1: the lab is faster)',
+      environment: `lab WebGPU adapter: ${labAdapter}; page adapter: ${gpu ? `${gpu.adapter}, shader-f16 ${gpu.shaderF16 ? 'yes' : 'no'}` : 'none'}; weights random F16; llama.cpp via @wllama/wllama (wasm), CPU threads ${threads}; lab CPU: tfjs wasm in Node`,
+      columns: ['model', 'phase', 'engines', 'lab tok/s', 'llama.cpp tok/s', 'lab ÷ llama.cpp'],
+      rows,
+      notes,
+    };
+  } finally {
+    await cpp.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+};
