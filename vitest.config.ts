@@ -1,13 +1,18 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { bundledDeps, serialUnitFiles, unitTimeouts } from './vitest.shared';
 
+// Unit tests, two files at a time: the project's machines have two cores and most files are
+// one busy thread (tfjs wasm, QuickJS). Files that bound wall time run after, alone
+// (vitest.serial.config.ts); `npm test` runs both.
 export default defineConfig({
   test: {
     include: ['tests/unit/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...serialUnitFiles],
     environment: 'node',
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
-    // Two cores on the project's machines: one file at a time keeps timings honest.
-    fileParallelism: false,
+    ...unitTimeouts,
+    deps: bundledDeps,
+    fileParallelism: true,
+    maxWorkers: 2,
     reporters: ['default'],
   },
 });

@@ -1,5 +1,5 @@
 // `npm test`: typecheck, lint, unit tests, then the browser tests on the built page.
-// Ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports,
+// `npm run test:long` (`--long`): the checks that need minutes (tests/long). Each ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports,
 // after the list of skipped tests with their reasons (a test without a WebGPU adapter, say,
 // skips with `ctx.skip('no WebGPU adapter: …')`; it is never counted as passed).
 import { spawnSync } from 'node:child_process';
@@ -17,9 +17,14 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 /** Skipped tests, `suite: file › test — reason`. */
 const skippedTests = [];
 
+/** Seconds each phase took, printed before the summary so a slow phase is easy to see. */
+const phaseSeconds = [];
+
 function step(title, command, args, extraEnv = {}) {
   console.log(`\n=== ${title}: ${command} ${args.join(' ')}`);
+  const started = Date.now();
   const result = spawnSync(command, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
+  phaseSeconds.push(`${title} ${Math.round((Date.now() - started) / 1000)} s`);
   return result.status === 0;
 }
 
@@ -64,20 +69,26 @@ function vitestSuite(title, config) {
   if (!ok && json.numFailedTests === 0) totals.failed += Math.max(1, json.numFailedTestSuites);
 }
 
-// Three type worlds (tsconfig.json: engine without DOM or Node, page, Node-only code).
-check('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']);
-check('lint', 'npx', ['biome', 'check', '.']);
-vitestSuite('unit', 'vitest.config.ts');
-if (step('build', 'npx', ['vite', 'build', '--logLevel', 'warn'])) {
-  vitestSuite('browser', 'vitest.browser.config.ts');
+if (process.argv.includes('--long')) {
+  vitestSuite('long', 'vitest.long.config.ts');
 } else {
-  totals.failed += 1;
+  // Three type worlds (tsconfig.json: engine without DOM or Node, page, Node-only code).
+  check('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']);
+  check('lint', 'npx', ['biome', 'check', '.']);
+  vitestSuite('unit', 'vitest.config.ts');
+  vitestSuite('unit-serial', 'vitest.serial.config.ts');
+  if (step('build', 'npx', ['vite', 'build', '--logLevel', 'warn'])) {
+    vitestSuite('browser', 'vitest.browser.config.ts');
+  } else {
+    totals.failed += 1;
+  }
 }
 
 if (skippedTests.length > 0) {
   console.log(`\nSkipped (${skippedTests.length}):`);
   for (const line of skippedTests) console.log(`  ${line}`);
 }
+console.log(`\nTime per phase: ${phaseSeconds.join(', ')}`);
 const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';
 console.log(`\n${totals.passed} passed, ${totals.failed} failed${skipped}`);
 process.exit(totals.failed === 0 ? 0 : 1);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
-import { qwen05bSpec, writeHfCheckpoint } from './hf-fixtures';
+import { qwen05bSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
 
 const root = mkdtempSync(join(tmpdir(), 'hf-05b-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 // Shared by the engine tests: a quick supervised warm start of a small Coder on a couple of
 // task families (so some GRPO samples pass and groups have signal), a fresh Planner, suites.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -169,7 +169,14 @@ async function cached(
   if (existsSync(join(dir, 'tokenizer.json'))) return readCheckpointDir(dir);
   const trained = await train();
   const files = await saveCheckpoint(trained.model, trained.tokenizer);
-  await writeCheckpointDir(dir, files);
+  // Test files run two at a time: write aside, then rename, so a reader never sees half a folder.
+  const partial = `${dir}.partial-${process.pid}`;
+  await writeCheckpointDir(partial, files);
+  try {
+    renameSync(partial, dir);
+  } catch {
+    rmSync(partial, { recursive: true, force: true }); // another file finished the same fixture first
+  }
   return files;
 }
 

@@ -142,16 +142,18 @@ describe('TrainingSession', () => {
     const config = testConfig({ beta: 0.04, numIterations: 2 });
     const straight = await newSession(config);
     const straightReports: StepReport[] = [];
-    for (let i = 0; i < 4; i++) straightReports.push(await straight.trainStep());
+    // Two steps each way hold it: the restored run's step reads the snapshot's weights,
+    // optimizer moments, RNG and step counter; a longer run repeats the same checks.
+    for (let i = 0; i < 2; i++) straightReports.push(await straight.trainStep());
     straight.dispose();
 
     const first = await newSession(config);
-    const firstReports = [await first.trainStep(), await first.trainStep()];
+    const firstReports = [await first.trainStep()];
     const snapshot = await first.snapshot();
     first.dispose();
     const resumed = await TrainingSession.restore(snapshot, { sandbox, suites });
-    expect(resumed.step).toBe(2);
-    const resumedReports = [await resumed.trainStep(), await resumed.trainStep()];
+    expect(resumed.step).toBe(1);
+    const resumedReports = [await resumed.trainStep()];
     resumed.dispose();
 
     const split = [...firstReports, ...resumedReports];
@@ -161,7 +163,7 @@ describe('TrainingSession', () => {
       expect(report.groups).toEqual(reference.groups);
     });
     // The weights moved: later steps are not copies of the first.
-    expect(straightReports[3]?.metrics['coder/kl']).toBeGreaterThan(0);
+    expect(straightReports[1]?.metrics['coder/kl']).toBeGreaterThan(0);
   });
 
   it('skips an update whose loss or gradients are NaN/Inf and leaves the weights untouched', async () => {
