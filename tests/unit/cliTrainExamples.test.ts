@@ -1,0 +1,47 @@
+// The examples world as a user runs it: `train grpo --task-set examples --coder-sees plan`
+// evaluates at step 0 and at step 2 with the Collaboration Gain by intervention, overall and
+// per suite (examples, examples-length, examples-compose); the samples carry each task's
+// examples, and plan dropout's plans are marked and earn the Planner no advantage.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { SampleGroup } from '../../src/engine/types';
+import { expectInterventions } from './interventions-fixtures';
+
+describe('npm run train -- grpo --task-set examples', () => {
+  it('--coder-sees plan: interventions at steps 0 and 2, examples in the samples, dropped plans marked', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'cli-examples-')), 'run');
+    const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--task-set', 'examples'];
+    args.push('--coder-sees', 'plan', '--plan-dropout', '0.5', '--steps', '2', '--seed', '1');
+    args.push('--eval-every', '2', '--eval-tasks', '2', '--tasks-per-step', '1');
+    args.push('--plans', '2', '--programs', '2', '--out', out);
+    const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
+    expect(run.status, run.stderr.slice(-2000)).toBe(0);
+    const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, number>);
+    expect(records.map((r) => r.step)).toEqual([0, 1, 2]);
+    for (const r of [records[0]!, records[2]!]) {
+      expectInterventions(r, ['', '/examples', '/examples-length', '/examples-compose']);
+    }
+    expect(records[1]?.['eval/collaboration_gain']).toBeUndefined();
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    expect(config.config.grpo.coderSees).toBe('plan');
+    expect(config.checkpoint).toBe('public/checkpoints/tiny-examples');
+    const groups = readFileSync(join(out, 'samples.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as SampleGroup);
+    for (const group of groups) {
+      expect(group.examples?.length).toBeGreaterThanOrEqual(3);
+      expect(group.statement).toContain(`solve(${JSON.stringify(group.examples?.[0]?.args[0])})`);
+    }
+    const plans = groups.flatMap((g) => g.plans);
+    const dropped = plans.filter((p) => p.dropped);
+    expect(dropped.length).toBeGreaterThan(0);
+    for (const plan of dropped) expect(plan.advantage).toBe(0);
+  }, 300_000);
+});
