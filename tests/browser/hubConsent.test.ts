@@ -4,8 +4,9 @@
 // - A link with a foreign hub= shows the hub's host and the model and waits: no request reaches
 //   the hub until the click; then the base downloads and the run starts.
 // - With the default hub and a model already in Cache Storage, the link starts without asking.
-// - Hostile files: one line in the banner naming the file, within the bound; the page keeps its
-//   previous run (switched back to, at its step) and nothing of the refused model stays cached.
+// - Hostile files (and a hub that answers with HTML): one line in the banner naming the file,
+//   within the bound; the page keeps its previous run (switched back to, at its step) and
+//   nothing of the refused model stays cached.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,11 +28,20 @@ import {
 const RUN = 'lora=4&backend=wasm&tasks=1&n=2&m=2&eval=0&seed=3';
 const GOOD = 'lab-test/good-qwen2';
 const HOSTILE = [
-  'config.json: a million layers',
-  'safetensors: overlapping tensors',
-  'tokenizer.json: ids offset by 10^9',
-  'chat template: a loop of 10^10 steps',
-].map((name) => HOSTILE_CASES.find((c) => c.name === name)!);
+  ...[
+    'config.json: a million layers',
+    'safetensors: overlapping tensors',
+    'tokenizer.json: ids offset by 10^9',
+    'chat template: a loop of 10^10 steps',
+  ].map((name) => HOSTILE_CASES.find((c) => c.name === name)!),
+  // A server fault: the weights answered with a sign-in page (see the server below).
+  {
+    name: 'server: a 200 that serves HTML instead of the file',
+    spoil: () => undefined,
+    expected: /model\.safetensors with an HTML page, not the file/,
+  },
+];
+const HTML_REPO = `lab-test/hostile-${HOSTILE.length - 1}`;
 const repoOf = (index: number) => `lab-test/hostile-${index}`;
 
 let root: string;
@@ -56,6 +66,10 @@ beforeAll(async () => {
     }
     const [, repo, file] = match as unknown as [string, string, string];
     served.push(`${repo}/${file}`);
+    if (repo === HTML_REPO && file === 'model.safetensors') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Sign in</html>');
+      return;
+    }
     try {
       const bytes = readFileSync(join(root, repo, file));
       res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
@@ -162,7 +176,11 @@ describe('links that name a base', () => {
         messages.join(' | '),
       ).toBe(true);
       expect(seconds).toBeLessThan(10);
-      expect((await cachedUrls(page)).filter((url) => url.includes(repoOf(i)))).toEqual([]);
+      // A refused file is never kept; a failed transfer keeps the files that arrived whole.
+      const kept = (await cachedUrls(page)).filter((url) => url.includes(repoOf(i)));
+      expect(kept.filter((url) => repoOf(i) !== HTML_REPO || url.endsWith('.safetensors'))).toEqual(
+        [],
+      );
     }
     // The previous run is still there, and the page (its Worker) runs it.
     await page.getByTestId('run-row').first().locator('.runs-name').click();
