@@ -20,22 +20,38 @@
 // DOC=docs/EXPERIMENTS.md RESULTS=docs/experiments/results.json ARMS=core,single,...
 // TABLE_ONLY=1 (rewrite the table from the runs on disk; a dry run: OUT=/tmp/x DOC=/tmp/x.md
 // RESULTS=/tmp/x.json STEPS=1 ...)
+// WORLD=examples: the examples task set (issue 30): its suites (examples, examples-length,
+// examples-compose), its warm start (public/checkpoints/tiny-examples), runs under
+// runs/experiments-examples, results-examples.json and its own table in the DOC. Its arms are
+// those with a warm start for it: warm-start, frozen-planner, core, core-sees-plan (single,
+// single-2x and self-plan need warm starts of their own that do not exist yet).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+const EXAMPLES = (process.env.WORLD ?? 'procedural') === 'examples';
 const STEPS = Number(process.env.STEPS ?? 100);
 const SEEDS = (process.env.SEEDS ?? '1,2,3').split(',').map(Number);
 const JOBS = Number(process.env.JOBS ?? 1);
-const CHECKPOINT = process.env.CHECKPOINT ?? 'public/checkpoints/tiny';
+const CHECKPOINT =
+  process.env.CHECKPOINT ??
+  (EXAMPLES ? 'public/checkpoints/tiny-examples' : 'public/checkpoints/tiny');
 const SINGLE_CHECKPOINT = process.env.SINGLE_CHECKPOINT ?? 'public/checkpoints/tiny-single';
 const EVAL_TASKS = Number(process.env.EVAL_TASKS ?? 50);
 // K of the alternating arm: steps per stage (the Planner's K, then the Coder's K, …).
 const STAGE_STEPS = Number(process.env.STAGE_STEPS ?? 10);
-const ROOT = process.env.OUT ?? 'runs/experiments';
+const ROOT = process.env.OUT ?? (EXAMPLES ? 'runs/experiments-examples' : 'runs/experiments');
 const DOC = process.env.DOC ?? 'docs/EXPERIMENTS.md';
-const RESULTS = process.env.RESULTS ?? 'docs/experiments/results.json';
-const SUITES = ['heldout', 'L1', 'L2', 'L3', 'L4', 'L5'];
+const RESULTS =
+  process.env.RESULTS ??
+  (EXAMPLES ? 'docs/experiments/results-examples.json' : 'docs/experiments/results.json');
+const SUITES = EXAMPLES
+  ? ['examples-length', 'examples-compose', 'examples']
+  : ['heldout', 'L1', 'L2', 'L3', 'L4', 'L5'];
+// The suites the differences and the per-run gains are shown for.
+const KEY_SUITES = EXAMPLES ? SUITES : ['heldout', 'L5'];
+// The table's markers in the DOC: each world has its own table.
+const MARK = EXAMPLES ? 'experiments-examples' : 'experiments';
 
 // N and M of the run defaults (src/rl/config.ts); every other setting is the CLI's default.
 // The table reports each run's programs and tokens per step from its own config and metrics,
@@ -51,6 +67,7 @@ const COMMON = [
   'wasm',
   '--beta',
   '0.001',
+  ...(EXAMPLES ? ['--task-set', 'examples'] : []),
 ];
 const collaborative = [
   '--plans',
@@ -90,6 +107,12 @@ const ARMS = {
     checkpoint: CHECKPOINT,
   },
   core: { args: [...collaborative, '--mode', 'core'], checkpoint: CHECKPOINT },
+  // Issue 30: the Coder reads only the signature and the plan, so the plan must carry the task.
+  'core-sees-plan': {
+    args: [...collaborative, '--mode', 'core', '--coder-sees', 'plan'],
+    checkpoint: CHECKPOINT,
+    label: 'CoRe, the Coder sees only signature + plan',
+  },
   // Issue 24: CoRe without Coder RL (the Planner learns against a fixed Coder); CoRe with the
   // roles in alternating stages of STAGE_STEPS steps; CoRe paying a plan its best program.
   'frozen-coder': {
@@ -129,7 +152,10 @@ const ARMS = {
     label: 'CoRe + Retriever',
   },
 };
-const CHOSEN = (process.env.ARMS ?? Object.keys(ARMS).join(',')).split(',');
+const EXAMPLES_ARMS = ['warm-start', 'frozen-planner', 'core', 'core-sees-plan'];
+const CHOSEN = (process.env.ARMS ?? (EXAMPLES ? EXAMPLES_ARMS : Object.keys(ARMS)).join(',')).split(
+  ',',
+);
 
 function runArgs(arm, seed) {
   const out = join(ROOT, `${arm}-s${seed}`);
@@ -318,7 +344,8 @@ function writeTable() {
       ? `${mean(xs).toFixed(digits)} ± ${stderr(xs).toFixed(digits)}`
       : mean(xs).toFixed(digits);
   };
-  const l34 = (r) => ((r['pass@1'].L3 ?? 0) + (r['pass@1'].L4 ?? 0)) / 2;
+  const l34 = (r) =>
+    r['pass@1'].L3 == null ? null : ((r['pass@1'].L3 ?? 0) + (r['pass@1'].L4 ?? 0)) / 2;
   const lines = [
     `| arm | runs | ${SUITES.map((c) => `pass@1 ${c}`).join(' | ')} | pass@1 L3+L4 | pass@1 all / after one repair | Collaboration Gain (own − swapped) / planner gap | L4 exec cost | L4 peak memory (KB) | programs / tokens per step | Coder KL / entropy (last third) | Planner KL / entropy |`,
     `|---|---|${SUITES.map(() => '---').join('|')}|---|---|---|---|---|---|---|---|`,
@@ -358,44 +385,44 @@ function writeTable() {
       .map((arm) => [`${arm} − core`, arm, 'core']),
   ].filter(([, a, b]) => CHOSEN.includes(a) && CHOSEN.includes(b));
   const diffLines = [
-    '| difference | pass@1 heldout | pass@1 L3+L4 | pass@1 L5 | pass@1 all | Collaboration Gain | L4 exec cost |',
-    '|---|---|---|---|---|---|---|',
+    `| difference | ${KEY_SUITES.map((c) => `pass@1 ${c}`).join(' | ')} | pass@1 L3+L4 | pass@1 all | Collaboration Gain | L4 exec cost |`,
+    `|---|${KEY_SUITES.map(() => '---').join('|')}|---|---|---|---|`,
     ...comparisons.map(
       ([label, a, b]) =>
-        `| ${label} | ${diff(a, b, (r) => r['pass@1'].heldout)} | ${diff(a, b, l34)} | ${diff(a, b, (r) => r['pass@1'].L5)} | ${diff(a, b, (r) => r['pass@1_all'])} | ${diff(a, b, (r) => r.collaboration_gain)} | ${diff(a, b, (r) => r.l4_exec_cost)} |`,
+        `| ${label} | ${KEY_SUITES.map((c) => diff(a, b, (r) => r['pass@1'][c])).join(' | ')} | ${diff(a, b, l34)} | ${diff(a, b, (r) => r['pass@1_all'])} | ${diff(a, b, (r) => r.collaboration_gain)} | ${diff(a, b, (r) => r.l4_exec_cost)} |`,
     ),
   ];
   // Every run's Collaboration Gain (the arms' means hide how the seeds spread).
   const gainLines = [
-    '| arm | seed | steps | pass@1 all | swapped plan | no plan | Collaboration Gain (own − swapped) | planner gap | gain L5 | gain heldout |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    `| arm | seed | steps | pass@1 all | swapped plan | no plan | Collaboration Gain (own − swapped) | planner gap | ${KEY_SUITES.map((c) => `gain ${c}`).join(' | ')} |`,
+    `|---|---|---|---|---|---|---|---|${KEY_SUITES.map(() => '---').join('|')}|`,
     ...runs
       .filter((r) => r.collaboration_gain !== null)
       .map(
         (r) =>
-          `| ${r.arm} | ${r.seed} | ${r.steps} | ${r['pass@1_all']?.toFixed(3)} | ${r['pass@1_swapped_plan']?.toFixed(3) ?? '–'} | ${r['pass@1_no_plan']?.toFixed(3) ?? '–'} | ${r.collaboration_gain >= 0 ? '+' : ''}${r.collaboration_gain.toFixed(3)} | ${r.planner_gap?.toFixed(3) ?? '–'} | ${r.collaboration_gain_by_suite.L5?.toFixed(3) ?? '–'} | ${r.collaboration_gain_by_suite.heldout?.toFixed(3) ?? '–'} |`,
+          `| ${r.arm} | ${r.seed} | ${r.steps} | ${r['pass@1_all']?.toFixed(3)} | ${r['pass@1_swapped_plan']?.toFixed(3) ?? '–'} | ${r['pass@1_no_plan']?.toFixed(3) ?? '–'} | ${r.collaboration_gain >= 0 ? '+' : ''}${r.collaboration_gain.toFixed(3)} | ${r.planner_gap?.toFixed(3) ?? '–'} | ${KEY_SUITES.map((c) => r.collaboration_gain_by_suite[c]?.toFixed(3) ?? '–').join(' | ')} |`,
       ),
   ];
   const complete = rows.every(
     ([, arm]) => !CHOSEN.includes(arm) || byArm[arm].length === seedsOf(arm).length,
   );
   const table = [
-    '<!-- experiments:begin (written by `npm run experiments`) -->',
+    `<!-- ${MARK}:begin (written by \`${EXAMPLES ? 'WORLD=examples ' : ''}npm run experiments\`) -->`,
     complete
       ? ''
       : '**PARTIAL: some runs have not finished; rerun `npm run experiments` to complete (finished runs are kept, cut-off runs resume).**\n',
-    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single), greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite (and the same Coder from another task's plan, the reference plan and no plan, for the Collaboration Gain), alternating stages of ${STAGE_STEPS} steps, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
+    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, ${EXAMPLES ? `the examples task set, warm start \`${CHECKPOINT}\`` : `warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single)`}, greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite (and the same Coder from another task's plan, the reference plan and no plan, for the Collaboration Gain), alternating stages of ${STAGE_STEPS} steps, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
     '',
     ...lines,
     '',
     ...diffLines,
     '',
     ...gainLines,
-    '<!-- experiments:end -->',
+    `<!-- ${MARK}:end -->`,
   ].join('\n');
   const doc = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
-  const updated = doc.includes('<!-- experiments:begin')
-    ? doc.replace(/<!-- experiments:begin[\s\S]*<!-- experiments:end -->/, table)
+  const updated = doc.includes(`<!-- ${MARK}:begin`)
+    ? doc.replace(new RegExp(`<!-- ${MARK}:begin[\\s\\S]*<!-- ${MARK}:end -->`), table)
     : `${doc}\n${table}\n`;
   writeFileSync(DOC, updated);
   console.log(table);
