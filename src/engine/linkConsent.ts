@@ -34,10 +34,15 @@ export async function downloadToConfirm(config: RunConfig): Promise<LinkDownload
   }
   const key = (file: string) => hubCacheKey(hub, id, file);
   const has = (file: string) => cacheStorageHas(key(file));
-  const weights = await cachedWeightFiles(key, has);
-  const cached =
-    weights !== null &&
-    (await Promise.all(['config.json', 'tokenizer.json', ...weights].map(has))).every(Boolean);
+  let cached = false;
+  try {
+    const weights = await cachedWeightFiles(key, has);
+    cached =
+      weights !== null &&
+      (await Promise.all(['config.json', 'tokenizer.json', ...weights].map(has))).every(Boolean);
+  } catch {
+    // No Cache Storage here (an insecure origin): nothing is known to be cached, so ask.
+  }
   return cached ? null : { model: config.base, hub, host };
 }
 

@@ -349,7 +349,7 @@ export function decideLinkDownload(allowed: boolean) {
  * are in Cache Storage), else once the user clicks (nothing reaches the hub before).
  */
 async function linkDownloadAllowed(config: RunConfig): Promise<boolean> {
-  const pending = await downloadToConfirm(config).catch(() => null);
+  const pending = await downloadToConfirm(config);
   if (!pending) return true;
   useLabStore.setState({ pendingDownload: pending });
   return new Promise((resolve) => {
