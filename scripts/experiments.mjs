@@ -23,8 +23,9 @@
 // WORLD=examples: the examples task set (issue 30): its suites (examples, examples-length,
 // examples-compose), its warm start (public/checkpoints/tiny-examples), runs under
 // runs/experiments-examples, results-examples.json and its own table in the DOC. Its arms are
-// those with a warm start for it: warm-start, frozen-planner, core, core-sees-plan (single,
-// single-2x and self-plan need warm starts of their own that do not exist yet).
+// those with a warm start for it: warm-start(-single), single (tiny-examples-single: the Coder
+// alone, warmstart --coder-alone --task-set examples), frozen-planner, core, core-sees-plan
+// (single-2x and self-plan are not built yet).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,7 +37,9 @@ const JOBS = Number(process.env.JOBS ?? 1);
 const CHECKPOINT =
   process.env.CHECKPOINT ??
   (EXAMPLES ? 'public/checkpoints/tiny-examples' : 'public/checkpoints/tiny');
-const SINGLE_CHECKPOINT = process.env.SINGLE_CHECKPOINT ?? 'public/checkpoints/tiny-single';
+const SINGLE_CHECKPOINT =
+  process.env.SINGLE_CHECKPOINT ??
+  (EXAMPLES ? 'public/checkpoints/tiny-examples-single' : 'public/checkpoints/tiny-single');
 const EVAL_TASKS = Number(process.env.EVAL_TASKS ?? 50);
 // K of the alternating arm: steps per stage (the Planner's K, then the Coder's K, …).
 const STAGE_STEPS = Number(process.env.STAGE_STEPS ?? 10);
@@ -152,7 +155,14 @@ const ARMS = {
     label: 'CoRe + Retriever',
   },
 };
-const EXAMPLES_ARMS = ['warm-start', 'frozen-planner', 'core', 'core-sees-plan'];
+const EXAMPLES_ARMS = [
+  'warm-start',
+  'warm-start-single',
+  'single',
+  'frozen-planner',
+  'core',
+  'core-sees-plan',
+];
 const CHOSEN = (process.env.ARMS ?? (EXAMPLES ? EXAMPLES_ARMS : Object.keys(ARMS)).join(',')).split(
   ',',
 );
@@ -411,7 +421,7 @@ function writeTable() {
     complete
       ? ''
       : '**PARTIAL: some runs have not finished; rerun `npm run experiments` to complete (finished runs are kept, cut-off runs resume).**\n',
-    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, ${EXAMPLES ? `the examples task set, warm start \`${CHECKPOINT}\`` : `warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single)`}, greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite (and the same Coder from another task's plan, the reference plan and no plan, for the Collaboration Gain), alternating stages of ${STAGE_STEPS} steps, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
+    `Settings: ${STEPS} GRPO steps per run on the run defaults, seeds ${SEEDS.join(', ')}, ${EXAMPLES ? 'the examples task set, ' : ''}warm starts \`${CHECKPOINT}\` and \`${SINGLE_CHECKPOINT}\` (single), greedy pass@1 on the first ${EVAL_TASKS} tasks of each fixed suite (and the same Coder from another task's plan, the reference plan and no plan, for the Collaboration Gain), alternating stages of ${STAGE_STEPS} steps, backend wasm; mean ± standard error over seeds. Generated ${new Date().toISOString().slice(0, 16)}Z.`,
     '',
     ...lines,
     '',
