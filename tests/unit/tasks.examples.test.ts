@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadSuite } from '../../src/tasks';
+import { loadSuite, serializeSuite } from '../../src/tasks';
 import { countFittingChains, type ExamplePair } from '../../src/tasks/examples/fits';
 import { generateExamplesTasks } from '../../src/tasks/examples/generate';
 import {
@@ -17,7 +17,7 @@ import {
   LENGTH_SPLIT_LENGTH,
   type StepFamily,
 } from '../../src/tasks/examples/space';
-import { EXAMPLES_SUITES } from '../../src/tasks/examples/suites';
+import { buildExamplesSuite, EXAMPLES_SUITES } from '../../src/tasks/examples/suites';
 import { checkInNode } from '../../src/tasks/nodeCheck';
 import type { Task } from '../../src/tasks/types';
 
@@ -91,6 +91,14 @@ describe('examples world', () => {
       }
     }
   }, 30_000);
+
+  it('the shipped examples and examples-compose suites are what the generator makes (examples-length: tasks suites --check --task-set examples, 20 s)', () => {
+    for (const spec of EXAMPLES_SUITES.filter((s) => s.split !== 'length')) {
+      expect(serializeSuite(buildExamplesSuite(spec)), spec.file).toBe(
+        readFileSync(join('public', spec.file), 'utf8'),
+      );
+    }
+  });
 
   it('tasks export --task-set examples writes 50 singled-out train tasks with tests, plan and program', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'examples-export-')), 'train.jsonl');
