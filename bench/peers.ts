@@ -232,7 +232,12 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
           kernels?.[phase] ?? null,
           (cppGpu ?? cppCpu)[phase],
         );
-        row(phase, `lab wasm ÷ llama.cpp CPU (${threads} thread${threads === 1 ? '' : 's'})`, wasm[phase], cppCpu[phase]);
+        row(
+          phase,
+          `lab wasm ÷ llama.cpp CPU (${threads} thread${threads === 1 ? '' : 's'})`,
+          wasm[phase],
+          cppCpu[phase],
+        );
       }
       notes.push(`${label}: llama.cpp CPU ${cppCpu.buffers.join('; ')}`);
     }
