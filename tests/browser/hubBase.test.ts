@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readGguf } from '../unit/gguf-reader';
 import { chatFixtureSpec, fixtureSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
 import {
   backendLine,
@@ -138,6 +139,15 @@ describe('the page over a base model from a Hub', () => {
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
     await waitIdle(page);
+
+    // Export as GGUF (issue 32): the Coder's adapter merged into the base, read again from Cache
+    // Storage, one file in llama.cpp's layout.
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export as GGUF' }).click();
+    const gguf = readGguf(readFileSync((await (await download).path()) as string));
+    expect(gguf.metadata.get('general.architecture')).toBe('qwen2');
+    expect(gguf.metadata.get('general.name')).toBe(`${REPO}+coder`);
+    expect(gguf.tensors.get('blk.1.attn_q.bias')?.dims).toEqual([32]);
 
     await page.reload();
     await waitIdle(page, 240_000);
