@@ -154,7 +154,9 @@ describe('the task set setting', () => {
     expect(decodeRunConfig(new URLSearchParams('taskset=mbxp')).config.taskSet).toBe('mbxp');
     const refused = decodeRunConfig(new URLSearchParams('taskset=humaneval'));
     expect(refused.config.taskSet).toBe('procedural');
-    expect(refused.problems.join()).toMatch(/taskSet must be one of procedural \| mbxp/);
+    expect(refused.problems.join()).toMatch(
+      /taskSet must be one of procedural \| examples \| mbxp, got humaneval/,
+    );
     const flagged = runConfigFromFlags(new Map([['task-set', 'mbxp']]), DEFAULT_RUN_CONFIG);
     expect(flagged.taskSet).toBe('mbxp');
   });
