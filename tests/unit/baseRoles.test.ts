@@ -156,7 +156,12 @@ describe('role adapters over one base, in process', () => {
 });
 
 describe('train -- grpo --base', () => {
-  const small = ['--tasks-per-step', '1', '--plans', '2', '--programs', '2', '--eval-every', '0'];
+  // Random weights never stop: every sample runs to its cap, and what is checked here
+  // (metrics, adapters, judged samples, resume) needs no long ones.
+  const small = [
+    ...['--tasks-per-step', '1', '--plans', '2', '--programs', '2', '--eval-every', '0'],
+    ...['--plan-tokens', '16', '--program-tokens', '24'],
+  ];
 
   it('runs two MBXP steps on wasm with every metric, both adapters, judged samples; --resume continues', () => {
     const out = join(root, 'run-mbxp');

@@ -188,6 +188,12 @@ describe('train -- grpo --base --backend kernels', () => {
         '2',
         '--eval-every',
         '0',
+        // Random weights never stop: every sample runs to its cap, and two steps of what is
+        // checked here (metrics, adapters, judged samples) need no long ones.
+        '--plan-tokens',
+        '16',
+        '--program-tokens',
+        '24',
         '--out',
         out,
       ],
