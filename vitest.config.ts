@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { bundledDeps, serialUnitFiles, unitTimeouts } from './vitest.shared';
+import { serialUnitFiles, unitTimeouts } from './vitest.shared';
 
 // Unit tests, two files at a time: the project's machines have two cores and most files are
 // one busy thread (tfjs wasm, QuickJS). Files that bound wall time run after, alone
@@ -10,7 +10,6 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, ...serialUnitFiles],
     environment: 'node',
     ...unitTimeouts,
-    deps: bundledDeps,
     fileParallelism: true,
     maxWorkers: 2,
     reporters: ['default'],

@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { bundledDeps } from './vitest.shared';
 
 // `npm run test:long`: what truly needs minutes (the 0.5B shape, learning over many steps).
 // `.ci/run` runs it after `npm test`; one file at a time, as each one loads the machine.
@@ -9,7 +8,6 @@ export default defineConfig({
     environment: 'node',
     testTimeout: 900_000,
     hookTimeout: 900_000,
-    deps: bundledDeps,
     fileParallelism: false,
     reporters: ['default'],
   },
