@@ -82,17 +82,17 @@ async function labLlama(name: string, adapter: string | null, eog: number[]): Pr
     const firstLogProbs = logSoftmax(await last.data());
     last.dispose();
     const out = await new KvCacheSampler(loaded.lm).sample([promptIds], {
-      maxNewTokens: STEPS,
-      temperature: 0,
-      topK: 0,
-      seed: 1,
-      stopId: -1,
-      stopIds: eog,
+      ...greedy(eog),
     });
     return { promptIds, tokens: out.tokens[0]!, logProbs: out.logProbs[0]!, firstLogProbs };
   } finally {
     disposeLlamaModel(loaded.model);
   }
+}
+
+/** The lab's greedy continuation: STEPS tokens at temperature 0, stopping at llama.cpp's end tokens. */
+function greedy(eog: number[]) {
+  return { maxNewTokens: STEPS, temperature: 0, topK: 0, seed: 1, stopId: -1, stopIds: eog };
 }
 
 async function labGpt2(adapter: string | null, eog: number[]): Promise<LabRun> {
@@ -108,12 +108,7 @@ async function labGpt2(adapter: string | null, eog: number[]): Promise<LabRun> {
   const V = model.config.vocabSize;
   const firstLogProbs = logSoftmax(all.slice((promptIds.length - 1) * V));
   const out = await new KvCacheSampler(model).sample([promptIds], {
-    maxNewTokens: STEPS,
-    temperature: 0,
-    topK: 0,
-    seed: 1,
-    stopId: -1,
-    stopIds: eog,
+    ...greedy(eog),
   });
   return { promptIds, tokens: out.tokens[0]!, logProbs: out.logProbs[0]!, firstLogProbs };
 }

@@ -150,24 +150,25 @@ function writeValue(w: ByteWriter, v: GgufValue): void {
       w.u64(v.value);
       return;
     case 'array-string':
-      w.u32(GGUF_VALUE.ARRAY);
-      w.u32(GGUF_VALUE.STRING);
-      w.u64(v.value.length);
+      arrayHeader(w, GGUF_VALUE.STRING, v.value.length);
       for (const s of v.value) w.string(s);
       return;
     case 'array-i32':
-      w.u32(GGUF_VALUE.ARRAY);
-      w.u32(GGUF_VALUE.INT32);
-      w.u64(v.value.length);
+      arrayHeader(w, GGUF_VALUE.INT32, v.value.length);
       for (const x of v.value) w.i32(x);
       return;
     case 'array-f32':
-      w.u32(GGUF_VALUE.ARRAY);
-      w.u32(GGUF_VALUE.FLOAT32);
-      w.u64(v.value.length);
+      arrayHeader(w, GGUF_VALUE.FLOAT32, v.value.length);
       for (const x of v.value) w.f32(x);
       return;
   }
+}
+
+/** An array value's type tag, its element type and its length; the elements follow. */
+function arrayHeader(w: ByteWriter, elementType: number, length: number) {
+  w.u32(GGUF_VALUE.ARRAY);
+  w.u32(elementType);
+  w.u64(length);
 }
 
 /** The file as parts: header + metadata + tensor infos + padding, then each tensor and its padding. */
