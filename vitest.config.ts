@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { serialUnitFiles, unitTimeouts } from './vitest.shared';
+import { cliBundleSetup, serialUnitFiles, unitTimeouts } from './vitest.shared';
 
 // Unit tests, two files at a time: the project's machines have two cores and most files are
 // one busy thread (tfjs wasm, QuickJS). Files that bound wall time run after, alone
@@ -10,6 +10,7 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, ...serialUnitFiles],
     environment: 'node',
     ...unitTimeouts,
+    globalSetup: [cliBundleSetup],
     fileParallelism: true,
     maxWorkers: 2,
     reporters: ['default'],

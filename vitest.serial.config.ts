@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { serialUnitFiles, unitTimeouts } from './vitest.shared';
+import { cliBundleSetup, serialUnitFiles, unitTimeouts } from './vitest.shared';
 
 // The unit files whose assertions bound wall time, one at a time on a machine nothing else loads.
 export default defineConfig({
@@ -7,6 +7,7 @@ export default defineConfig({
     include: serialUnitFiles,
     environment: 'node',
     ...unitTimeouts,
+    globalSetup: [cliBundleSetup],
     fileParallelism: false,
     reporters: ['default'],
   },

@@ -3,6 +3,9 @@
 // kernels' self-check time), so they run after the others, one file at a time.
 export const unitTimeouts = { testTimeout: 120_000, hookTimeout: 120_000 };
 
+/** Builds the CLIs' bundle (scripts/cli.mjs) once, before any file spawns a CLI. */
+export const cliBundleSetup = 'scripts/cli.mjs';
+
 export const serialUnitFiles = [
   'tests/unit/sandbox.*.test.ts',
   'tests/unit/hostile*.test.ts',

@@ -42,8 +42,8 @@ function quantile(values: number[], q: number): number {
 }
 
 async function startServer(tasksFile: string, workers: number) {
-  const cli = join(process.cwd(), 'node_modules/vite-node/dist/cli.mjs');
-  const args = [cli, 'src/cli/rewardServer.ts', '--', '--tasks', tasksFile, '--port', '0'];
+  const cli = join(process.cwd(), 'scripts/cli.mjs');
+  const args = [cli, 'rewardServer', '--tasks', tasksFile, '--port', '0'];
   const child = spawn(process.execPath, [...args, '--workers', String(workers)], { stdio: 'pipe' });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {

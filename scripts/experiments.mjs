@@ -185,7 +185,7 @@ function train(arm, seed) {
   const started = Date.now();
   console.log(`start ${arm} seed ${seed}: npm run --silent train -- grpo ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['vite-node', 'src/cli/train.ts', '--', 'grpo', ...args], {
+    const child = spawn(process.execPath, ['scripts/cli.mjs', 'train', 'grpo', ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let lastLine = '';

@@ -8,6 +8,7 @@
 // stack, then exit 7. Our rejection listener is registered first and exits, so the glue's never
 // runs; uncaught exceptions go to a capture callback, which Node calls instead of any
 // 'uncaughtException' listener (and instead of printing the source line).
+import './nodeModules';
 import {
   type CommandLine,
   type FlagSpecs,

@@ -7,9 +7,22 @@ export const isNodeHost =
   typeof (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node ===
   'string';
 
+/** Node-only modules handed over by a Node entry, by the specifier the engine asks for. */
+const providedModules = new Map<string, () => Promise<unknown>>();
+
+/**
+ * A Node entry gives the engine a Node-only module it asks for by a relative specifier. The
+ * bundled CLIs must (src/cli/nodeModules.ts): in a bundle, a variable relative import finds
+ * nothing; under vite-node and vitest the import below finds the source file itself.
+ */
+export function provideNodeOnly(specifier: string, load: () => Promise<unknown>): void {
+  providedModules.set(specifier, load);
+}
+
 /** A Node built-in (or another Node-only module), out of reach of browser bundlers. */
 export async function importNodeOnly<T>(specifier: string): Promise<T> {
-  return (await import(/* @vite-ignore */ specifier)) as T;
+  const provided = providedModules.get(specifier);
+  return (await (provided ? provided() : import(/* @vite-ignore */ specifier))) as T;
 }
 
 /** Node only: a navigator.gpu from the `webgpu` package (Dawn), or null where it is missing. */

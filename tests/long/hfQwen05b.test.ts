@@ -109,11 +109,9 @@ it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the 
 
   // The same checkpoint on the kernels, in a process of its own (its own peak memory).
   t = Date.now();
-  const viteNode = join(__dirname, '../../node_modules/vite-node/dist/cli.mjs');
   const kernels = await runMeasured(process.execPath, [
-    viteNode,
-    join(__dirname, '../../src/cli/model.ts'),
-    '--',
+    join(__dirname, '../../scripts/cli.mjs'),
+    'model',
     'logits',
     '--checkpoint',
     dir,

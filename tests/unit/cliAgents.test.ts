@@ -10,12 +10,12 @@ import { describe, expect, it } from 'vitest';
 
 function train(agents: string | null, extra: string[] = []) {
   const out = join(mkdtempSync(join(tmpdir(), 'cli-agents-')), 'run');
-  const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--steps', '1', '--backend', 'wasm'];
+  const args = ['scripts/cli.mjs', 'train', 'grpo', '--steps', '1', '--backend', 'wasm'];
   if (agents) args.push('--agents', agents);
   // β > 0 so each trained agent has a frozen reference and reports its KL.
   args.push('--tasks-per-step', '2', '--tiers', 'L3:1', '--seed', '3', '--beta', '0.04');
   args.push('--out', out, ...extra);
-  const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
+  const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
   expect(run.status, run.stderr.slice(-2000) + run.stdout.slice(-2000)).toBe(0);
   const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
     .trim()

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = mkdtempSync(join(tmpdir(), 'cli-errors-'));
@@ -17,11 +17,16 @@ interface Run {
   stderr: string;
 }
 
-/** `vite-node SCRIPT -- ARGS`, as the package scripts run them. */
+/**
+ * SCRIPT with ARGS as the package scripts run it: src/cli/NAME.ts through scripts/cli.mjs,
+ * the bench's scripts through vite-node.
+ */
 function cli(script: string, args: string[]): Promise<Run> {
-  const bin = join('node_modules', '.bin', 'vite-node');
+  const command = script.startsWith('src/cli/')
+    ? ['scripts/cli.mjs', basename(script, '.ts'), ...args]
+    : [join('node_modules', 'vite-node', 'dist', 'cli.mjs'), script, '--', ...args];
   return new Promise((resolve) => {
-    execFile(bin, [script, '--', ...args], { timeout: 240_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, command, { timeout: 240_000 }, (error, stdout, stderr) => {
       const status = error ? ((error as { code?: number }).code ?? null) : 0;
       resolve({ status: typeof status === 'number' ? status : null, stdout, stderr });
     });
@@ -158,7 +163,7 @@ const runs = new Map<string, Run>();
 beforeAll(async () => {
   writeFixtures();
   const queue = Object.entries(CASES);
-  // Three at a time: most of a run is vite-node starting and importing.
+  // Three at a time: most runs end within their first second, reading flags or files.
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       const [name, c] = next;

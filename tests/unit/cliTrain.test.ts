@@ -11,10 +11,10 @@ import { expectInterventions } from './interventions-fixtures';
 describe('npm run train -- grpo', () => {
   it('--minutes stops after the step in progress, with step-0 and final evaluations', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'cli-train-')), 'run');
-    const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--minutes', '0.001'];
+    const args = ['scripts/cli.mjs', 'train', 'grpo', '--minutes', '0.001'];
     args.push('--tasks-per-step', '1', '--plans', '2', '--programs', '2');
     args.push('--eval-every', '1', '--eval-tasks', '1', '--seed', '4', '--out', out);
-    const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
+    const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
     expect(run.status, run.stderr.slice(-2000)).toBe(0);
     const lines = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n');
     const records = lines.map((line) => JSON.parse(line) as Record<string, number>);
@@ -35,10 +35,10 @@ describe('npm run train -- grpo', () => {
     const root = mkdtempSync(join(tmpdir(), 'cli-kernels-'));
     const runOnce = (name: string) => {
       const out = join(root, name);
-      const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--steps', '2'];
+      const args = ['scripts/cli.mjs', 'train', 'grpo', '--steps', '2'];
       args.push('--tasks-per-step', '2', '--plans', '2', '--programs', '2', '--eval-every', '0');
       args.push('--backend', 'kernels', '--seed', '5', '--out', out);
-      const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
+      const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
       expect(run.status, run.stderr.slice(-2000)).toBe(0);
       const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
       expect(config.backend.kernels).toBe(true); // sampled and updated on the lab's kernels

@@ -13,11 +13,11 @@ import { expectInterventions } from './interventions-fixtures';
 describe('npm run train -- grpo --task-set examples', () => {
   it('--coder-sees plan: interventions at steps 0 and 2, examples in the samples, dropped plans marked', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'cli-examples-')), 'run');
-    const args = ['vite-node', 'src/cli/train.ts', '--', 'grpo', '--task-set', 'examples'];
+    const args = ['scripts/cli.mjs', 'train', 'grpo', '--task-set', 'examples'];
     args.push('--coder-sees', 'plan', '--plan-dropout', '0.5', '--steps', '2', '--seed', '1');
     args.push('--eval-every', '2', '--eval-tasks', '2', '--tasks-per-step', '1');
     args.push('--plans', '2', '--programs', '2', '--out', out);
-    const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 300_000 });
+    const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
     expect(run.status, run.stderr.slice(-2000)).toBe(0);
     const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
       .trim()

@@ -302,11 +302,10 @@ describe('export-gguf', () => {
     let stderr = '';
     try {
       execFileSync(
-        'npx',
+        process.execPath,
         [
-          'vite-node',
-          'src/cli/model.ts',
-          '--',
+          'scripts/cli.mjs',
+          'model',
           'export-gguf',
           '--checkpoint',
           TINY,

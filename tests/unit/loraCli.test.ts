@@ -13,8 +13,8 @@ import { decodeSafetensors } from '../../src/model/safetensors';
 const REFERENCE = join(__dirname, '../reference/hf_llama.py');
 const SHIPPED = 'public/checkpoints/tiny';
 
-function npx(args: string[]): string {
-  const run = spawnSync('npx', args, { encoding: 'utf8', timeout: 500_000 });
+function node(args: string[]): string {
+  const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 500_000 });
   expect(run.status, run.stderr.slice(-2000)).toBe(0);
   return run.stdout;
 }
@@ -24,8 +24,8 @@ const tensors = (file: string) => decodeSafetensors(readFileSync(file)).tensors;
 describe('train -- grpo --lora-rank 8', () => {
   it('writes PEFT adapters that learned, keeps the bases, and model logits --adapter matches numpy', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'cli-lora-')), 'run');
-    const train = ['vite-node', 'src/cli/train.ts', '--', 'grpo'];
-    npx([
+    const train = ['scripts/cli.mjs', 'train', 'grpo'];
+    node([
       ...train,
       '--steps',
       '3',
@@ -77,13 +77,13 @@ describe('train -- grpo --lora-rank 8', () => {
     }
     // The adapter applied by the lab's CLI against the independent numpy GPT-2.
     const adapter = join(out, 'adapters', 'coder');
-    const model = ['vite-node', 'src/cli/model.ts', '--', 'logits'];
+    const model = ['scripts/cli.mjs', 'model', 'logits'];
     const text = 'function solve(xs) {';
     const lab = JSON.parse(
-      npx([...model, '--checkpoint', `${SHIPPED}/coder`, '--adapter', adapter, '--text', text]),
+      node([...model, '--checkpoint', `${SHIPPED}/coder`, '--adapter', adapter, '--text', text]),
     ) as { ids: number[]; logits: number[] };
     const plain = JSON.parse(
-      npx([...model, '--checkpoint', `${SHIPPED}/coder`, '--text', text]),
+      node([...model, '--checkpoint', `${SHIPPED}/coder`, '--text', text]),
     ) as { logits: number[] };
     const numpy = JSON.parse(
       execFileSync(
@@ -103,7 +103,7 @@ describe('train -- grpo --lora-rank 8', () => {
     );
     // --resume continues from the snapshot's adapters: one more step moves them again.
     const before = readFileSync(join(adapter, 'adapter_model.safetensors'));
-    npx([...train, '--resume', out, '--steps', '4']);
+    node([...train, '--resume', out, '--steps', '4']);
     const after = readFileSync(join(adapter, 'adapter_model.safetensors'));
     expect(after.equals(before)).toBe(false);
     const lines = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n');

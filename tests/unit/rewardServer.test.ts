@@ -105,8 +105,8 @@ describe('reward server (npm run reward-server, a child process)', () => {
   beforeAll(async () => {
     writeEngineExport('openrlhf', tasks, 'train', dir);
     labSandbox = await createSandbox({ size: 1 });
-    const cli = join(process.cwd(), 'node_modules/vite-node/dist/cli.mjs');
-    const args = [cli, 'src/cli/rewardServer.ts', '--', '--tasks', join(dir, 'train.tasks.jsonl')];
+    const cli = join(process.cwd(), 'scripts/cli.mjs');
+    const args = [cli, 'rewardServer', '--tasks', join(dir, 'train.tasks.jsonl')];
     child = spawn(process.execPath, [...args, '--port', '0'], { stdio: 'pipe' });
     url = await new Promise<string>((resolve, reject) => {
       const onData = (chunk: Buffer) => {

@@ -103,11 +103,10 @@ describe('examples world', () => {
   it('tasks export --task-set examples writes 50 singled-out train tasks with tests, plan and program', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'examples-export-')), 'train.jsonl');
     execFileSync(
-      'npx',
+      process.execPath,
       [
-        'vite-node',
-        'src/cli/tasks.ts',
-        '--',
+        'scripts/cli.mjs',
+        'tasks',
         'export',
         '--task-set',
         'examples',

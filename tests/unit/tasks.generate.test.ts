@@ -167,7 +167,7 @@ describe('determinism', () => {
         '--out',
         out,
       ];
-      execFileSync('npx', ['vite-node', 'src/cli/tasks.ts', '--', 'export', ...args], {
+      execFileSync(process.execPath, ['scripts/cli.mjs', 'tasks', 'export', ...args], {
         stdio: 'pipe',
       });
       return readFileSync(out, 'utf8');
