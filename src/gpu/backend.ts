@@ -1,7 +1,9 @@
 // Chooses the tfjs backend once, at start: webgpu where an adapter exists, wasm (SIMD)
 // otherwise; cpu is for unit tests. Reports what it chose, on which adapter, and why.
-import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tf from '@tensorflow/tfjs-core';
+// After the core: the gradients need its flags registered (which a bundle of the two keeps
+// only in this order).
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import '@tensorflow/tfjs-backend-cpu';
 import type { BackendChoice } from '../engine/types';
 import { buildGpuReport, type GpuReport } from './engine/gpuReport';
