@@ -16,7 +16,7 @@ import {
 } from '../../src/tasks';
 
 /** Tasks per tier checked in QuickJS (L4 runs naive algorithms on big inputs: fewer). */
-const SANDBOX_TASKS_PER_TIER: Record<string, number> = { L1: 1000, L2: 1000, L3: 1000, L4: 500 };
+const SANDBOX_TASKS_PER_TIER: Record<string, number> = { L1: 1000, L2: 1000, L3: 1000, L4: 200 };
 const L4_TASKS_PER_FAMILY = 3;
 
 let sandbox: Sandbox;
