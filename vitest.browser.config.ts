@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowestFirst } from './vitest.shared';
 
 // Page tests: the built app (`vite build` first) served by `vite preview`, driven in
 // Debian's headless Chromium through playwright-core. Two files at a time: one page on
@@ -13,5 +14,6 @@ export default defineConfig({
     hookTimeout: 180_000,
     fileParallelism: true,
     maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
   },
 });

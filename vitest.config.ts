@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { cliBundleSetup, serialUnitFiles, unitTimeouts } from './vitest.shared';
+import { cliBundleSetup, SlowestFirst, serialUnitFiles, unitTimeouts } from './vitest.shared';
 
 // Unit tests, two files at a time: the project's machines have two cores and most files are
 // one busy thread (tfjs wasm, QuickJS). Files that bound wall time run after, alone
@@ -17,6 +17,7 @@ export default defineConfig({
     // global things (tfjs tensors) are taken as differences.
     isolate: false,
     maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
     reporters: ['default'],
   },
 });

@@ -1,13 +1,52 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
 // The unit suites' common settings, and the files that must run alone: their assertions
-// bound wall time (sandbox deadlines and watchdogs, the hostile files' 10 s refusals, the
-// kernels' self-check time), so they run after the others, one file at a time.
+// bound wall time (sandbox deadlines and watchdogs, the hostile files' 10 s refusals), so they
+// run after the others, one file at a time.
 export const unitTimeouts = { testTimeout: 120_000, hookTimeout: 120_000 };
 
 /** Builds the CLIs' bundle (scripts/cli.mjs) once, before any file spawns a CLI. */
 export const cliBundleSetup = 'scripts/cli.mjs';
 
-export const serialUnitFiles = [
-  'tests/unit/sandbox.*.test.ts',
-  'tests/unit/hostile*.test.ts',
-  'tests/unit/kernels.selfCheck.test.ts',
+export const serialUnitFiles = ['tests/unit/sandbox.*.test.ts', 'tests/unit/hostile*.test.ts'];
+
+/**
+ * Files run slowest first (measured: `npm test`'s JSON reports), so that the two workers end
+ * together: in a fresh clone vitest has no durations and orders by file size, which left the
+ * 62 s learning test running alone at the end of the unit phase (~40 s of an idle core).
+ */
+const slowestFiles = [
+  // tests/unit
+  'engine-learning',
+  'baseRolesKernels',
+  'kernels.wiring',
+  'baseRoles',
+  'cliAgents',
+  'cliTrain',
+  'loraCli',
+  'deviceLlamaLora',
+  'tasks.sandbox',
+  'engine',
+  'ggufLlamaCpp',
+  'agentsRetriever',
+  'rewardServer',
+  'microBatch',
+  'kernels.selfCheck',
+  // tests/browser
+  'lab',
+  'hubBase',
+  'hubConsent',
+  'recovery',
+  'explainer',
+  'teaching',
 ];
+
+export class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const index = slowestFiles.findIndex((name) => file.moduleId.endsWith(`/${name}.test.ts`));
+      return index < 0 ? slowestFiles.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}

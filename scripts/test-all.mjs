@@ -1,8 +1,9 @@
-// `npm test`: typecheck, lint, unit tests, then the browser tests on the built page.
+// `npm test`: typecheck, lint and the page's build at once, unit tests, then the browser tests
+// on the built page.
 // `npm run test:long` (`--long`): the checks that need minutes (tests/long). Each ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports,
 // after the list of skipped tests with their reasons (a test without a WebGPU adapter, say,
 // skips with `ctx.skip('no WebGPU adapter: …')`; it is never counted as passed).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,9 +29,35 @@ function step(title, command, args, extraEnv = {}) {
   return result.status === 0;
 }
 
-function check(title, command, args) {
-  if (step(title, command, args)) totals.passed += 1;
-  else totals.failed += 1;
+/**
+ * Checks that need one core each and no quiet (typecheck, lint, the page's build), run at
+ * once; each one's output printed whole when it ends.
+ */
+async function checksAtOnce(checks) {
+  const started = Date.now();
+  const results = await Promise.all(
+    checks.map(
+      ({ title, command, args }) =>
+        new Promise((resolve) => {
+          const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+          let output = '';
+          child.stdout.on('data', (chunk) => {
+            output += chunk;
+          });
+          child.stderr.on('data', (chunk) => {
+            output += chunk;
+          });
+          child.on('close', (code) => {
+            console.log(`\n=== ${title}: ${command} ${args.join(' ')}\n${output}`);
+            resolve({ title, ok: code === 0 });
+          });
+        }),
+    ),
+  );
+  phaseSeconds.push(
+    `${checks.map((c) => c.title).join(' + ')} ${Math.round((Date.now() - started) / 1000)} s`,
+  );
+  return Object.fromEntries(results.map((r) => [r.title, r.ok]));
 }
 
 function vitestSuite(title, config) {
@@ -72,16 +99,21 @@ function vitestSuite(title, config) {
 if (process.argv.includes('--long')) {
   vitestSuite('long', 'vitest.long.config.ts');
 } else {
-  // Three type worlds (tsconfig.json: engine without DOM or Node, page, Node-only code).
-  check('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']);
-  check('lint', 'npx', ['biome', 'check', '.']);
+  const ok = await checksAtOnce([
+    // Three type worlds (tsconfig.json: engine without DOM or Node, page, Node-only code).
+    { title: 'typecheck', command: 'npx', args: ['tsc', '-b', 'tsconfig.json'] },
+    { title: 'lint', command: 'npx', args: ['biome', 'check', '.'] },
+    // The page the browser tests load.
+    { title: 'build', command: 'npx', args: ['vite', 'build', '--logLevel', 'warn'] },
+  ]);
+  for (const title of ['typecheck', 'lint']) {
+    if (ok[title]) totals.passed += 1;
+    else totals.failed += 1;
+  }
   vitestSuite('unit', 'vitest.config.ts');
   vitestSuite('unit-serial', 'vitest.serial.config.ts');
-  if (step('build', 'npx', ['vite', 'build', '--logLevel', 'warn'])) {
-    vitestSuite('browser', 'vitest.browser.config.ts');
-  } else {
-    totals.failed += 1;
-  }
+  if (ok.build) vitestSuite('browser', 'vitest.browser.config.ts');
+  else totals.failed += 1;
 }
 
 if (skippedTests.length > 0) {
