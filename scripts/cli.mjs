@@ -8,7 +8,16 @@
 // seconds of build. Each module keeps its own import.meta.url, so paths to public/, shaders/
 // and reward.py resolve as they do from the sources.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -63,7 +72,11 @@ function keepModuleUrls() {
 /** The bundle's folder, building it first if the sources changed since the last build. */
 export async function cliBundle() {
   const target = join(cacheDir, hashSources());
-  if (existsSync(join(target, 'done'))) return target;
+  const done = join(target, 'done');
+  if (existsSync(done)) {
+    utimesSync(done, new Date(), new Date()); // last used: what pruning reads
+    return target;
+  }
   const tmpDir = `${target}.tmp-${process.pid}-${Date.now()}`;
   const { build } = await import('vite');
   await build({
@@ -111,12 +124,23 @@ export async function cliBundle() {
   } catch {
     rmSync(tmpDir, { recursive: true, force: true });
   }
+  pruneOldBundles(target);
   return target;
 }
 
 /** Vitest's globalSetup (vitest.shared.ts): build once, before test files spawn CLIs at once. */
 export async function setup() {
   await cliBundle();
+}
+
+/** Bundles of earlier sources, unused for an hour (a process may still be running one). */
+function pruneOldBundles(keep) {
+  const hourAgo = Date.now() - 3_600_000;
+  for (const name of readdirSync(cacheDir)) {
+    const dir = join(cacheDir, name);
+    if (dir !== keep && statSync(dir).mtimeMs < hourAgo)
+      rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const invokedDirectly =
