@@ -29,6 +29,12 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   'MBJSP/388': 'recursion deeper than the 128 KB QuickJS stack',
 };
 
+/**
+ * Tasks whose canonical solution draws Math.random: its verdict is a coin flip in both engines
+ * (MBJSP/844 passes about one time in 170 in either), so no verdict of one can be the other's.
+ */
+const RANDOM_VERDICTS = new Set(['MBJSP/844']);
+
 let sandbox: Sandbox | undefined;
 afterAll(() => sandbox?.close());
 
@@ -48,7 +54,7 @@ describe.skipIf(!haveSuite)('MBXP parity with Node', () => {
         sandbox: results[i]!.passed,
         why: results[i]!.tests[0],
       }))
-      .filter((d) => d.node !== d.sandbox);
+      .filter((d) => d.node !== d.sandbox && !RANDOM_VERDICTS.has(d.id));
     const sandboxPassed = results.filter((r) => r.passed).length;
     const nodePassed = node.filter((v) => v.passed).length;
     console.log(
