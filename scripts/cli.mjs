@@ -133,13 +133,17 @@ export async function setup() {
   await cliBundle();
 }
 
-/** Bundles of earlier sources, unused for an hour (a process may still be running one). */
+/**
+ * Bundles of earlier sources not started for a week (~3 MB each). A week, not less: a long
+ * experiment still loads chunks of the bundle it started from. Each start touches `done`.
+ */
 function pruneOldBundles(keep) {
-  const hourAgo = Date.now() - 3_600_000;
+  const weekAgo = Date.now() - 7 * 86_400_000;
   for (const name of readdirSync(cacheDir)) {
     const dir = join(cacheDir, name);
-    if (dir !== keep && statSync(dir).mtimeMs < hourAgo)
-      rmSync(dir, { recursive: true, force: true });
+    const done = join(dir, 'done');
+    const lastStarted = statSync(existsSync(done) ? done : dir).mtimeMs;
+    if (dir !== keep && lastStarted < weekAgo) rmSync(dir, { recursive: true, force: true });
   }
 }
 
