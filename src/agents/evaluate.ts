@@ -10,6 +10,7 @@
 // Planner's plan, (b) another task's plan of the same suite, (c) the reference plan, (d) no
 // plan; collaboration_gain = (a) − (b), planner_gap = (c) − (a), plan_vs_none = (a) − (d).
 // With `coderSees` plan the Coder reads the signature instead of the statement throughout.
+// In self-plan mode (one model, selfPlan.ts) the plan is the model's own, up to <|code|>.
 
 import type { CoderSees } from '../rl/config';
 import { extractFunction } from '../rl/extractFunction';
@@ -29,6 +30,7 @@ import {
 import type { ExampleLibrary } from './retriever';
 import { parseChoice, retrieverPrompt } from './retriever/format';
 import type { RolePrompts } from './rolePrompts';
+import { selfPlanPrompt } from './selfPlan';
 
 export interface EvalAgents {
   tokenizer: CharTokenizer;
@@ -39,6 +41,12 @@ export interface EvalAgents {
   coder: Sampler;
   /** One model for both roles: a role token starts each prompt. */
   shared?: boolean;
+  /**
+   * Self-plan mode (planner null): the Coder's model writes its own plan from the Planner's
+   * prompt up to <|code|>, then the program from there, which is the Coder's prompt with that
+   * plan (selfPlan.ts); so the interventions swap, replace or remove its own plan.
+   */
+  selfPlan?: boolean;
   /**
    * With a Retriever: the Planner reads the example it picks greedily among BM25's K
    * candidates (sampler null: BM25's top-1).
@@ -189,6 +197,25 @@ export async function evaluateSuites(
       exampleOf.set(t.id, fits ? example : null);
     });
   }
+  const selfPlan = agents.selfPlan === true && !agents.planner && !chat;
+  const codeId = selfPlan ? tok.special('<|code|>') : -1;
+  // Self-plan: the model's plan up to <|code|>; one that ended without it wrote no program
+  // (`writesCode` false), as its sequence in a rollout would have.
+  const selfPlanOf = async (list: readonly Task[], opts: SampleOptions) => {
+    const ids =
+      list.length === 0
+        ? []
+        : (
+            await agents.coder.sample(
+              list.map((t) => selfPlanPrompt(tok, t.statement)),
+              { ...opts, stopIds: [codeId, tok.eosId] },
+            )
+          ).tokens;
+    return {
+      plans: ids.map((t) => completionText(tok, t)),
+      writesCode: ids.map((t) => t.at(-1) === codeId),
+    };
+  };
   const planOf = (list: readonly Task[], opts: SampleOptions): Promise<string[]> =>
     agents.planner
       ? texts(
@@ -201,6 +228,11 @@ export async function evaluateSuites(
           opts,
         )
       : Promise.resolve(list.map(() => ''));
+  /** Plans and, for self-plan, whether each reached <|code|>. */
+  const plansOf = async (list: readonly Task[], opts: SampleOptions) =>
+    selfPlan
+      ? selfPlanOf(list, opts)
+      : { plans: await planOf(list, opts), writesCode: null as boolean[] | null };
   const codeOf = (list: readonly Task[], plans: readonly string[], opts: SampleOptions) =>
     texts(
       agents.coder,
@@ -213,8 +245,10 @@ export async function evaluateSuites(
 
   const greedyPlan = decoding(options.maxPlanTokens, 0, seed);
   const greedyCode = decoding(options.maxProgramTokens, 0, seed);
-  const plans = await planOf(tasks, greedyPlan);
-  const codes = await codeOf(tasks, plans, greedyCode);
+  const { plans, writesCode } = await plansOf(tasks, greedyPlan);
+  const codes = (await codeOf(tasks, plans, greedyCode)).map((code, i) =>
+    writesCode && !writesCode[i] ? '' : code,
+  );
   const results = await judge(sandbox, tasks, codes);
 
   // One greedy repair round for the failing greedy programs.
@@ -255,7 +289,7 @@ export async function evaluateSuites(
     });
   }
 
-  const interventions = options.interventions === true && agents.planner !== null;
+  const interventions = options.interventions === true && (agents.planner !== null || selfPlan);
   let referencePasses: boolean[] | null = null;
   if (options.referencePlans || interventions) {
     const referencePlans = tasks.map((t) => t.strategies[0]?.plan ?? '');
@@ -287,12 +321,14 @@ export async function evaluateSuites(
   let sampledPasses: number[] | null = null;
   if (samples > 1) {
     const repeated = tasks.flatMap((t) => Array.from({ length: samples }, () => t));
-    const sPlans = await planOf(repeated, decoding(options.maxPlanTokens, temperature, seed + 1));
-    const sCodes = await codeOf(
-      repeated,
-      sPlans,
-      decoding(options.maxProgramTokens, temperature, seed + 2),
-    );
+    const sampled = await plansOf(repeated, decoding(options.maxPlanTokens, temperature, seed + 1));
+    const sCodes = (
+      await codeOf(
+        repeated,
+        sampled.plans,
+        decoding(options.maxProgramTokens, temperature, seed + 2),
+      )
+    ).map((code, i) => (sampled.writesCode && !sampled.writesCode[i] ? '' : code));
     const sResults = await judge(sandbox, repeated, sCodes);
     sampledPasses = tasks.map(
       (_, i) => sResults.slice(i * samples, (i + 1) * samples).filter((r) => r.passed).length,

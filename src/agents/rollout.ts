@@ -1,6 +1,8 @@
 // One step's rollouts for the Planner → Coder topology: for each task the Planner samples
 // N plans, and for each plan the Coder samples M programs. In `single` mode there is no
 // Planner: the Coder reads the statement with an empty plan (coderPrompt(tok, s, '')), N = 1.
+// In `self-plan` mode the one model (in the Coder's place) writes plan, <|code|> and program
+// in one sequence from the Planner's prompt (selfPlan.ts), N = 1.
 // Prompts are the warm start's formats (src/agents/format.ts), so RL continues what SFT taught;
 // over a pretrained base they are its chat template's (agents/chatPrompts.ts, `prompts`).
 import type { CoderSees } from '../rl/config';
@@ -10,6 +12,7 @@ import type { CharTokenizer } from '../tokenizer';
 import { coderView } from './coderView';
 import { completionText, plannerPromptWithExample, type WorkedExample } from './format';
 import { labPrompts, type RolePrompts } from './rolePrompts';
+import { selfPlanPrompt, selfPlanTokens, splitSelfPlan } from './selfPlan';
 
 /** One sampled completion with what the trainer needs to score it again. */
 export interface Completion {
@@ -19,8 +22,10 @@ export interface Completion {
   /** log π_old(token) at sampling time, one per token. */
   logProbs: number[];
   finished: boolean;
-  /** Decoded text without the end token. */
+  /** Decoded text without the end token (self-plan: the program after <|code|>). */
   text: string;
+  /** Self-plan: the plan the sequence wrote before <|code|>. */
+  plan?: string;
 }
 
 /** A task's rollouts: N plans (one empty pseudo-plan in single mode) × M programs each. */
@@ -50,6 +55,8 @@ export interface RolloutOptions {
   coderSees?: CoderSees;
   /** Plan dropout, task-major (t · N + n): that plan's programs are written from an empty plan. */
   droppedPlans?: readonly boolean[];
+  /** Self-plan mode (no Planner): the Coder's model writes plan and program in one sequence. */
+  selfPlan?: boolean;
 }
 
 export interface RolloutAgents {
@@ -68,6 +75,7 @@ export async function sampleRollouts(
 ): Promise<TaskRollout[]> {
   const tok = agents.tokenizer;
   const format = agents.prompts ?? labPrompts(tok);
+  if (options.selfPlan && !agents.planner) return sampleSelfPlans(tasks, agents, options);
   const plansPerTask = agents.planner ? options.plansPerTask : 1;
   const sample = (sampler: Sampler, prompts: number[][], maxNewTokens: number, seed: number) =>
     sampleCompletions(sampler, format, prompts, {
@@ -126,6 +134,39 @@ export async function sampleRollouts(
           ),
         }
       : {}),
+  }));
+}
+
+/** Self-plan mode: M sequences of plan <|code|> program per task, one group per task. */
+async function sampleSelfPlans(
+  tasks: readonly Task[],
+  agents: RolloutAgents,
+  options: RolloutOptions,
+): Promise<TaskRollout[]> {
+  if (agents.prompts) {
+    throw new Error('self-plan mode needs the lab’s own prompt formats, not a base model’s chat');
+  }
+  const tok = agents.tokenizer;
+  const m = options.programsPerPlan;
+  const sequences = await sampleCompletions(
+    agents.coder,
+    tok,
+    tasks.flatMap((task) => repeat(selfPlanPrompt(tok, task.statement), m)),
+    {
+      maxNewTokens: selfPlanTokens(options.maxPlanTokens, options.maxProgramTokens),
+      temperature: options.temperature,
+      topK: options.topK,
+      seed: options.coderSeed,
+    },
+  );
+  const programs = sequences.map((sequence) => {
+    const { plan, program } = splitSelfPlan(tok, sequence.tokens);
+    return { ...sequence, text: program, plan };
+  });
+  return tasks.map((task, t) => ({
+    task,
+    plans: null,
+    programs: [programs.slice(t * m, (t + 1) * m)],
   }));
 }
 

@@ -49,7 +49,7 @@ import {
   makeConfig,
 } from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
-import { hasAgent } from '../rl/config';
+import { hasAgent, usesPlanner } from '../rl/config';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite, SUITES } from '../tasks';
 import { CharTokenizer } from '../tokenizer';
@@ -361,8 +361,8 @@ async function loadRole(
   log({
     event: 'warning',
     message:
-      role !== 'coder' && config.grpo.mode === 'single'
-        ? `no ${role} checkpoint in ${dir}: none needed, nothing plans in single mode`
+      role !== 'coder' && !usesPlanner(config.grpo.mode)
+        ? `no ${role} checkpoint in ${dir}: none needed, nothing plans apart from the Coder in ${config.grpo.mode} mode`
         : `no ${role} checkpoint in ${dir}: freshly initialized weights`,
   });
   const tokenizer = freshTokenizer;

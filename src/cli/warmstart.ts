@@ -5,19 +5,23 @@
 // Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu  --batch 16  --planner-share 0.35 (of the time)
 //          --steps N (per role, instead of --minutes)  --shared (one model, role tokens)
 //          --coder-alone (only a Coder, statement → code with no plan: `single` mode's warm start)
+//          --self-plan (one model, statement → plan <|code|> program: `self-plan` mode's, in coder/)
 //          --merges N (BPE merges fitted on the train split, default 512; 0: characters)
 import { join } from 'node:path';
-import { PRESET_NAMES } from '../engine/settings';
 import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
 import { initBackend } from '../gpu/backend';
-import type { PresetName } from '../model';
+import { PRESETS, type PresetName } from '../model';
 import { saveCheckpointDir } from '../model/checkpointNode';
 import { DEFAULT_MERGES, warmStartModels } from '../sft/warmStart';
 import type { FlagSpecs } from './flags';
 import { commandLine, exitWhenWritten, UsageError } from './runCli';
 
 const FLAGS = {
-  preset: { kind: 'choice', choices: PRESET_NAMES, help: 'model size (default tiny)' },
+  preset: {
+    kind: 'choice',
+    choices: Object.keys(PRESETS) as PresetName[],
+    help: 'model size (default tiny; tiny-2x: the single-2x baseline, two tiny models in one)',
+  },
   seed: { kind: 'integer', help: 'seed (default 1)' },
   minutes: { kind: 'number', help: 'time budget of both roles together' },
   steps: { kind: 'integer', help: 'steps per role, instead of --minutes' },
@@ -32,6 +36,10 @@ const FLAGS = {
   'coder-alone': {
     kind: 'boolean',
     help: 'only a Coder, statement → code (single mode’s warm start)',
+  },
+  'self-plan': {
+    kind: 'boolean',
+    help: 'only one model, statement → plan <|code|> program (self-plan mode’s warm start)',
   },
   'task-set': {
     kind: 'choice',
@@ -55,9 +63,13 @@ const batchSize = f.batch ?? 16;
 const plannerShare = f['planner-share'] ?? 0.35;
 const shared = f.shared === true;
 const coderAlone = f['coder-alone'] === true;
+const selfPlan = f['self-plan'] === true;
 const merges = f.merges ?? DEFAULT_MERGES;
 const taskSet = (f['task-set'] ?? 'procedural') as 'procedural' | 'examples';
 
+if (coderAlone && selfPlan) {
+  throw new UsageError('--coder-alone and --self-plan are two different baselines: give one');
+}
 if (minutes === undefined && steps === undefined) {
   throw new UsageError('give --minutes N or --steps N');
 }
@@ -72,6 +84,8 @@ console.log(
     steps,
     batchSize,
     shared,
+    ...(coderAlone ? { coderAlone } : {}),
+    ...(selfPlan ? { selfPlan } : {}),
     merges,
     taskSet,
     backend,
@@ -92,6 +106,7 @@ const models = await warmStartModels({
   plannerShare,
   shared,
   coderAlone,
+  selfPlan,
   merges,
   taskSet,
   onRoleStart: (role, parameters) =>
@@ -100,7 +115,9 @@ const models = await warmStartModels({
 });
 
 const command = `npm run warmstart -- ${process.argv.slice(2).join(' ')}`;
-for (const role of coderAlone ? (['coder'] as const) : (['planner', 'coder'] as const)) {
+for (const role of coderAlone || selfPlan
+  ? (['coder'] as const)
+  : (['planner', 'coder'] as const)) {
   const { model, tokenizer, lab } = models[role];
   const provenance = {
     ...lab,

@@ -70,6 +70,13 @@ export {
   type RecoveryReport,
 } from './failure';
 export { loadSnapshot, openLabDb, saveSnapshot, stepKey } from './labDb';
+export {
+  LESSONS,
+  type Lesson,
+  type LessonRun,
+  lessonById,
+  lessonRunConfig,
+} from './lessons';
 export { downloadToConfirm, type LinkDownload } from './linkConsent';
 export {
   DEFAULT_BASE_LORA_RANK,

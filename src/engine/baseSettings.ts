@@ -22,6 +22,12 @@ export function baseProblems(config: RunConfig): { field: string; message: strin
       message:
         'loraRank must be > 0 with a base model: every role trains a LoRA adapter over the frozen base (full fine-tuning of a pretrained model does not fit)',
     });
+  if (config.grpo.mode === 'self-plan')
+    problems.push({
+      field: 'mode',
+      message:
+        'mode: self-plan writes plan and program in the lab’s own format (<|code|> between them), which a base model’s chat template has no place for: use single or core',
+    });
   for (const agent of ['debugger', 'retriever'] as const)
     if (hasAgent(config.grpo.agents, agent))
       problems.push({

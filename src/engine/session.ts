@@ -679,6 +679,7 @@ export class TrainingSession {
         ? new KvCacheSampler(this.planner.model, this.budgetBytes)
         : null,
       coder: new KvCacheSampler(this.coder.model, this.budgetBytes),
+      selfPlan: this.config.grpo.mode === 'self-plan',
     };
   }
 
@@ -735,6 +736,7 @@ export class TrainingSession {
       ...(examples ? { examples } : {}),
       ...(dropped ? { droppedPlans: dropped } : {}),
       coderSees: grpo.coderSees,
+      selfPlan: grpo.mode === 'self-plan',
       plansPerTask: grpo.plansPerTask,
       programsPerPlan: grpo.programsPerPlan,
       maxPlanTokens: grpo.maxPlanTokens,

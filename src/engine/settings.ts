@@ -83,13 +83,14 @@ export const SETTINGS: readonly Setting[] = [
     urlKey: 'mode',
     cliFlag: 'mode',
     label: 'Mode',
-    help: 'core: the Planner writes N plans per task, the Coder M programs per plan, and both learn. single: the Coder alone, straight from the task. frozen-planner: plans are written but only the Coder learns (CoRe without Planner RL). frozen-coder: programs are written but only the Planner learns (CoRe without Coder RL).',
+    help: "core: the Planner writes N plans per task, the Coder M programs per plan, and both learn. single: the Coder alone, straight from the task. frozen-planner: plans are written but only the Coder learns (CoRe without Planner RL). frozen-coder: programs are written but only the Planner learns (CoRe without Coder RL). self-plan: one model writes a plan and then the program in one sequence, learning from the program's reward — the control for two models against one (its own warm start, shipped for the examples task set).",
     kind: 'choice',
     choices: [
       { value: 'core', label: 'core (Planner + Coder)' },
       { value: 'single', label: 'single (Coder alone)' },
       { value: 'frozen-planner', label: 'frozen-planner' },
       { value: 'frozen-coder', label: 'frozen-coder' },
+      { value: 'self-plan', label: 'self-plan (one model: plan, then code)' },
     ],
   },
   {

@@ -53,6 +53,7 @@ export function sampleGroups(
         const j = judged[i];
         return {
           completion: program.text,
+          ...(program.plan !== undefined ? { selfPlan: program.plan } : {}),
           code: j?.code ?? '',
           reward: credit.coder.rewards[i] ?? {
             passFraction: 0,

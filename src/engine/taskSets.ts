@@ -28,11 +28,16 @@ export function planDropoutOf(config: RunConfig): number {
   return config.grpo.planDropout ?? (taskSetOf(config) === 'examples' ? EXAMPLES_PLAN_DROPOUT : 0);
 }
 
-/** The folder under public/ whose planner/ and coder/ a new run starts from. */
+/**
+ * The folder under public/ whose planner/ and coder/ a new run starts from. Self-plan mode's
+ * one model was warm-started on its own format (plan <|code|> program): <folder>-self-plan/coder.
+ */
 export function warmStartFolder(config: RunConfig): string {
-  return taskSetOf(config) === 'examples'
-    ? `checkpoints/${config.preset}-examples`
-    : `checkpoints/${config.preset}`;
+  const world =
+    taskSetOf(config) === 'examples'
+      ? `checkpoints/${config.preset}-examples`
+      : `checkpoints/${config.preset}`;
+  return config.grpo.mode === 'self-plan' ? `${world}-self-plan` : world;
 }
 
 /** The run's task set (runs saved before the setting existed are procedural). */

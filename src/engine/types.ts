@@ -77,6 +77,8 @@ export interface RunConfig {
 export interface ProgramSample {
   /** The Coder's raw completion (decoded). */
   completion: string;
+  /** Self-plan mode: the plan this sequence wrote before <|code|> (`completion` is what followed). */
+  selfPlan?: string;
   /** The function extracted from it, or '' when there was none. */
   code: string;
   reward: RewardParts;

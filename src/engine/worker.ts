@@ -370,6 +370,15 @@ async function baseOf(config: RunConfig) {
  * (planner-retrieval/) when shipped.
  */
 async function fetchAgents(folder: string, config: RunConfig) {
+  if (config.grpo.mode === 'self-plan') {
+    // One model, in the Coder's place; nothing plans apart from it.
+    const coder = await fetchCheckpoint(`${folder}coder/`).catch((error: unknown) => {
+      throw new Error(
+        `self-plan mode starts from its own warm start, ${folder}coder/, and it could not be loaded (the lab ships one for the examples task set, preset tiny): ${String(error)}`,
+      );
+    });
+    return { planner: coder, coder };
+  }
   const agents: string = config.grpo.agents ?? 'planner,coder';
   const optional = (name: string) => fetchCheckpoint(`${folder}${name}/`).catch(() => undefined);
   const withRetriever = agents.includes('retriever');

@@ -1,6 +1,6 @@
-// Model configuration as plain data, with the three presets the lab ships.
+// Model configuration as plain data, with the presets the lab ships.
 
-export type PresetName = 'tiny' | 'small' | 'base';
+export type PresetName = 'tiny' | 'tiny-2x' | 'small' | 'base';
 /** A model's role: one agent's weights, or one model shared by both (a role token in each prompt). */
 export type ModelRole = 'planner' | 'coder' | 'shared';
 
@@ -25,6 +25,9 @@ type Shape = Pick<ModelConfig, 'nCtx' | 'nEmbd' | 'nLayer' | 'nHead'>;
 // characters. tiny learns in minutes on wasm on 2 CPU cores; small and base are for real GPUs.
 export const PRESETS: Record<PresetName, Shape> = {
   tiny: { nEmbd: 64, nLayer: 2, nHead: 4, nCtx: 448 }, // ≈0.14M parameters
+  // The pair's two tiny models in one (≈0.30M at the examples world's vocabulary): the
+  // `single-2x` baseline of issue 30, one model with the Planner's and Coder's parameters.
+  'tiny-2x': { nEmbd: 64, nLayer: 5, nHead: 4, nCtx: 448 },
   small: { nEmbd: 128, nLayer: 4, nHead: 4, nCtx: 512 }, // ≈0.87M
   base: { nEmbd: 256, nLayer: 6, nHead: 8, nCtx: 512 }, // ≈4.9M
 };

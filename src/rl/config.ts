@@ -25,9 +25,11 @@ export type ScaleRewards = 'group' | 'batch' | 'none';
  * - `core`: Planner and Coder, collaborative credit;
  * - `single`: the Coder alone, without a plan (single-agent GRPO baseline);
  * - `frozen-planner`: the Planner writes plans but only the Coder learns (CoRe without Planner RL);
- * - `frozen-coder`: the Coder writes programs but only the Planner learns (CoRe without Coder RL).
+ * - `frozen-coder`: the Coder writes programs but only the Planner learns (CoRe without Coder RL);
+ * - `self-plan`: one model writes a plan and then the program in one sequence, trained on the
+ *   program's reward (the control for "two policies against one"; agents/selfPlan.ts).
  */
-export type TrainingMode = 'core' | 'single' | 'frozen-planner' | 'frozen-coder';
+export type TrainingMode = 'core' | 'single' | 'frozen-planner' | 'frozen-coder' | 'self-plan';
 
 /**
  * How core mode's two roles take turns: `simultaneous` (both update every step) or
@@ -189,7 +191,13 @@ export function resolveGrpoConfig(input: GrpoConfigInput = {}): GrpoConfig {
 
 const LOSS_TYPES: readonly LossType[] = ['grpo', 'dapo', 'dr_grpo'];
 const SCALE_REWARDS: readonly ScaleRewards[] = ['group', 'batch', 'none'];
-const MODES: readonly TrainingMode[] = ['core', 'single', 'frozen-planner', 'frozen-coder'];
+const MODES: readonly TrainingMode[] = [
+  'core',
+  'single',
+  'frozen-planner',
+  'frozen-coder',
+  'self-plan',
+];
 const SCHEDULES: readonly Schedule[] = ['simultaneous', 'alternating'];
 export const TOPOLOGIES: readonly Topology[] = [
   'planner,coder',
@@ -288,9 +296,9 @@ function validateSchedule(config: GrpoConfig): string[] {
     problems.push(
       `coderSees must be one of ${CODER_SEES.join(', ')}, got ${String(config.coderSees)}`,
     );
-  } else if (config.coderSees === 'plan' && config.mode === 'single') {
+  } else if (config.coderSees === 'plan' && !usesPlanner(config.mode)) {
     problems.push(
-      'coderSees plan needs a Planner: in single mode the Coder would see only the signature',
+      `coderSees plan needs a Planner: in ${config.mode} mode the Coder would see only the signature`,
     );
   }
   if (config.planDropout !== undefined && !(config.planDropout >= 0 && config.planDropout < 1)) {
@@ -329,8 +337,8 @@ function validateAgents(config: GrpoConfig): string[] {
     }
   }
   if (hasAgent(config.agents, 'retriever')) {
-    if (config.mode === 'single') {
-      problems.push('agents with a retriever need plans: not in single mode');
+    if (!usesPlanner(config.mode)) {
+      problems.push(`agents with a retriever need a Planner: not in ${config.mode} mode`);
     }
     if (!Number.isInteger(config.retrievalCandidates) || config.retrievalCandidates < 2) {
       problems.push(
@@ -357,8 +365,8 @@ export function hasAgent(agents: Topology, role: Role): boolean {
 }
 
 /**
- * The roles whose weights a run updates: the mode's (core: Planner and Coder; single and
- * frozen-planner: the Coder; frozen-coder: the Planner), then the topology's Debugger, and its
+ * The roles whose weights a run updates: the mode's (core: Planner and Coder; single,
+ * self-plan (its one model sits in the Coder's place) and frozen-planner: the Coder; frozen-coder: the Planner), then the topology's Debugger, and its
  * Retriever unless it is BM25's top-1. Without `config`: the default topology. In core mode
  * with the alternating schedule, a step updates only its stage's role (schedule.ts).
  */
@@ -373,7 +381,7 @@ export function trainedRoles(
   if (
     hasAgent(config.agents, 'retriever') &&
     config.retrievalPolicy === 'learned' &&
-    mode !== 'single'
+    usesPlanner(mode)
   ) {
     roles.push('retriever');
   }
@@ -383,9 +391,9 @@ export function trainedRoles(
 /** The Retriever writes one digit and the end token. */
 export const RETRIEVER_ANSWER_TOKENS = 2;
 
-/** Whether the mode samples plans at all (single-agent GRPO does not). */
+/** Whether the mode has a Planner model (single-agent GRPO and self-plan's one model do not). */
 export function usesPlanner(mode: TrainingMode): boolean {
-  return mode !== 'single';
+  return mode !== 'single' && mode !== 'self-plan';
 }
 
 /**

@@ -2,6 +2,7 @@
 // contribute one of them at random, so the warm start sees both and RL has a choice.
 
 import { type RoleExample, roleExample } from '../agents/format';
+import { selfPlanExample } from '../agents/selfPlan';
 import type { Role } from '../rl/config';
 import type { Task } from '../tasks';
 import { Rng } from '../tasks/random';
@@ -27,11 +28,15 @@ export function taskExampleSource(
   /** The single-agent baseline's Coder: statement → code with an empty plan (single mode's prompt). */
   withoutPlans = false,
   coderViews?: CoderViews,
+  /** The self-plan baseline's one model: statement → plan <|code|> program (agents/selfPlan.ts). */
+  selfPlan = false,
 ): (n: number) => RoleExample[] {
   const prng = new Rng(seed);
   return (n) =>
     nextTasks(n).map((task) => {
       const strategy = task.strategies[prng.below(task.strategies.length)]!;
+      if (selfPlan)
+        return selfPlanExample(tok, { ...task, plan: strategy.plan, code: strategy.code });
       const role = roles[prng.below(roles.length)]!;
       let statement = task.statement;
       let plan = withoutPlans ? '' : strategy.plan;

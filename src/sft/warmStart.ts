@@ -30,6 +30,11 @@ export interface WarmStartOptions {
    * baseline, so the comparison with CoRe measures collaboration, not the prompt format.
    */
   coderAlone?: boolean;
+  /**
+   * Only one model, on statement → plan <|code|> program: the warm start of `self-plan` mode's
+   * baseline (one policy with the pair's token budget), in the Coder's place.
+   */
+  selfPlan?: boolean;
   /** BPE merges fitted on the train split (fitTaskTokenizer); 0: characters. Default 512. */
   merges?: number;
   /**
@@ -127,7 +132,10 @@ export async function warmStartModels(
       prng.fork(),
       role === 'shared',
       options.coderAlone === true,
-      taskSet === 'examples' && !options.coderAlone ? EXAMPLES_CODER_VIEWS : undefined,
+      taskSet === 'examples' && !options.coderAlone && !options.selfPlan
+        ? EXAMPLES_CODER_VIEWS
+        : undefined,
+      options.selfPlan === true,
     );
     options.onRoleStart?.(role, parameterCount(config));
     const batches = new BucketedBatches(source, batchSize, prng.fork(), 8, config.nCtx);
@@ -144,11 +152,16 @@ export async function warmStartModels(
       (progress) => options.onProgress?.(role, progress),
     );
     const world =
-      taskSet === 'examples' ? { taskSet, coderViews: EXAMPLES_CODER_VIEWS } : { mix: TIER_MIX };
+      taskSet === 'examples'
+        ? {
+            taskSet,
+            ...(options.selfPlan ? { format: 'self-plan' } : { coderViews: EXAMPLES_CODER_VIEWS }),
+          }
+        : { mix: TIER_MIX, ...(options.selfPlan ? { format: 'self-plan' } : {}) };
     return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, ...world } } };
   };
 
-  if (options.coderAlone) {
+  if (options.coderAlone || options.selfPlan) {
     const coder = await trainRole('coder', 1);
     return { planner: coder, coder };
   }

@@ -3,11 +3,12 @@
 // change, pure), persistQueue.ts (IndexedDB writes in order), urlSync.ts (settings in the
 // URL), runLifecycle.ts (boot, runs, train/step/pause, recovery), notices.ts (the error
 // banner).
-export { dismissError } from './bridge/notices';
+export { dismissError, reportError } from './bridge/notices';
 export {
   addImportedRun,
   bootLab,
   decideLinkDownload,
+  lessonRunName,
   newRun,
   pause,
   step,
@@ -16,4 +17,4 @@ export {
   warmStartFromScratch,
 } from './bridge/runLifecycle';
 export { judge, requestGguf, requestSnapshot, solve } from './bridge/transport';
-export { writeConfigToUrl } from './bridge/urlSync';
+export { writeConfigToUrl, writeLessonToUrl } from './bridge/urlSync';

@@ -1,7 +1,9 @@
 // The examples world as a user runs it: `train grpo --task-set examples --coder-sees plan`
 // evaluates at step 0 and at step 2 with the Collaboration Gain by intervention, overall and
 // per suite (examples, examples-length, examples-compose); the samples carry each task's
-// examples, and plan dropout's plans are marked and earn the Planner no advantage.
+// examples, and plan dropout's plans are marked and earn the Planner no advantage. The
+// self-plan baseline runs from its own shipped warm start, intervenes on its own plan, and
+// its samples keep each sequence's plan beside the program it judged.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,5 +45,33 @@ describe('npm run train -- grpo --task-set examples', () => {
     const dropped = plans.filter((p) => p.dropped);
     expect(dropped.length).toBeGreaterThan(0);
     for (const plan of dropped) expect(plan.advantage).toBe(0);
+  }, 300_000);
+
+  it('--mode self-plan: its own warm start, interventions on its own plan, the plan in the samples', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'cli-self-plan-')), 'run');
+    const args = ['scripts/cli.mjs', 'train', 'grpo', '--task-set', 'examples'];
+    args.push('--mode', 'self-plan', '--steps', '2', '--seed', '1', '--eval-every', '2');
+    args.push('--eval-tasks', '2', '--tasks-per-step', '1', '--programs', '4', '--out', out);
+    const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
+    expect(run.status, run.stderr.slice(-2000)).toBe(0);
+    const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, number>);
+    expect(records.map((r) => r.step)).toEqual([0, 1, 2]);
+    for (const r of [records[0]!, records[2]!]) {
+      expectInterventions(r, ['', '/examples', '/examples-length', '/examples-compose']);
+    }
+    expect(records[1]?.['planner/reward']).toBeUndefined();
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    expect(config.checkpoint).toBe('public/checkpoints/tiny-examples-self-plan');
+    const groups = readFileSync(join(out, 'samples.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as SampleGroup);
+    const programs = groups.flatMap((g) => g.plans.flatMap((p) => p.programs));
+    expect(programs).toHaveLength(2 * 4);
+    // The warm start writes numbered plans before its programs.
+    expect(programs.filter((p) => /^1\. /.test(p.selfPlan ?? '')).length).toBeGreaterThan(0);
   }, 300_000);
 });

@@ -10,6 +10,7 @@ import {
   type EngineEvent,
   type EngineFailure,
   type EngineStatus,
+  type LessonRun,
   planRecovery,
   type RunConfig,
   type RunSnapshot,
@@ -286,8 +287,12 @@ async function startRun(run: RunRecord, snapshot?: RunSnapshot, options: StartOp
 
 /** Opens the lab: the URL's config, and the saved active run resumed when it matches it. */
 export async function bootLab() {
-  const { config, problems, given } = readConfigFromUrl();
-  useLabStore.setState({ config, configProblems: problems });
+  const { config, problems, given, lesson } = readConfigFromUrl();
+  useLabStore.setState({
+    config,
+    configProblems: problems,
+    lesson: lesson ? { id: lesson.lesson.id, base: lesson.base } : null,
+  });
   for (const problem of problems) {
     reportError(`Link setting ignored: ${problem}; the link's other settings apply.`, true);
   }
@@ -332,7 +337,12 @@ export async function bootLab() {
     return;
   }
   if (saved) useLabStore.setState({ activeRunId: saved.id });
-  await newRun(config);
+  await newRun(config, lesson ? lessonRunName(lesson.lesson.runs[0]!, config) : undefined);
+}
+
+/** A lesson's run as the runs table and the charts' legend name it. */
+export function lessonRunName(run: LessonRun, config: RunConfig): string {
+  return `${run.name} · seed ${config.grpo.seed}`;
 }
 
 /** Answers the page's question about a link's download (DownloadConsent's buttons). */
@@ -357,11 +367,11 @@ async function linkDownloadAllowed(config: RunConfig): Promise<boolean> {
   });
 }
 
-/** A fresh run from the shipped warm start with `config` (Reset). */
-export async function newRun(config: RunConfig = useLabStore.getState().config) {
+/** A fresh run from the shipped warm start with `config` (Reset; a lesson's run has its name). */
+export async function newRun(config: RunConfig = useLabStore.getState().config, name?: string) {
   consecutiveFailures = 0;
   await dropEmptyActiveRun();
-  const run = newRunRecord(config);
+  const run = newRunRecord(config, name);
   useLabStore.setState((state) => ({ runs: [...state.runs, run] }));
   await db.saveRun(run);
   await startRun(run);

@@ -1,9 +1,16 @@
 // The run's settings in the page's URL: read at boot, written whenever they change, so a
 // link opens the exact setup. The page's own keys (`test`) survive the rewrite.
-import { decodeRunConfig, encodeRunConfig, type RunConfig } from '../../engine/api';
+import {
+  decodeRunConfig,
+  encodeRunConfig,
+  type Lesson,
+  lessonById,
+  lessonRunConfig,
+  type RunConfig,
+} from '../../engine/api';
 
 /** URL keys that are the page's, not the run's: kept when the settings are written. */
-const PAGE_KEYS = ['test'];
+const PAGE_KEYS = ['test', 'lesson'];
 
 export function writeConfigToUrl(config: RunConfig) {
   const params = encodeRunConfig(config);
@@ -21,11 +28,39 @@ export function writeConfigToUrl(config: RunConfig) {
  * The URL's settings: the config (bad values keep their defaults, named in `problems`) and
  * whether the link gives any setting at all (a bare page URL resumes the saved run).
  */
-export function readConfigFromUrl(): { config: RunConfig; problems: string[]; given: boolean } {
+export function readConfigFromUrl(): {
+  config: RunConfig;
+  problems: string[];
+  given: boolean;
+  lesson: { lesson: Lesson; base: RunConfig } | null;
+} {
   const params = new URLSearchParams(location.search);
   const { config, problems } = decodeRunConfig(params);
   const given = [...params.keys()].some((key) => !PAGE_KEYS.includes(key));
-  return { config, problems, given };
+  const lessonId = params.get('lesson');
+  if (lessonId === null) return { config, problems, given, lesson: null };
+  const lesson = lessonById(lessonId);
+  if (!lesson) {
+    problems.push(`lesson "${lessonId}" is not one of the lab's lessons`);
+    return { config, problems, given, lesson: null };
+  }
+  // A lesson opens on its first run, over the link's other settings.
+  const first = lessonRunConfig(config, lesson.runs[0]!);
+  return {
+    config: first.config,
+    problems: [...problems, ...first.problems],
+    given: true,
+    lesson: { lesson, base: config },
+  };
+}
+
+/** Opens or closes a lesson in the URL (the run's settings stay as they are). */
+export function writeLessonToUrl(id: string | null) {
+  const params = new URLSearchParams(location.search);
+  if (id === null) params.delete('lesson');
+  else params.set('lesson', id);
+  const query = params.toString();
+  history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
 }
 
 /**

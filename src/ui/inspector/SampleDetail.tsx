@@ -55,7 +55,9 @@ export function SampleDetail({ group, planIndex, programIndex }: SampleDetailPro
             </span>
           </h3>
           <pre className="plan" data-testid="sample-plan">
-            {plan.plan || '(single mode: no plan)'}
+            {program.selfPlan !== undefined
+              ? `${program.selfPlan || '(no plan)'}\n— its own plan: self-plan mode writes it before the program, in one sequence`
+              : plan.plan || '(single mode: no plan)'}
           </pre>
           {editing ? (
             <MonacoEditor

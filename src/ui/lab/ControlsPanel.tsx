@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { Setting } from '../../engine/api';
 import { describeLearningRate, settingByUrlKey, settingValue, TIERS } from '../../engine/api';
 import { useLabStore } from '../state/labStore';
+import { LessonChooser } from './LessonPanel';
 import { ModelPicker } from './ModelPicker';
 import { applyConfig, applySetting, Field } from './settingField';
 
@@ -164,6 +165,7 @@ export function ControlsPanel() {
   return (
     <aside className="controls" aria-label="Run settings">
       <h2>Run settings</h2>
+      <LessonChooser />
       <ModelPicker />
       {select('preset')}
       {select('backend')}

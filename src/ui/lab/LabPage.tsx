@@ -8,6 +8,7 @@ import { ControlsPanel } from './ControlsPanel';
 import { DownloadConsent } from './DownloadConsent';
 import { ErrorBanner } from './ErrorBanner';
 import { Intro } from './Intro';
+import { LessonPanel } from './LessonPanel';
 import { ProgressBar } from './ProgressBar';
 import { RunToolbar } from './RunToolbar';
 import { WarmStartPanel } from './WarmStartPanel';
@@ -21,6 +22,7 @@ export function LabPage() {
       <div className="lab-main">
         <RunToolbar />
         {!presentation && <Intro />}
+        {!presentation && <LessonPanel />}
         <DownloadConsent />
         <ErrorBanner />
         <ProgressBar />

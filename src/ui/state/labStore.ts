@@ -73,6 +73,8 @@ export interface LabState {
   errors: { id: number; message: string; recoverable: boolean }[];
   /** A link's base waiting for the user's click before it downloads (linkConsent.ts). */
   pendingDownload: LinkDownload | null;
+  /** The classroom lesson open on the page (URL `lesson`) and the settings it was opened with. */
+  lesson: { id: string; base: RunConfig } | null;
   presentation: boolean;
   /** Stay on the selected step when new steps land (else the selection follows the newest). */
   pinned: boolean;
@@ -100,6 +102,7 @@ export const useLabStore = create<LabState>(() => ({
   activity: null,
   errors: [],
   pendingDownload: null,
+  lesson: null,
   presentation: false,
   pinned: false,
   // Per-step rewards swing widely (a few programs per step): curves start smoothed.
