@@ -56,7 +56,7 @@ export const CHART_SPECS: ChartSpec[] = [
     name: 'collaboration',
     title: 'Does the Planner help?',
     caption:
-      'The same Coder, greedy, on the same evaluation tasks, four times: from the Planner’s plan; from another task’s plan (the next task of the suite: swapped); from the task’s reference plan; from no plan at all. The Collaboration Gain is the first minus the swapped one: how much the Coder uses what this task’s plan says (0: any plan does as well). Reference minus the Planner’s plan is what a better Planner would still add; the Planner’s plan minus no plan compares a plan with none (the Coder was trained with some empty plans, plan dropout, so no plan is a prompt it knows).',
+      'The same Coder, greedy, on the same evaluation tasks, four times: from the Planner’s plan; from another task’s plan (the next task of the suite: swapped); from the task’s reference plan; from no plan at all. The Collaboration Gain is the first minus the swapped one: how much the Coder uses what this task’s plan says (0: any plan does as well). Reference minus the Planner’s plan is what a better Planner would still add; the Planner’s plan minus no plan compares a plan with none (the Coder was trained with some empty plans, plan dropout, so no plan is a prompt it knows). In self-plan mode there is one model: the plan is its own, written before the program, and the interventions replace it.',
     lines: [
       {
         metric: EVAL_PASS_METRIC,
