@@ -53,6 +53,15 @@ describe('the WebGPU engine behind KvCacheSampler', () => {
     const device = await new KvCacheSampler(model).sample(prompts, options);
     expect(deviceSampleCalls()).toBe(calls + 1);
     expect(device.tokens).toEqual(host.tokens);
+    // A second stop token (self-plan's <|code|>) is the host sampler's: the same tokens, and
+    // every row ends at the first of its stops.
+    const stops = { ...options, stopId: host.tokens[0]![3]!, stopIds: [host.tokens[1]![2]!] };
+    const hostStops = await new KvCacheSampler(model).sample(prompts, stops);
+    expect(hostStops.tokens[0]!.length).toBeLessThanOrEqual(4);
+    expect(hostStops.tokens[1]!.length).toBeLessThanOrEqual(3);
+    const deviceStops = await new KvCacheSampler(model).sample(prompts, stops);
+    expect(deviceSampleCalls()).toBe(calls + 1);
+    expect(deviceStops.tokens).toEqual(hostStops.tokens);
     disableKernelEngine();
   });
 

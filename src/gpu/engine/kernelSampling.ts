@@ -308,6 +308,9 @@ export async function sampleOnDevice(
   // Shapes the fused kernels do not hold: the host sampler takes them.
   if (!deviceHoldsModel(c) || (options.topK > 64 && options.topK < c.vocabSize)) return null;
   if (prompts.some((p) => p.length === 0 || p.length > c.nCtx)) return null; // the host says why
+  // The device sampler stops on one token; a second stop (self-plan's <|code|> as its plan
+  // ends) is the host sampler's.
+  if (options.stopIds?.some((id) => id !== options.stopId)) return null;
   try {
     if (e.lost) throw new Error(e.lost);
     const { sampler } = await deviceCopy(e, model);
