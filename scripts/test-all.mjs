@@ -1,9 +1,9 @@
-// `npm test`: typecheck, lint and the page's build at once, unit tests, then the browser tests
-// on the built page.
+// `npm test`: typecheck, lint and the page's build at once and beside the unit tests, then the
+// timing-sensitive unit files alone, then the browser tests on the built page.
 // `npm run test:long` (`--long`): the checks that need minutes (tests/long). Each ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports,
 // after the list of skipped tests with their reasons (a test without a WebGPU adapter, say,
 // skips with `ctx.skip('no WebGPU adapter: …')`; it is never counted as passed).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,12 +21,15 @@ const skippedTests = [];
 /** Seconds each phase took, printed before the summary so a slow phase is easy to see. */
 const phaseSeconds = [];
 
-function step(title, command, args, extraEnv = {}) {
+async function step(title, command, args, extraEnv = {}) {
   console.log(`\n=== ${title}: ${command} ${args.join(' ')}`);
   const started = Date.now();
-  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
+  const code = await new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'inherit', env: { ...env, ...extraEnv } });
+    child.on('close', resolve);
+  });
   phaseSeconds.push(`${title} ${Math.round((Date.now() - started) / 1000)} s`);
-  return result.status === 0;
+  return code === 0;
 }
 
 /**
@@ -60,10 +63,10 @@ async function checksAtOnce(checks) {
   return Object.fromEntries(results.map((r) => [r.title, r.ok]));
 }
 
-function vitestSuite(title, config) {
+async function vitestSuite(title, config) {
   const report = join(reports, `${title}.json`);
   const skippedReport = join(reports, `${title}-skipped.json`);
-  const ok = step(
+  const ok = await step(
     title,
     'npx',
     [
@@ -97,22 +100,27 @@ function vitestSuite(title, config) {
 }
 
 if (process.argv.includes('--long')) {
-  vitestSuite('long', 'vitest.long.config.ts');
+  await vitestSuite('long', 'vitest.long.config.ts');
 } else {
-  const ok = await checksAtOnce([
+  // The checks start beside the unit tests: typecheck alone holds one core for ~20 s while
+  // lint and the build end in seconds, and the unit files fill the other core meanwhile. They
+  // end long before the unit phase does; the serial unit files and the browser (which needs
+  // the build) wait for them.
+  const checks = checksAtOnce([
     // Three type worlds (tsconfig.json: engine without DOM or Node, page, Node-only code).
     { title: 'typecheck', command: 'npx', args: ['tsc', '-b', 'tsconfig.json'] },
     { title: 'lint', command: 'npx', args: ['biome', 'check', '.'] },
     // The page the browser tests load.
     { title: 'build', command: 'npx', args: ['vite', 'build', '--logLevel', 'warn'] },
   ]);
+  await vitestSuite('unit', 'vitest.config.ts');
+  const ok = await checks;
   for (const title of ['typecheck', 'lint']) {
     if (ok[title]) totals.passed += 1;
     else totals.failed += 1;
   }
-  vitestSuite('unit', 'vitest.config.ts');
-  vitestSuite('unit-serial', 'vitest.serial.config.ts');
-  if (ok.build) vitestSuite('browser', 'vitest.browser.config.ts');
+  await vitestSuite('unit-serial', 'vitest.serial.config.ts');
+  if (ok.build) await vitestSuite('browser', 'vitest.browser.config.ts');
   else totals.failed += 1;
 }
 
