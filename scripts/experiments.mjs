@@ -424,8 +424,9 @@ function writeTable() {
     if (xa.length < 2 || xb.length < 2) return '–';
     const d = mean(xa) - mean(xb);
     const se = Math.sqrt(stderr(xa) ** 2 + stderr(xb) ** 2);
-    const z = se > 0 ? d / se : d > 0 ? Infinity : d < 0 ? -Infinity : 0;
-    return `${d >= 0 ? '+' : ''}${d.toFixed(3)} ± ${se.toFixed(3)} (${Number.isFinite(z) ? z.toFixed(1) : z > 0 ? '+∞' : '−∞'} SE)`;
+    // No spread in either arm (every seed the same greedy answers): no standard error to count in.
+    if (se === 0) return `${d >= 0 ? '+' : ''}${d.toFixed(3)} (no spread over seeds)`;
+    return `${d >= 0 ? '+' : ''}${d.toFixed(3)} ± ${se.toFixed(3)} (${(d / se).toFixed(1)} SE)`;
   };
   const comparisons = [
     ['core − single', 'core', 'single'],
