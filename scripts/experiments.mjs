@@ -14,7 +14,8 @@
 // is skipped and a cut-off one resumes, so the command can be run again until the table is full
 // (in the background: `nohup npm run experiments > /tmp/exp.log 2>&1 &`).
 // Writes runs/experiments/<arm>-s<seed>/ (resumable: a cut-off run continues with --resume),
-// docs/experiments/results.json and the table in docs/EXPERIMENTS.md.
+// docs/experiments/results.json, the table in docs/EXPERIMENTS.md, and each finished run's
+// config.json, metrics.jsonl and eval.json under docs/experiments/<OUT's name>/ (ARCHIVE=).
 // Options (env): STEPS=100 SEEDS=1,2,3 JOBS=1 STAGE_STEPS=10 CHECKPOINT=public/checkpoints/tiny
 // SINGLE_CHECKPOINT=public/checkpoints/tiny-single EVAL_TASKS=50 OUT=runs/experiments
 // DOC=docs/EXPERIMENTS.md RESULTS=docs/experiments/results.json ARMS=core,single,...
@@ -30,7 +31,7 @@
 // frozen-planner, core, core-sees-plan. On the procedural world single-2x and self-plan have no
 // shipped warm start yet (ARMS= leaves them out there).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const EXAMPLES = (process.env.WORLD ?? 'procedural') === 'examples';
@@ -51,6 +52,8 @@ const EVAL_TASKS = Number(process.env.EVAL_TASKS ?? 50);
 const STAGE_STEPS = Number(process.env.STAGE_STEPS ?? 10);
 const ROOT = process.env.OUT ?? (EXAMPLES ? 'runs/experiments-examples' : 'runs/experiments');
 const DOC = process.env.DOC ?? 'docs/EXPERIMENTS.md';
+// Where each finished run's config, metrics and evaluation are copied (archiveRuns).
+const ARCHIVE = process.env.ARCHIVE ?? join('docs/experiments', ROOT.split('/').at(-1));
 const RESULTS =
   process.env.RESULTS ??
   (EXAMPLES ? 'docs/experiments/results-examples.json' : 'docs/experiments/results.json');
@@ -485,5 +488,25 @@ function writeTable() {
   console.log(table);
 }
 
+/**
+ * Every finished run's record beside the results (config.json, metrics.jsonl, eval.json: ~85 KB
+ * a run; the checkpoints, snapshot and samples stay under OUT), so the table can be checked and
+ * redrawn from the repository alone.
+ */
+function archiveRuns() {
+  for (const arm of CHOSEN) {
+    for (const seed of seedsOf(arm)) {
+      const from = join(ROOT, `${arm}-s${seed}`);
+      if (!existsSync(join(from, 'eval.json'))) continue;
+      const to = join(ARCHIVE, `${arm}-s${seed}`);
+      mkdirSync(to, { recursive: true });
+      for (const file of ['config.json', 'metrics.jsonl', 'eval.json']) {
+        if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
+      }
+    }
+  }
+}
+
 // Last, so every helper above is defined.
 writeTable();
+archiveRuns();
