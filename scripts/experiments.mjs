@@ -17,7 +17,7 @@
 // docs/experiments/results.json, the table in docs/EXPERIMENTS.md, and each finished run's
 // config.json, metrics.jsonl and eval.json under docs/experiments/<OUT's name>/ (ARCHIVE=).
 // Options (env): STEPS=100 SEEDS=1,2,3 JOBS=1 STAGE_STEPS=10 CHECKPOINT=public/checkpoints/tiny
-// SINGLE_CHECKPOINT=public/checkpoints/tiny-single EVAL_TASKS=50 OUT=runs/experiments
+// SINGLE_CHECKPOINT=public/checkpoints/tiny-single EVAL_TASKS=50 EVAL_EVERY= OUT=runs/experiments
 // DOC=docs/EXPERIMENTS.md RESULTS=docs/experiments/results.json ARMS=core,single,...
 // TABLE_ONLY=1 (rewrite the table from the runs on disk; a dry run: OUT=/tmp/x DOC=/tmp/x.md
 // RESULTS=/tmp/x.json STEPS=1 ...)
@@ -74,6 +74,8 @@ const DEFAULTS = { plansPerTask: 4, programsPerPlan: 2 };
 const COMMON = [
   '--eval-tasks',
   String(EVAL_TASKS),
+  // EVAL_EVERY=0: only the final evaluation (long runs spend less on the periodic ones).
+  ...(process.env.EVAL_EVERY ? ['--eval-every', process.env.EVAL_EVERY] : []),
   '--final-eval',
   '--backend',
   'wasm',
