@@ -3,7 +3,8 @@
 // explainer list the task's input/output examples (its statement names no step), and after
 // the evaluation the "Does the Planner help?" chart draws the four pass@1 values. Run 2,
 // self-plan, starts from the lesson's button with as many programs per task (N·M), shows each
-// sequence's own plan, and the first run stays in the runs table, overlaid.
+// sequence's own plan, and the first run stays in the runs table, overlaid; a reload stays on
+// run 2 with the lesson open.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openLab, stepCount, unexpectedBannerMessages, waitIdle } from './browser';
@@ -55,7 +56,9 @@ describe('the lesson "When does a plan help?"', () => {
     // Run 2: self-plan, N = 1 and M = N·M = 4, from its own warm start.
     await page.getByRole('button', { name: /2: self-plan · examples/ }).click();
     await waitIdle(page, 300_000);
-    await expect.poll(() => page.getByLabel('Mode', { exact: true }).inputValue()).toBe('self-plan');
+    await expect
+      .poll(() => page.getByLabel('Mode', { exact: true }).inputValue())
+      .toBe('self-plan');
     expect(await page.getByLabel('M programs per plan', { exact: true }).inputValue()).toBe('4');
     await page.getByRole('button', { name: 'Step', exact: true }).click();
     await expect.poll(() => stepCount(page), { timeout: 300_000 }).toBe(1);
@@ -70,6 +73,15 @@ describe('the lesson "When does a plan help?"', () => {
       /CoRe · examples · seed 3.*self-plan · examples · seed 3/s,
     );
     expect(new URL(page.url()).searchParams.get('lesson')).toBe('plan-help');
+    // A reload stays on the lesson's run it was on, with the lesson open.
+    await page.reload();
+    await waitIdle(page, 300_000);
+    await expect
+      .poll(() => page.getByLabel('Mode', { exact: true }).inputValue())
+      .toBe('self-plan');
+    expect(await page.getByTestId('lesson').count()).toBe(1);
+    expect(await stepCount(page)).toBe(1);
+    expect(await rows.count()).toBe(2);
     expect(await unexpectedBannerMessages(page)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();

@@ -44,15 +44,28 @@ export function readConfigFromUrl(): {
     problems.push(`lesson "${lessonId}" is not one of the lab's lessons`);
     return { config, problems, given, lesson: null };
   }
-  // A lesson opens on its first run, over the link's other settings.
-  const first = lessonRunConfig(config, lesson.runs[0]!);
+  // A link that names its task set or mode is one of the lesson's runs already (the page
+  // writes the active run's settings beside `lesson`, so a reload stays on it); the lesson's
+  // base is then the link without what its runs set. Otherwise the lesson opens on its first
+  // run, over the link's settings.
+  const base = new URLSearchParams(params);
+  for (const key of LESSON_RUN_KEYS) base.delete(key);
+  if (params.get('mode') === 'self-plan') for (const key of ['n', 'm']) base.delete(key);
+  const baseConfig = decodeRunConfig(base).config;
+  if (LESSON_RUN_KEYS.some((key) => params.has(key))) {
+    return { config, problems, given: true, lesson: { lesson, base: baseConfig } };
+  }
+  const first = lessonRunConfig(baseConfig, lesson.runs[0]!);
   return {
     config: first.config,
     problems: [...problems, ...first.problems],
     given: true,
-    lesson: { lesson, base: config },
+    lesson: { lesson, base: baseConfig },
   };
 }
+
+/** The settings every lesson run sets (engine/lessons.ts): their presence marks a run of it. */
+const LESSON_RUN_KEYS = ['taskset', 'mode'];
 
 /** Opens or closes a lesson in the URL (the run's settings stay as they are). */
 export function writeLessonToUrl(id: string | null) {
