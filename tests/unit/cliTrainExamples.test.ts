@@ -12,31 +12,46 @@ import { describe, expect, it } from 'vitest';
 import type { SampleGroup } from '../../src/engine/types';
 import { expectInterventions } from './interventions-fixtures';
 
+const SUITE_SUFFIXES = ['', '/examples', '/examples-length', '/examples-compose'];
+
+/**
+ * Two steps of `train grpo --task-set examples` with `flags`, evaluated at steps 0 and 2: its
+ * metric records (checked to carry the interventions then), config.json and sample groups.
+ */
+function trainTwoSteps(flags: string[]) {
+  const out = join(mkdtempSync(join(tmpdir(), 'cli-examples-')), 'run');
+  const args = ['scripts/cli.mjs', 'train', 'grpo', '--task-set', 'examples', ...flags];
+  args.push('--steps', '2', '--seed', '1', '--eval-every', '2', '--eval-tasks', '2');
+  args.push('--tasks-per-step', '1', '--out', out);
+  const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
+  expect(run.status, run.stderr.slice(-2000)).toBe(0);
+  const lines = (file: string) => readFileSync(join(out, file), 'utf8').trim().split('\n');
+  const records = lines('metrics.jsonl').map((line) => JSON.parse(line) as Record<string, number>);
+  expect(records.map((r) => r.step)).toEqual([0, 1, 2]);
+  for (const r of [records[0]!, records[2]!]) expectInterventions(r, SUITE_SUFFIXES);
+  return {
+    records,
+    config: JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')),
+    groups: lines('samples.jsonl').map((line) => JSON.parse(line) as SampleGroup),
+  };
+}
+
 describe('npm run train -- grpo --task-set examples', () => {
   it('--coder-sees plan: interventions at steps 0 and 2, examples in the samples, dropped plans marked', () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'cli-examples-')), 'run');
-    const args = ['scripts/cli.mjs', 'train', 'grpo', '--task-set', 'examples'];
-    args.push('--coder-sees', 'plan', '--plan-dropout', '0.5', '--steps', '2', '--seed', '1');
-    args.push('--eval-every', '2', '--eval-tasks', '2', '--tasks-per-step', '1');
-    args.push('--plans', '2', '--programs', '2', '--out', out);
-    const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
-    expect(run.status, run.stderr.slice(-2000)).toBe(0);
-    const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, number>);
-    expect(records.map((r) => r.step)).toEqual([0, 1, 2]);
-    for (const r of [records[0]!, records[2]!]) {
-      expectInterventions(r, ['', '/examples', '/examples-length', '/examples-compose']);
-    }
+    const sees = [
+      '--coder-sees',
+      'plan',
+      '--plan-dropout',
+      '0.5',
+      '--plans',
+      '2',
+      '--programs',
+      '2',
+    ];
+    const { records, config, groups } = trainTwoSteps(sees);
     expect(records[1]?.['eval/collaboration_gain']).toBeUndefined();
-    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
     expect(config.config.grpo.coderSees).toBe('plan');
     expect(config.checkpoint).toBe('public/checkpoints/tiny-examples');
-    const groups = readFileSync(join(out, 'samples.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as SampleGroup);
     for (const group of groups) {
       expect(group.examples?.length).toBeGreaterThanOrEqual(3);
       expect(group.statement).toContain(`solve(${JSON.stringify(group.examples?.[0]?.args[0])})`);
@@ -48,27 +63,9 @@ describe('npm run train -- grpo --task-set examples', () => {
   }, 300_000);
 
   it('--mode self-plan: its own warm start, interventions on its own plan, the plan in the samples', () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'cli-self-plan-')), 'run');
-    const args = ['scripts/cli.mjs', 'train', 'grpo', '--task-set', 'examples'];
-    args.push('--mode', 'self-plan', '--steps', '2', '--seed', '1', '--eval-every', '2');
-    args.push('--eval-tasks', '2', '--tasks-per-step', '1', '--programs', '4', '--out', out);
-    const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 300_000 });
-    expect(run.status, run.stderr.slice(-2000)).toBe(0);
-    const records = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, number>);
-    expect(records.map((r) => r.step)).toEqual([0, 1, 2]);
-    for (const r of [records[0]!, records[2]!]) {
-      expectInterventions(r, ['', '/examples', '/examples-length', '/examples-compose']);
-    }
+    const { records, config, groups } = trainTwoSteps(['--mode', 'self-plan', '--programs', '4']);
     expect(records[1]?.['planner/reward']).toBeUndefined();
-    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
     expect(config.checkpoint).toBe('public/checkpoints/tiny-examples-self-plan');
-    const groups = readFileSync(join(out, 'samples.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as SampleGroup);
     const programs = groups.flatMap((g) => g.plans.flatMap((p) => p.programs));
     expect(programs).toHaveLength(2 * 4);
     // The warm start writes numbered plans before its programs.
