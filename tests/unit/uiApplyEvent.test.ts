@@ -32,6 +32,7 @@ function labState(overrides: Partial<LabState> = {}): LabState {
     activity: null,
     errors: [],
     pendingDownload: null,
+    lesson: null,
     presentation: false,
     pinned: false,
     smoothing: 0,
