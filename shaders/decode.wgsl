@@ -289,7 +289,7 @@ struct SampleParams {
   B: u32, D: u32, V: u32, C: u32,
   eps: f32, inv_temp: f32, greedy: u32, top_k: u32,
   stop: u32, max_new: u32, lnf_g: u32, lnf_b: u32,
-  wte: u32, _p0: u32, _p1: u32, _p2: u32,
+  wte: u32, stop2: u32, _p1: u32, _p2: u32, // stop2: a second end token (stop again when none)
 }
 
 @group(0) @binding(0) var<storage, read> s_params: array<vec4f>;
@@ -472,7 +472,7 @@ fn sample(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
   s_state[b * S] = pos;
   s_state[b * S + 2u] = id;
   s_state[b * S + 3u] = count + 1u;
-  let finished = id == sp.stop;
+  let finished = id == sp.stop || id == sp.stop2;
   if (finished) {
     s_state[b * S + 5u] = 1u;
   }

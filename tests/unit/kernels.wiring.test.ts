@@ -42,6 +42,12 @@ describe('the WebGPU engine behind KvCacheSampler', () => {
     const opened = await openKernelDevice();
     if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
     const host = await new KvCacheSampler(model).sample(prompts, options);
+    // Two end tokens (self-plan's plan ends at <|code|> or the end): every row ends at the
+    // first of its stops.
+    const stops = { ...options, stopId: host.tokens[0]![3]!, stopIds: [host.tokens[1]![2]!] };
+    const hostStops = await new KvCacheSampler(model).sample(prompts, stops);
+    expect(hostStops.tokens[0]!.length).toBeLessThanOrEqual(4);
+    expect(hostStops.tokens[1]!.length).toBeLessThanOrEqual(3);
     if (opened.gpu.software) {
       const off = await enableKernelEngine({ device: opened.gpu });
       expect(off.enabled).toBe(false);
@@ -53,15 +59,11 @@ describe('the WebGPU engine behind KvCacheSampler', () => {
     const device = await new KvCacheSampler(model).sample(prompts, options);
     expect(deviceSampleCalls()).toBe(calls + 1);
     expect(device.tokens).toEqual(host.tokens);
-    // A second stop token (self-plan's <|code|>) is the host sampler's: the same tokens, and
-    // every row ends at the first of its stops.
-    const stops = { ...options, stopId: host.tokens[0]![3]!, stopIds: [host.tokens[1]![2]!] };
-    const hostStops = await new KvCacheSampler(model).sample(prompts, stops);
-    expect(hostStops.tokens[0]!.length).toBeLessThanOrEqual(4);
-    expect(hostStops.tokens[1]!.length).toBeLessThanOrEqual(3);
+    // The decode kernel honours both stops: the host's tokens.
     const deviceStops = await new KvCacheSampler(model).sample(prompts, stops);
-    expect(deviceSampleCalls()).toBe(calls + 1);
+    expect(deviceSampleCalls()).toBe(calls + 2);
     expect(deviceStops.tokens).toEqual(hostStops.tokens);
+    expect(deviceStops.finished).toEqual(hostStops.finished);
     disableKernelEngine();
   });
 

@@ -351,7 +351,7 @@ export class DeviceSampler implements Sampler {
         ['u', m.off('transformer.ln_f.weight')],
         ['u', m.off('transformer.ln_f.bias')],
         ['u', m.off('transformer.wte.weight')],
-        ['u', 0],
+        ['u', secondStop(options) ?? options.stopId],
         ['u', 0],
         ['u', 0],
       ]),
@@ -367,4 +367,20 @@ function gridFor(elements: number): [number, number] {
   const groups = Math.ceil(elements / 64);
   const x = Math.max(1, Math.min(groups, 65535));
   return [x, Math.ceil(groups / x)];
+}
+
+/**
+ * The decode kernel ends a row on `stopId` and one more token (self-plan's <|code|> as its
+ * plan ends): the other stop of `stopIds`, null when there is none. More than one other stop
+ * is refused: the kernel has room for two.
+ */
+export function secondStop(options: Pick<SampleOptions, 'stopId' | 'stopIds'>): number | null {
+  const others = [...new Set(options.stopIds ?? [])].filter((id) => id !== options.stopId);
+  if (others.length > 1) throw new Error('the decode kernel stops on at most two tokens');
+  return others[0] ?? null;
+}
+
+/** Whether the decode kernel can honour the call's stop tokens (at most two). */
+export function deviceStops(options: Pick<SampleOptions, 'stopId' | 'stopIds'>): boolean {
+  return new Set([options.stopId, ...(options.stopIds ?? [])]).size <= 2;
 }

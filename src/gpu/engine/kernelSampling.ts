@@ -9,7 +9,7 @@ import { readValues } from '../../model/params';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
 import { getKernelDevice, type KernelDevice } from '../kernels/device';
 import { DeviceModel, deviceHoldsModel } from './deviceModel';
-import { DeviceSampler } from './deviceSampler';
+import { DeviceSampler, deviceStops } from './deviceSampler';
 import { type MatmulVersion, SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
 import {
@@ -308,9 +308,7 @@ export async function sampleOnDevice(
   // Shapes the fused kernels do not hold: the host sampler takes them.
   if (!deviceHoldsModel(c) || (options.topK > 64 && options.topK < c.vocabSize)) return null;
   if (prompts.some((p) => p.length === 0 || p.length > c.nCtx)) return null; // the host says why
-  // The device sampler stops on one token; a second stop (self-plan's <|code|> as its plan
-  // ends) is the host sampler's.
-  if (options.stopIds?.some((id) => id !== options.stopId)) return null;
+  if (!deviceStops(options)) return null; // more end tokens than the decode kernel holds
   try {
     if (e.lost) throw new Error(e.lost);
     const { sampler } = await deviceCopy(e, model);
