@@ -19,27 +19,37 @@ export interface CoderViews {
   signatureOnly: number;
 }
 
+/**
+ * What a warm start's examples teach: each role its own prompt (`roles`), the single-agent
+ * baseline's Coder statement → code with an empty plan (`coder-alone`, single mode's prompt),
+ * or the self-plan baseline's one model statement → plan <|code|> program (`self-plan`,
+ * agents/selfPlan.ts).
+ */
+export type ExampleFormat = 'roles' | 'coder-alone' | 'self-plan';
+
 export function taskExampleSource(
   nextTasks: (n: number) => Task[],
   tok: CharTokenizer,
   roles: Role[],
   seed: number,
-  shared = false,
-  /** The single-agent baseline's Coder: statement → code with an empty plan (single mode's prompt). */
-  withoutPlans = false,
-  coderViews?: CoderViews,
-  /** The self-plan baseline's one model: statement → plan <|code|> program (agents/selfPlan.ts). */
-  selfPlan = false,
+  options: {
+    /** One model for both roles, told apart by a role token. */
+    shared?: boolean;
+    format?: ExampleFormat;
+    /** Only with the `roles` format. */
+    coderViews?: CoderViews | undefined;
+  } = {},
 ): (n: number) => RoleExample[] {
+  const { shared = false, format = 'roles', coderViews } = options;
   const prng = new Rng(seed);
   return (n) =>
     nextTasks(n).map((task) => {
       const strategy = task.strategies[prng.below(task.strategies.length)]!;
-      if (selfPlan)
+      if (format === 'self-plan')
         return selfPlanExample(tok, { ...task, plan: strategy.plan, code: strategy.code });
       const role = roles[prng.below(roles.length)]!;
       let statement = task.statement;
-      let plan = withoutPlans ? '' : strategy.plan;
+      let plan = format === 'coder-alone' ? '' : strategy.plan;
       // Drawn only with views, so the procedural warm start's stream is what it always was.
       if (coderViews && role === 'coder') {
         const r = prng.next();

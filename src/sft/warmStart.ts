@@ -10,7 +10,7 @@ import { generateExamplesTask } from '../tasks/examples/generate';
 import { Rng } from '../tasks/random';
 import { CharTokenizer, fitBpeTokenizer } from '../tokenizer';
 import { BucketedBatches } from './batches';
-import { type CoderViews, taskExampleSource } from './taskExamples';
+import { type CoderViews, type ExampleFormat, taskExampleSource } from './taskExamples';
 import { DEFAULT_SFT, runSft, type SftProgress } from './trainer';
 
 export interface WarmStartOptions {
@@ -119,24 +119,22 @@ export async function warmStartModels(
   const taskSet = options.taskSet ?? 'procedural';
   const tokenizer = merges > 0 ? fitTaskTokenizer(merges, taskSet) : new CharTokenizer();
   const prng = new Rng(seed);
+  const format: ExampleFormat = options.selfPlan
+    ? 'self-plan'
+    : options.coderAlone
+      ? 'coder-alone'
+      : 'roles';
 
   const trainRole = async (role: ModelRole, share: number): Promise<LoadedCheckpoint> => {
     const config = makeConfig(preset, tokenizer.vocabSize, role);
     const model = createModel(config, prng.fork());
     const tasks = trainTaskStream(taskSet, prng.fork());
     const roles: Role[] = role === 'shared' ? ['planner', 'coder'] : [role];
-    const source = taskExampleSource(
-      (n) => tasks.next(n),
-      tokenizer,
-      roles,
-      prng.fork(),
-      role === 'shared',
-      options.coderAlone === true,
-      taskSet === 'examples' && !options.coderAlone && !options.selfPlan
-        ? EXAMPLES_CODER_VIEWS
-        : undefined,
-      options.selfPlan === true,
-    );
+    const source = taskExampleSource((n) => tasks.next(n), tokenizer, roles, prng.fork(), {
+      shared: role === 'shared',
+      format,
+      coderViews: taskSet === 'examples' && format === 'roles' ? EXAMPLES_CODER_VIEWS : undefined,
+    });
     options.onRoleStart?.(role, parameterCount(config));
     const batches = new BucketedBatches(source, batchSize, prng.fork(), 8, config.nCtx);
     const result = await runSft(
@@ -151,17 +149,15 @@ export async function warmStartModels(
       },
       (progress) => options.onProgress?.(role, progress),
     );
+    const selfPlanFormat = format === 'self-plan' ? { format } : undefined;
     const world =
       taskSet === 'examples'
-        ? {
-            taskSet,
-            ...(options.selfPlan ? { format: 'self-plan' } : { coderViews: EXAMPLES_CODER_VIEWS }),
-          }
-        : { mix: TIER_MIX, ...(options.selfPlan ? { format: 'self-plan' } : {}) };
+        ? { taskSet, ...(selfPlanFormat ?? { coderViews: EXAMPLES_CODER_VIEWS }) }
+        : { mix: TIER_MIX, ...selfPlanFormat };
     return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, ...world } } };
   };
 
-  if (options.coderAlone || options.selfPlan) {
+  if (format !== 'roles') {
     const coder = await trainRole('coder', 1);
     return { planner: coder, coder };
   }
