@@ -233,6 +233,15 @@ export async function evaluateSuites(
     selfPlan
       ? selfPlanOf(list, opts)
       : { plans: await planOf(list, opts), writesCode: null as boolean[] | null };
+  /** The programs from those plans; none where a self-plan never reached <|code|>. */
+  const programsOf = async (
+    list: readonly Task[],
+    planned: { plans: string[]; writesCode: boolean[] | null },
+    opts: SampleOptions,
+  ) =>
+    (await codeOf(list, planned.plans, opts)).map((code, i) =>
+      planned.writesCode && !planned.writesCode[i] ? '' : code,
+    );
   const codeOf = (list: readonly Task[], plans: readonly string[], opts: SampleOptions) =>
     texts(
       agents.coder,
@@ -245,10 +254,9 @@ export async function evaluateSuites(
 
   const greedyPlan = decoding(options.maxPlanTokens, 0, seed);
   const greedyCode = decoding(options.maxProgramTokens, 0, seed);
-  const { plans, writesCode } = await plansOf(tasks, greedyPlan);
-  const codes = (await codeOf(tasks, plans, greedyCode)).map((code, i) =>
-    writesCode && !writesCode[i] ? '' : code,
-  );
+  const planned = await plansOf(tasks, greedyPlan);
+  const { plans } = planned;
+  const codes = await programsOf(tasks, planned, greedyCode);
   const results = await judge(sandbox, tasks, codes);
 
   // One greedy repair round for the failing greedy programs.
@@ -322,13 +330,11 @@ export async function evaluateSuites(
   if (samples > 1) {
     const repeated = tasks.flatMap((t) => Array.from({ length: samples }, () => t));
     const sampled = await plansOf(repeated, decoding(options.maxPlanTokens, temperature, seed + 1));
-    const sCodes = (
-      await codeOf(
-        repeated,
-        sampled.plans,
-        decoding(options.maxProgramTokens, temperature, seed + 2),
-      )
-    ).map((code, i) => (sampled.writesCode && !sampled.writesCode[i] ? '' : code));
+    const sCodes = await programsOf(
+      repeated,
+      sampled,
+      decoding(options.maxProgramTokens, temperature, seed + 2),
+    );
     const sResults = await judge(sandbox, repeated, sCodes);
     sampledPasses = tasks.map(
       (_, i) => sResults.slice(i * samples, (i + 1) * samples).filter((r) => r.passed).length,
