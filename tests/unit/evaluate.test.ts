@@ -3,9 +3,9 @@ import { evaluateSuites, swappedIndices } from '../../src/agents/evaluate';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, makeConfig } from '../../src/model';
 import { KvCacheSampler } from '../../src/rollout';
-import type { RunResult, Sandbox, SandboxJob } from '../../src/sandbox/types';
 import type { Task } from '../../src/tasks';
 import { CharTokenizer } from '../../src/tokenizer';
+import { fakeSandbox } from './sandbox-stand-in';
 
 const tok = new CharTokenizer();
 
@@ -23,34 +23,6 @@ function task(id: string, tier: Task['tier']): Task {
     ],
     efficiencyTests: [],
     steps: ['sum'],
-  };
-}
-
-/** A sandbox stand-in: `passing(call, index)` decides each verdict; costs are known. */
-function fakeSandbox(
-  passing: (call: number, index: number) => boolean,
-): Sandbox & { jobs: SandboxJob[] } {
-  const jobs: SandboxJob[] = [];
-  let call = 0;
-  return {
-    jobs,
-    async run(batch) {
-      jobs.push(...batch);
-      const thisCall = call++;
-      return batch.map((job, i): RunResult => {
-        const passed = passing(thisCall, i);
-        return {
-          id: job.id,
-          passed,
-          passCount: passed ? 1 : 0,
-          total: 1,
-          errorKind: null,
-          tests: [{ passed, errorKind: null }],
-          cost: { wallMs: 1, work: 100 + i, peakBytes: 1000 },
-        };
-      });
-    },
-    async close() {},
   };
 }
 

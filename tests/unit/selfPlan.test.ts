@@ -14,10 +14,10 @@ import {
   splitSelfPlan,
 } from '../../src/agents/selfPlan';
 import type { SampleOptions, Sampler } from '../../src/rollout/types';
-import type { RunResult, Sandbox, SandboxJob } from '../../src/sandbox/types';
 import type { Task } from '../../src/tasks';
 import { generateExamplesTask } from '../../src/tasks/examples/generate';
 import { CharTokenizer } from '../../src/tokenizer';
+import { fakeSandbox } from './sandbox-stand-in';
 
 const tok = new CharTokenizer();
 const CODE = tok.special('<|code|>');
@@ -38,29 +38,6 @@ function scriptedSampler(answer: (prompt: number[], call: number) => number[]) {
     },
   };
   return { sampler, calls };
-}
-
-function judgeAll(passing: (code: string) => boolean): Sandbox & { jobs: SandboxJob[] } {
-  const jobs: SandboxJob[] = [];
-  return {
-    jobs,
-    async run(batch) {
-      jobs.push(...batch);
-      return batch.map((job): RunResult => {
-        const passed = passing(job.kind === 'cases' ? job.code : '');
-        return {
-          id: job.id,
-          passed,
-          passCount: passed ? 1 : 0,
-          total: 1,
-          errorKind: null,
-          tests: [{ passed, errorKind: null }],
-          cost: { wallMs: 1, work: 1, peakBytes: 1 },
-        };
-      });
-    },
-    async close() {},
-  };
 }
 
 const tasks: Task[] = [0, 1, 2].map((i) => generateExamplesTask({ split: 'train', seed: 5 }, i));
@@ -154,7 +131,9 @@ describe('self-plan mode', () => {
       const letter = /<\|plan\|>1\. (\w)<\|code\|>$/.exec(text)?.[1] ?? 'none';
       return [...tok.encode(`ok${letter}`), tok.eosId];
     });
-    const sandbox = judgeAll((code) => code === 'oka' || code === 'okc' || code === 'okb');
+    const sandbox = fakeSandbox(
+      (_call, _i, job) => job.kind === 'cases' && ['oka', 'okb', 'okc'].includes(job.code),
+    );
     const result = await evaluateSuites(
       { tokenizer: tok, planner: null, coder: sampler, selfPlan: true },
       { examples: tasks },
