@@ -76,6 +76,7 @@ export {
   type LessonRun,
   lessonById,
   lessonRunConfig,
+  readLessonLink,
 } from './lessons';
 export { downloadToConfirm, type LinkDownload } from './linkConsent';
 export {

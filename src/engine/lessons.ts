@@ -83,3 +83,28 @@ export function lessonRunConfig(
   for (const [key, value] of Object.entries(run.settings(base))) params.set(key, value);
   return decodeRunConfig(params);
 }
+
+/**
+ * A lesson's link read back (`?lesson=<id>&…`). A link whose task set and mode are one of the
+ * lesson's runs is that run already (the page writes the active run's settings beside
+ * `lesson`, so a reload stays on it), and the lesson's base is the link without that run's
+ * settings; any other link is the base, and the lesson opens on its first run.
+ */
+export function readLessonLink(
+  lesson: Lesson,
+  params: URLSearchParams,
+): { base: RunConfig; config: RunConfig; problems: string[] } {
+  const named = decodeRunConfig(params);
+  const run = lesson.runs.find((r) => {
+    const set = r.settings(named.config);
+    return set.taskset === params.get('taskset') && set.mode === params.get('mode');
+  });
+  const base = new URLSearchParams(params);
+  for (const key of Object.keys((run ?? lesson.runs[0]!).settings(named.config))) {
+    base.delete(key);
+  }
+  const baseConfig = decodeRunConfig(base).config;
+  // The link's own problems are the caller's (it decoded the same link).
+  if (run) return { base: baseConfig, config: named.config, problems: [] };
+  return { base: baseConfig, ...lessonRunConfig(baseConfig, lesson.runs[0]!) };
+}

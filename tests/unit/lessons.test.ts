@@ -1,8 +1,8 @@
 // The classroom lessons (engine/lessons.ts): each run's config is its settings over those the
 // lesson was opened with, and every run of every lesson is a config the engine runs.
 import { describe, expect, it } from 'vitest';
-import { LESSONS, lessonById, lessonRunConfig } from '../../src/engine/lessons';
-import { decodeRunConfig, runConfigProblems } from '../../src/engine/runConfig';
+import { LESSONS, lessonById, lessonRunConfig, readLessonLink } from '../../src/engine/lessons';
+import { decodeRunConfig, encodeRunConfig, runConfigProblems } from '../../src/engine/runConfig';
 
 describe('lessons', () => {
   it('every run of every lesson is a config the engine runs, on the defaults and on a small link', () => {
@@ -38,5 +38,22 @@ describe('lessons', () => {
       expect(perTask).toBe(6);
     }
     expect(lessonById('nope')).toBeNull();
+  });
+
+  it('reads a link back: a bare lesson link opens run 1, a run’s own link stays on that run', () => {
+    const lesson = lessonById('plan-help')!;
+    const opened = readLessonLink(lesson, new URLSearchParams('lesson=plan-help&n=2&m=3'));
+    expect([opened.config.taskSet, opened.config.grpo.mode]).toEqual(['examples', 'core']);
+    expect(opened.problems).toEqual([]);
+    // The page's URL on run 2 (self-plan, N = 1, M = N·M = 6): the same run, and the base
+    // without what that run set.
+    const second = lessonRunConfig(opened.base, lesson.runs[1]!).config;
+    const reloaded = readLessonLink(
+      lesson,
+      new URLSearchParams(`lesson=plan-help&${encodeRunConfig(second)}`),
+    );
+    expect(reloaded.config).toEqual(second);
+    expect(reloaded.base.grpo.mode).toBe('core');
+    expect(reloaded.base.grpo.plansPerTask).toBe(4);
   });
 });

@@ -5,8 +5,8 @@ import {
   encodeRunConfig,
   type Lesson,
   lessonById,
-  lessonRunConfig,
   type RunConfig,
+  readLessonLink,
 } from '../../engine/api';
 
 /** URL keys that are the page's, not the run's: kept when the settings are written. */
@@ -19,9 +19,13 @@ export function writeConfigToUrl(config: RunConfig) {
     const value = current.get(key);
     if (value !== null) params.set(key, value);
   }
+  replaceQuery(params);
+}
+
+/** The page's URL with `params` for its query (no history entry). */
+function replaceQuery(params: URLSearchParams) {
   const query = params.toString();
-  const url = `${location.pathname}${query ? `?${query}` : ''}${location.hash}`;
-  history.replaceState(null, '', url);
+  history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
 }
 
 /**
@@ -44,36 +48,21 @@ export function readConfigFromUrl(): {
     problems.push(`lesson "${lessonId}" is not one of the lab's lessons`);
     return { config, problems, given, lesson: null };
   }
-  // A link that names its task set or mode is one of the lesson's runs already (the page
-  // writes the active run's settings beside `lesson`, so a reload stays on it); the lesson's
-  // base is then the link without what its runs set. Otherwise the lesson opens on its first
-  // run, over the link's settings.
-  const base = new URLSearchParams(params);
-  for (const key of LESSON_RUN_KEYS) base.delete(key);
-  if (params.get('mode') === 'self-plan') for (const key of ['n', 'm']) base.delete(key);
-  const baseConfig = decodeRunConfig(base).config;
-  if (LESSON_RUN_KEYS.some((key) => params.has(key))) {
-    return { config, problems, given: true, lesson: { lesson, base: baseConfig } };
-  }
-  const first = lessonRunConfig(baseConfig, lesson.runs[0]!);
+  const opened = readLessonLink(lesson, params);
   return {
-    config: first.config,
-    problems: [...problems, ...first.problems],
+    config: opened.config,
+    problems: [...problems, ...opened.problems],
     given: true,
-    lesson: { lesson, base: baseConfig },
+    lesson: { lesson, base: opened.base },
   };
 }
-
-/** The settings every lesson run sets (engine/lessons.ts): their presence marks a run of it. */
-const LESSON_RUN_KEYS = ['taskset', 'mode'];
 
 /** Opens or closes a lesson in the URL (the run's settings stay as they are). */
 export function writeLessonToUrl(id: string | null) {
   const params = new URLSearchParams(location.search);
   if (id === null) params.delete('lesson');
   else params.set('lesson', id);
-  const query = params.toString();
-  history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
+  replaceQuery(params);
 }
 
 /**
