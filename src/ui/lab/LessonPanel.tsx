@@ -1,7 +1,7 @@
 // The classroom lesson open on the page (URL `lesson`, engine/lessons.ts): its paragraph and
 // one button per run; each starts a new run from the shipped warm start over the settings the
 // lesson was opened with, and the earlier runs stay overlaid on the charts.
-import { LESSONS, lessonById, lessonRunConfig } from '../../engine/api';
+import { LESSONS, lessonById } from '../../engine/api';
 import { lessonRunName } from '../engineClient';
 import { useLabStore } from '../state/labStore';
 import { openLesson, startLessonRun } from '../state/lessonActions';
@@ -43,7 +43,8 @@ export function LessonPanel() {
       <p>{lesson.text}</p>
       <ol className="lesson-runs">
         {lesson.runs.map((run, index) => {
-          const name = lessonRunName(run, lessonRunConfig(open.base, run).config);
+          // Lesson runs never set the seed: the base's names them.
+          const name = lessonRunName(run, open.base);
           const started = runs.some((r) => r.name === name);
           return (
             <li key={run.name} data-testid="lesson-run">
