@@ -1,13 +1,11 @@
-import { configDefaults, defineConfig } from 'vitest/config';
-import { cliBundleSetup, SlowestFirst, serialUnitFiles, unitTimeouts } from './vitest.shared';
+import { defineConfig } from 'vitest/config';
+import { cliBundleSetup, SlowestFirst, unitTimeouts } from './vitest.shared';
 
 // Unit tests, two files at a time: the project's machines have two cores and most files are
-// one busy thread (tfjs wasm, QuickJS). Files that bound wall time run after, alone
-// (vitest.serial.config.ts); `npm test` runs both.
+// one busy thread (tfjs wasm, QuickJS).
 export default defineConfig({
   test: {
     include: ['tests/unit/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, ...serialUnitFiles],
     environment: 'node',
     ...unitTimeouts,
     globalSetup: [cliBundleSetup],

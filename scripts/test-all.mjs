@@ -1,5 +1,5 @@
 // `npm test`: typecheck, lint and the page's build at once and beside the unit tests, then the
-// timing-sensitive unit files alone, then the browser tests on the built page.
+// browser tests on the built page.
 // `npm run test:long` (`--long`): the checks that need minutes (tests/long). Each ends with one line `N passed, N failed[, N skipped]` counted from the runners' reports,
 // after the list of skipped tests with their reasons (a test without a WebGPU adapter, say,
 // skips with `ctx.skip('no WebGPU adapter: …')`; it is never counted as passed).
@@ -104,8 +104,7 @@ if (process.argv.includes('--long')) {
 } else {
   // The checks start beside the unit tests: typecheck alone holds one core for ~20 s while
   // lint and the build end in seconds, and the unit files fill the other core meanwhile. They
-  // end long before the unit phase does; the serial unit files and the browser (which needs
-  // the build) wait for them.
+  // end long before the unit phase does; the browser (which needs the build) waits for them.
   const checks = checksAtOnce([
     // Three type worlds (tsconfig.json: engine without DOM or Node, page, Node-only code).
     { title: 'typecheck', command: 'npx', args: ['tsc', '-b', 'tsconfig.json'] },
@@ -119,7 +118,6 @@ if (process.argv.includes('--long')) {
     if (ok[title]) totals.passed += 1;
     else totals.failed += 1;
   }
-  await vitestSuite('unit-serial', 'vitest.serial.config.ts');
   if (ok.build) await vitestSuite('browser', 'vitest.browser.config.ts');
   else totals.failed += 1;
 }
