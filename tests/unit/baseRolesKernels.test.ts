@@ -72,14 +72,29 @@ describe('role adapters over one base on the kernels, in process', () => {
     );
     // Sampled on the device with the Coder's adapter attached.
     const calls = llamaDeviceCalls.sample;
-    const drawn = await new KvCacheSampler(coder).sample([prompt, prompt, prompt], {
+    const prefilled = llamaDeviceCalls.prefilledTokens;
+    const sampling = {
       maxNewTokens: 5,
       temperature: 1,
       topK: 0,
       seed: 4,
       stopId: roles.prompts.stopId,
-    });
+    };
+    const drawn = await new KvCacheSampler(coder).sample([prompt, prompt, prompt], sampling);
     expect(llamaDeviceCalls.sample).toBe(calls + 1);
+    // The group's prompt is prefilled once, not once per sample.
+    expect(llamaDeviceCalls.prefilledTokens - prefilled).toBe(prompt.length);
+    // A row that reuses another row's prefill samples what it samples after its own prefill:
+    // row 2 follows row 0's prompt in the first call, a different prompt in the second.
+    const other = roles.prompts.coder(
+      { statement: 'Return the product of a and b.', entryPoint: 'mul' },
+      '1. multiply them',
+    );
+    const shared = await new KvCacheSampler(coder).sample([prompt, other, prompt], sampling);
+    const alone = await new KvCacheSampler(coder).sample([other, other, prompt], sampling);
+    expect(shared.tokens[2]).toEqual(alone.tokens[2]);
+    expect(shared.logProbs[2]).toEqual(alone.logProbs[2]);
+    expect(shared.tokens[0]).toEqual(drawn.tokens[0]);
     const sequences: PolicySequence[] = drawn.tokens.map((completion, i) => ({
       prompt,
       completion,

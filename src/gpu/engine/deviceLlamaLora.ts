@@ -539,22 +539,30 @@ export class DeviceLlamaPolicy {
     const a = this.activations(seqs.length, T);
     const ids = new Uint32Array(a.R);
     const targets = new Uint32Array(a.R);
-    const g = new Float32Array(a.R);
     seqs.forEach((seq, b) => {
-      if (dlogp && (dlogp[b]?.length ?? -1) !== seq.length - 1)
-        throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
       seq.forEach((id, t) => {
         if (!Number.isInteger(id) || id < 0 || id >= c.vocabSize)
           throw new Error(`token id ${id} is outside the vocabulary (${c.vocabSize})`);
         ids[b * T + t] = id;
         if (t > 0) targets[b * T + t - 1] = id;
       });
-      if (dlogp) for (let t = 0; t < seq.length - 1; t++) g[b * T + t] = dlogp[b]?.[t] ?? 0;
     });
+    this.writeDlogp(a, batch, dlogp);
     this.rt.write(a.ids, ids);
     this.rt.write(a.targets, targets);
-    this.rt.write(a.g, g);
     return a;
+  }
+
+  /** The backward's per-token gradient on the log-probs (zero where `dlogp` is not given). */
+  private writeDlogp(a: Acts, batch: TokenBatch, dlogp?: readonly ArrayLike<number>[]): void {
+    const g = new Float32Array(a.R);
+    batch.sequences.forEach((seq, b) => {
+      if (!dlogp) return;
+      if ((dlogp[b]?.length ?? -1) !== seq.length - 1)
+        throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
+      for (let t = 0; t < seq.length - 1; t++) g[b * a.T + t] = dlogp[b]?.[t] ?? 0;
+    });
+    this.rt.write(a.g, g);
   }
 
   private forward(seq: Seq, a: Acts, invTemp: number) {
@@ -825,16 +833,25 @@ export class DeviceLlamaPolicy {
 
   /**
    * A training step: log-probs, the host's loss and its dlogp (e.g. GRPO's), the backward,
-   * AdamW. Two forwards (the loss needs the log-probs before the backward can start).
+   * AdamW. One forward: its activations stay on the device while the host computes the loss,
+   * and the backward starts from them (the same numbers as a second forward would give).
    */
   async step(
     batch: TokenBatch,
     lossFn: (logp: Float32Array[]) => { loss: number; dlogp: ArrayLike<number>[] },
     o: AdamWOptions,
   ): Promise<{ loss: number; gradNorm: number; ok: boolean }> {
-    const { loss, dlogp } = lossFn(await this.logProbs(batch));
+    const a = this.upload(batch);
+    const invTemp = 1 / (batch.temperature ?? 1);
+    const forward = new Seq();
+    this.forward(forward, a, invTemp);
+    forward.submit(this.rt);
+    const { loss, dlogp } = lossFn(await this.readLogp(a, batch));
+    this.writeDlogp(a, batch, dlogp);
     this.rt.write(this.loss, Float32Array.from([loss]));
-    await this.backwardOnDevice(batch, dlogp);
+    const backward = new Seq();
+    this.backward(backward, a, invTemp);
+    backward.submit(this.rt);
     return { loss, ...(await this.applyAdamW(o)) };
   }
 

@@ -33,8 +33,11 @@ interface RoleOnDevice {
 
 const bases = new WeakMap<Map<string, tf.Tensor>, { engine: Engine; model: DeviceLlama }>();
 const roles = new WeakMap<GptLora, RoleOnDevice>();
-/** sample() and update() calls the device answered (tests). */
-export const llamaDeviceCalls = { sample: 0, update: 0 };
+/**
+ * sample() and update() calls the device answered, and the prompt tokens the samplers
+ * prefilled (tests, the bench: a prompt shared by a group's samples is prefilled once).
+ */
+export const llamaDeviceCalls = { sample: 0, update: 0, prefilledTokens: 0 };
 
 /** A float32 matrix as the checkpoint held it: 16-bit where every value is one, else F32. */
 function asCheckpointTensor(shape: number[], data: Float32Array): LlamaTensor {
@@ -109,8 +112,10 @@ async function writeBack(role: RoleOnDevice, lora: GptLora): Promise<void> {
 
 /**
  * Samples every prompt with the role's adapter attached, row by row on the base's KV cache;
- * tokens drawn as the tfjs sampler draws them (pick.ts, row r's own stream). Null: engine off
- * or a device failure (the caller samples on tfjs).
+ * tokens drawn as the tfjs sampler draws them (pick.ts, row r's own stream). Rows are visited
+ * grouped by prompt, and each distinct prompt is prefilled once: the next row of the same
+ * prompt rewinds the cache to the prompt's end and starts again from its logits (a GRPO group's
+ * samples share their prompt). Null: engine off or a device failure (the caller samples on tfjs).
  */
 export async function sampleLlamaOnDevice(
   model: LlamaModel,
@@ -127,16 +132,35 @@ export async function sampleLlamaOnDevice(
       ...(options.stopIds ?? []),
       ...(options.stopId !== undefined ? [options.stopId] : []),
     ]);
-    const result: SampleResult = { tokens: [], logProbs: [], finished: [] };
+    const result: SampleResult = {
+      tokens: prompts.map(() => []),
+      logProbs: prompts.map(() => []),
+      finished: prompts.map(() => false),
+    };
+    const keys = prompts.map((p) => p.join(','));
+    // Stable: rows of one prompt stay in their order, each with its own stream.
+    const order = prompts
+      .map((_, r) => r)
+      .sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+    let prefilled: { key: string; logits: Float32Array } | null = null;
     policy.attach();
     try {
-      for (const [r, prompt] of prompts.entries()) {
+      for (const r of order) {
+        const prompt = prompts[r]!;
         const prng = rowPrng(options.seed, r);
         const budget = Math.min(options.maxNewTokens, base.contextLength - prompt.length);
-        const tokens: number[] = [];
-        const logProbs: number[] = [];
+        const tokens = result.tokens[r]!;
+        const logProbs = result.logProbs[r]!;
         let finished = false;
-        let logits = budget > 0 ? await base.prefill(prompt) : null;
+        let logits: Float32Array | null = null;
+        if (budget > 0 && prefilled && prefilled.key === keys[r]) {
+          base.rewind(prompt.length);
+          logits = prefilled.logits;
+        } else if (budget > 0) {
+          logits = await base.prefill(prompt);
+          llamaDeviceCalls.prefilledTokens += prompt.length;
+          prefilled = { key: keys[r]!, logits };
+        }
         while (logits && tokens.length < budget) {
           const pick = pickToken(logits, options.temperature, options.topK, prng);
           tokens.push(pick.id);
@@ -147,9 +171,7 @@ export async function sampleLlamaOnDevice(
           }
           logits = tokens.length < budget ? await base.step(pick.id) : null;
         }
-        result.tokens.push(tokens);
-        result.logProbs.push(logProbs);
-        result.finished.push(finished);
+        result.finished[r] = finished;
       }
     } finally {
       policy.detach();
