@@ -35,9 +35,17 @@ const slowestFiles = [
   'lab',
   'hubBase',
   'hubConsent',
-  'recovery',
   'explainer',
   'teaching',
+  'recovery',
+  'runs',
+  'defaults',
+  'lesson',
+  'settings',
+  'playground',
+  'selfCheck',
+  'agents',
+  'charts',
 ];
 
 export class SlowestFirst extends BaseSequencer {

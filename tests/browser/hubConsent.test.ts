@@ -19,6 +19,7 @@ import {
   bannerMessages,
   confirmDownload,
   launchBrowser,
+  SMALL,
   status,
   stepCount,
   waitIdle,
@@ -157,8 +158,9 @@ describe('links that name a base', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
-    // The previous run: the lab's default, one step taken.
-    await page.goto(inject('baseUrl'));
+    // The previous run: the lab's tiny models on a small step (the defaults' own steps are
+    // defaults.test.ts'), one step taken.
+    await page.goto(`${inject('baseUrl')}${SMALL}`);
     await waitIdle(page, 240_000);
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
