@@ -454,6 +454,7 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     path: 'evalTasksPerTier',
+    urlKey: 'evaltasks',
     cliFlag: 'eval-tasks',
     label: 'Evaluation tasks per tier',
     help: 'Tasks per tier taken from each fixed suite for the evaluations.',

@@ -21,7 +21,7 @@ describe('the lesson "When does a plan help?"', () => {
   it('opens CoRe on the examples world, then self-plan beside it', async () => {
     const { page, errors } = await openLab(
       browser,
-      '?lesson=plan-help&tasks=1&n=2&m=2&eval=1&seed=3',
+      '?lesson=plan-help&tasks=1&n=2&m=2&eval=1&evaltasks=2&seed=3',
     );
     await waitIdle(page);
     const lesson = page.getByTestId('lesson');

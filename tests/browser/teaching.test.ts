@@ -15,7 +15,7 @@ import {
 } from './browser';
 
 // One task, 2 plans × 2 programs, an evaluation every 2 steps: a few seconds a step on wasm.
-const SMALL_EVAL = '?tasks=1&n=2&m=2&eval=2&seed=3';
+const SMALL_EVAL = '?tasks=1&n=2&m=2&eval=2&evaltasks=2&seed=3';
 
 /** How the page lays out one element: whether its content is clipped, whether it leaves its box. */
 function layoutOf(page: Page, selector: string, containerSelector: string) {
