@@ -5,7 +5,10 @@
 // peak resident memory, then every dispatch of the forward + backward timed alone, summed by
 // kernel, with a projection for a GPU from each dispatch's FLOPs and bytes — an estimate, labelled
 // as one, until a lent GPU measures it. LLAMA_LORA_T (default 8) and LLAMA_LORA_B (default 1) set
-// the batch; LLAMA_BENCH_LAYERS (default 24) cuts the depth for a quick check.
+// the batch; LLAMA_BENCH_LAYERS (default 24) cuts the depth for a quick check;
+// LLAMA_LORA_SHAPE=fixture runs the tests' random Qwen2 instead (tests/unit/hf-fixtures.ts:
+// 2 layers, hidden 32, MLP 64, 4/2 heads × 8, vocabulary 280), where the kernels' fixed costs
+// show rather than their arithmetic.
 import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
 import { DeviceLlamaPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLlamaLora';
 import { SHADERS } from '../src/gpu/engine/ops';
@@ -51,20 +54,38 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
   const T = Number(process.env.LLAMA_LORA_T ?? 8);
   const B = Number(process.env.LLAMA_LORA_B ?? 1);
   try {
-    const config = llamaConfig({
-      modelType: 'qwen2',
-      vocabSize: 151936,
-      hiddenSize: 896,
-      intermediateSize: 4864,
-      numLayers: layers,
-      numHeads: 14,
-      numKvHeads: 2,
-      headDim: 64,
-      ropeTheta: 1000000,
-      attentionBias: true,
-      tieWordEmbeddings: true,
-      maxPositionEmbeddings: 32768,
-    });
+    const fixture = process.env.LLAMA_LORA_SHAPE === 'fixture';
+    const config = llamaConfig(
+      fixture
+        ? {
+            modelType: 'qwen2',
+            vocabSize: 280,
+            hiddenSize: 32,
+            intermediateSize: 64,
+            numLayers: 2,
+            numHeads: 4,
+            numKvHeads: 2,
+            headDim: 8,
+            ropeTheta: 1000000,
+            attentionBias: true,
+            tieWordEmbeddings: true,
+            maxPositionEmbeddings: 4096,
+          }
+        : {
+            modelType: 'qwen2',
+            vocabSize: 151936,
+            hiddenSize: 896,
+            intermediateSize: 4864,
+            numLayers: layers,
+            numHeads: 14,
+            numKvHeads: 2,
+            headDim: 64,
+            ropeTheta: 1000000,
+            attentionBias: true,
+            tieWordEmbeddings: true,
+            maxPositionEmbeddings: 32768,
+          },
+    );
     const rows: (string | number)[][] = [];
     const secs = (what: string, ms: number) => rows.push([what, (ms / 1000).toPrecision(3), 's']);
     let start = performance.now();
@@ -154,7 +175,7 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
     });
     policy.free();
     return {
-      title: `LoRA forward + backward on the kernels, ${label} (random BF16)`,
+      title: `LoRA forward + backward on the kernels, ${fixture ? "the tests' random Qwen2 (2 layers, hidden 32)" : label} (random BF16)`,
       environment: `adapter: ${opened.gpu.adapter}; rank 8, alpha 16, q/k/v/o/gate/up/down, batch ${B} × ${T}`,
       columns: ['what', 'value', 'unit'],
       rows,

@@ -20,6 +20,7 @@ const skippedTests = [];
 
 /** Seconds each phase took, printed before the summary so a slow phase is easy to see. */
 const phaseSeconds = [];
+const startedAt = Date.now();
 
 async function step(title, command, args, extraEnv = {}) {
   console.log(`\n=== ${title}: ${command} ${args.join(' ')}`);
@@ -126,7 +127,9 @@ if (skippedTests.length > 0) {
   console.log(`\nSkipped (${skippedTests.length}):`);
   for (const line of skippedTests) console.log(`  ${line}`);
 }
-console.log(`\nTime per phase: ${phaseSeconds.join(', ')}`);
+console.log(
+  `\nTime per phase: ${phaseSeconds.join(', ')}; in all ${Math.round((Date.now() - startedAt) / 1000)} s`,
+);
 const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';
 console.log(`\n${totals.passed} passed, ${totals.failed} failed${skipped}`);
 process.exit(totals.failed === 0 ? 0 : 1);

@@ -4,9 +4,13 @@
 // B side, whose output columns sit at an offset inside a wider row (q, k, v inside the fused
 // q|k|v rows; gate, up inside gate|up), which a binding offset (256-byte granular) cannot reach.
 // Row i of y / dy is at i·y_rs + y_off.
-// Entry points (one invocation per output element, no shared memory, r is small):
+// Entry points (no shared memory, r is small):
 //   up      y[i, j] (+)= s·Σ_k u[i, k]·B[j, k]          (flags 4: accumulate; the forward adds)
-//   grad_u  du[i, k] = s·Σ_j dy[i, j]·B[j, k]
+//           one invocation per row and four adjacent columns: on CPU drivers (SwiftShader) a
+//           workgroup costs tens of µs whatever its work, and one output element per
+//           invocation made this the LoRA backward's second-slowest kernel there (bench
+//           llama-lora, LLAMA_LORA_SHAPE=fixture); each element's sum is the same as before
+//   grad_u  du[i, k] = s·Σ_j dy[i, j]·B[j, k]            (one invocation per element)
 //   grad_b  dB[j, k] (+)= s·Σ_i dy[i, j]·u[i, k]          (flags 4: accumulate)
 
 struct Params {
@@ -26,22 +30,29 @@ fn flat(gid: vec3u, nwg: vec3u) -> u32 {
 
 @compute @workgroup_size(64)
 fn up(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let quads = (p.N + 3u) / 4u;
   let e = flat(gid, nwg);
-  if (e >= p.M * p.N) {
+  if (e >= p.M * quads) {
     return;
   }
-  let i = e / p.N;
-  let j = e % p.N;
-  var acc = 0.0;
-  for (var k = 0u; k < p.r; k++) {
-    acc += u[i * p.r + k] * b[j * p.r + k];
+  let i = e / quads;
+  let j0 = (e % quads) * 4u;
+  for (var c = 0u; c < 4u; c++) {
+    let j = j0 + c;
+    if (j >= p.N) {
+      break;
+    }
+    var acc = 0.0;
+    for (var k = 0u; k < p.r; k++) {
+      acc += u[i * p.r + k] * b[j * p.r + k];
+    }
+    let at = i * p.y_rs + p.y_off + j;
+    var v = p.s * acc;
+    if ((p.flags & 4u) != 0u) {
+      v += y[at];
+    }
+    y[at] = v;
   }
-  let at = i * p.y_rs + p.y_off + j;
-  var v = p.s * acc;
-  if ((p.flags & 4u) != 0u) {
-    v += y[at];
-  }
-  y[at] = v;
 }
 
 @group(0) @binding(0) var<storage, read> dy: array<f32>;

@@ -42,7 +42,8 @@ export function loraUp(
       ['w', y],
     ],
     uniforms: loraUniforms(c, accumulate),
-    workgroups: grid2d(Math.ceil((c.M * c.N) / 64)),
+    // Four adjacent columns per invocation (lora.wgsl's `up`).
+    workgroups: grid2d(Math.ceil((c.M * Math.ceil(c.N / 4)) / 64)),
     label: 'lora_up',
   };
 }
