@@ -147,6 +147,25 @@ export function deviceSampleCalls(): number {
 let report: KernelEngineReport = { enabled: false, adapter: '', reason: 'not enabled' };
 
 /**
+ * The start's self-check per adapter (with the shaders a test swapped in), for this process: an
+ * engine started again on the same adapter — a new run, a device after a loss — reuses its
+ * verdicts and the tuner's pick instead of checking every kernel again (seconds on a CPU
+ * driver; the same adapter and sources give the same answers). Checks at a model's sizes and
+ * the Llama family's still run once per engine.
+ */
+const startChecks = new Map<string, EngineSelfCheck>();
+
+function copyOfCheck(check: EngineSelfCheck): EngineSelfCheck {
+  return {
+    ...check,
+    results: [...check.results],
+    allowed: [...check.allowed],
+    fatal: [...check.fatal],
+    sizes: new Set(check.sizes),
+  };
+}
+
+/**
  * Turns the device engine on where a real (non-software) adapter exists; `allowSoftware`
  * accepts SwiftShader / lavapipe too (tests, benches). `device` replaces the shared one.
  */
@@ -168,16 +187,23 @@ export async function enableKernelEngine(
     // Outside Vite the sources are read from disk (kernels/loadShader.ts); that can fail.
     return setReport(false, gpu.adapter, `shaders not loaded (${String(error)})`);
   }
-  for (const [shader, code] of Object.entries(shaderOverridesForTest()))
-    rt.replaceSource(shader, code);
+  const overrides = shaderOverridesForTest();
+  for (const [shader, code] of Object.entries(overrides)) rt.replaceSource(shader, code);
   // Every kernel and matmul version on fresh seeded inputs against its TypeScript reference,
-  // before any of them takes a run; the tuner times only the versions that passed.
+  // before any of them takes a run; the tuner times only the versions that passed. Once per
+  // adapter per process (startChecks).
+  const checkKey = JSON.stringify([gpu.adapter, gpu.software, overrides]);
   let selfCheck: EngineSelfCheck;
-  options.onSelfCheck?.();
-  try {
-    selfCheck = await selfCheckAtStart(rt, gpu.software);
-  } catch (error) {
-    return setReport(false, gpu.adapter, `the kernel self-check did not run (${String(error)})`);
+  const checked = startChecks.get(checkKey);
+  if (checked) selfCheck = copyOfCheck(checked);
+  else {
+    options.onSelfCheck?.();
+    try {
+      selfCheck = await selfCheckAtStart(rt, gpu.software);
+    } catch (error) {
+      return setReport(false, gpu.adapter, `the kernel self-check did not run (${String(error)})`);
+    }
+    startChecks.set(checkKey, copyOfCheck(selfCheck));
   }
   lastSelfCheck = { check: selfCheck, gpu };
   const summary = summarize(selfCheck.results, gpu.adapter);
