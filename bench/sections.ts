@@ -7,6 +7,7 @@ import { grpoBench } from './grpo';
 import { kernelsBench } from './kernels';
 import { llamaBench } from './llama';
 import { llamaLoraBench } from './llamaLora';
+import { llamaStepBench } from './llamaStep';
 import { memoryBench } from './memory';
 import { modelBench } from './models';
 import { pageBench } from './page';
@@ -28,6 +29,7 @@ export const benchSections: Record<string, BenchSection> = {
   kernels: kernelsBench,
   llama: llamaBench,
   'llama-lora': llamaLoraBench,
+  'llama-step': llamaStepBench,
   webgpu: webgpuBench,
   'gpu-report': gpuReportBench,
   page: pageBench,

@@ -1,0 +1,95 @@
+// `npm run bench -- llama-step`: one GRPO step on the lab's kernels against the same step on tfjs
+// wasm, for the lab's tiny GPT-2 on its defaults and for a random Llama-family base (the tests'
+// random Qwen2, tests/unit/hf-fixtures.ts' chatFixtureSpec) with LoRA rank 4, on the procedural
+// tasks and on MBXP — issue 31's table, so a change to either engine shows its ratio. Each run is
+// the CLI as a user runs it (`train grpo --steps 2 --seed 1 --eval-every 0`, its own process);
+// the table reads step 2 (step 1 also compiles pipelines). LLAMA_STEP_QUICK=1 caps the base's
+// runs to one task, 2 plans × 2 programs and 16 / 24 tokens (random weights never stop, so the
+// defaults run every sample to its cap: minutes a step on a CPU driver).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chatFixtureSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
+import type { BenchSection, BenchTable } from './table';
+
+interface StepTimes {
+  step: number;
+  rollout: number;
+  update: number;
+}
+
+/** Step 2's seconds from a run's metrics.jsonl. */
+function secondStep(out: string): StepTimes {
+  const lines = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n');
+  const record = JSON.parse(lines.at(-1) as string) as Record<string, number>;
+  return {
+    step: record.step_time ?? Number.NaN,
+    rollout: record['step_time/rollout'] ?? Number.NaN,
+    update: record['step_time/update'] ?? Number.NaN,
+  };
+}
+
+function trainOnce(args: string[], out: string): StepTimes {
+  const run = spawnSync(
+    process.execPath,
+    ['scripts/cli.mjs', 'train', 'grpo', '--steps', '2', '--seed', '1', '--eval-every', '0'].concat(
+      args,
+      ['--out', out],
+    ),
+    { encoding: 'utf8', timeout: 3_600_000 },
+  );
+  if (run.status !== 0)
+    throw new Error(`train ${args.join(' ')} failed: ${run.stderr.trim().split('\n').at(-1)}`);
+  return secondStep(out);
+}
+
+export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
+  const quick = process.env.LLAMA_STEP_QUICK === '1';
+  const root = mkdtempSync(join(tmpdir(), 'llama-step-'));
+  try {
+    const base = join(root, 'qwen2');
+    writeHfCheckpoint(base, chatFixtureSpec(), 23);
+    const caps = quick
+      ? ['--tasks-per-step', '1', '--plans', '2', '--programs', '2']
+      : ([] as string[]);
+    const baseCaps = quick ? [...caps, '--plan-tokens', '16', '--program-tokens', '24'] : caps;
+    const runs: { label: string; args: string[] }[] = [
+      {
+        label: quick ? "lab's tiny GPT-2, 1 task, 2 × 2" : "lab's tiny GPT-2, defaults",
+        args: caps,
+      },
+      {
+        label: 'random Qwen2 (2 layers, hidden 32), LoRA r 4, procedural',
+        args: ['--base', base, '--lora-rank', '4', ...baseCaps],
+      },
+      {
+        label: 'the same on MBXP',
+        args: ['--base', base, '--lora-rank', '4', '--task-set', 'mbxp', ...baseCaps],
+      },
+    ];
+    const rows: (string | number)[][] = [];
+    runs.forEach(({ label, args }, i) => {
+      const kernels = trainOnce([...args, '--backend', 'kernels'], join(root, `k${i}`));
+      const wasm = trainOnce([...args, '--backend', 'wasm'], join(root, `w${i}`));
+      rows.push([
+        label,
+        `${kernels.step.toFixed(2)} / ${wasm.step.toFixed(2)}`,
+        `${kernels.rollout.toFixed(2)} / ${wasm.rollout.toFixed(2)}`,
+        `${kernels.update.toFixed(2)} / ${wasm.update.toFixed(2)}`,
+        `${(kernels.step / wasm.step).toFixed(1)}×`,
+      ]);
+    });
+    return {
+      title: 'One GRPO step: the kernels against tfjs wasm (issue 31)',
+      environment: `step 2 of \`train grpo --steps 2 --seed 1 --eval-every 0\`${quick ? ' with LLAMA_STEP_QUICK caps' : ''}; kernels on this machine's WebGPU adapter (SwiftShader where there is no GPU), wasm on one thread`,
+      columns: ['run', 'step s (kernels / wasm)', 'rollout s', 'update s', 'kernels ÷ wasm'],
+      rows,
+      notes: [
+        "Not in this table yet (issue 31's other figures): prompt tokens prefilled against distinct prompt tokens (the Llama sampler's count is `llamaDeviceCalls.prefilledTokens`, checked in baseRolesKernels.test.ts), dispatches per decoded token, and the 0.5B shape's LoRA forward + backward ÷ forward (`npm run bench -- llama-lora`).",
+      ],
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+};
