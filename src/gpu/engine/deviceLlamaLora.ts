@@ -556,12 +556,12 @@ export class DeviceLlamaPolicy {
   /** The backward's per-token gradient on the log-probs (zero where `dlogp` is not given). */
   private writeDlogp(a: Acts, batch: TokenBatch, dlogp?: readonly ArrayLike<number>[]): void {
     const g = new Float32Array(a.R);
-    batch.sequences.forEach((seq, b) => {
-      if (!dlogp) return;
-      if ((dlogp[b]?.length ?? -1) !== seq.length - 1)
-        throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
-      for (let t = 0; t < seq.length - 1; t++) g[b * a.T + t] = dlogp[b]?.[t] ?? 0;
-    });
+    if (dlogp)
+      batch.sequences.forEach((seq, b) => {
+        if ((dlogp[b]?.length ?? -1) !== seq.length - 1)
+          throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
+        for (let t = 0; t < seq.length - 1; t++) g[b * a.T + t] = dlogp[b]?.[t] ?? 0;
+      });
     this.rt.write(a.g, g);
   }
 
@@ -744,11 +744,17 @@ export class DeviceLlamaPolicy {
 
   /** Per sequence, the log-probs of its next tokens [len − 1], with the adapters applied. */
   async logProbs(batch: TokenBatch): Promise<Float32Array[]> {
+    return (await this.forwardPass(batch)).logp;
+  }
+
+  /** The forward over `batch`, its activations kept for a backward, and its log-probs. */
+  private async forwardPass(batch: TokenBatch) {
     const a = this.upload(batch);
+    const invTemp = 1 / (batch.temperature ?? 1);
     const seq = new Seq();
-    this.forward(seq, a, 1 / (batch.temperature ?? 1));
+    this.forward(seq, a, invTemp);
     seq.submit(this.rt);
-    return this.readLogp(a, batch);
+    return { a, invTemp, logp: await this.readLogp(a, batch) };
   }
 
   /**
@@ -841,12 +847,8 @@ export class DeviceLlamaPolicy {
     lossFn: (logp: Float32Array[]) => { loss: number; dlogp: ArrayLike<number>[] },
     o: AdamWOptions,
   ): Promise<{ loss: number; gradNorm: number; ok: boolean }> {
-    const a = this.upload(batch);
-    const invTemp = 1 / (batch.temperature ?? 1);
-    const forward = new Seq();
-    this.forward(forward, a, invTemp);
-    forward.submit(this.rt);
-    const { loss, dlogp } = lossFn(await this.readLogp(a, batch));
+    const { a, invTemp, logp } = await this.forwardPass(batch);
+    const { loss, dlogp } = lossFn(logp);
     this.writeDlogp(a, batch, dlogp);
     this.rt.write(this.loss, Float32Array.from([loss]));
     const backward = new Seq();

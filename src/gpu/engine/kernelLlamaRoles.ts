@@ -22,6 +22,7 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from './deviceLlamaLora';
+import { distinctPrompts } from './deviceSampler';
 import { type Engine, kernelEngine, llamaKernelEngine, markEngineFailed } from './kernelSampling';
 
 interface RoleOnDevice {
@@ -137,12 +138,11 @@ export async function sampleLlamaOnDevice(
       logProbs: prompts.map(() => []),
       finished: prompts.map(() => false),
     };
-    const keys = prompts.map((p) => p.join(','));
-    // Stable: rows of one prompt stay in their order, each with its own stream.
-    const order = prompts
-      .map((_, r) => r)
-      .sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
-    let prefilled: { key: string; logits: Float32Array } | null = null;
+    // Rows by their prompt's index among the distinct ones (a stable sort: rows of one prompt
+    // stay in their order, each with its own stream).
+    const { source } = distinctPrompts(prompts);
+    const order = prompts.map((_, r) => r).sort((a, b) => source[a]! - source[b]!);
+    let prefilled: { prompt: number; logits: Float32Array } | null = null;
     policy.attach();
     try {
       for (const r of order) {
@@ -153,13 +153,13 @@ export async function sampleLlamaOnDevice(
         const logProbs = result.logProbs[r]!;
         let finished = false;
         let logits: Float32Array | null = null;
-        if (budget > 0 && prefilled && prefilled.key === keys[r]) {
+        if (budget > 0 && prefilled && prefilled.prompt === source[r]) {
           base.rewind(prompt.length);
           logits = prefilled.logits;
         } else if (budget > 0) {
           logits = await base.prefill(prompt);
           llamaDeviceCalls.prefilledTokens += prompt.length;
-          prefilled = { key: keys[r]!, logits };
+          prefilled = { prompt: source[r]!, logits };
         }
         while (logits && tokens.length < budget) {
           const pick = pickToken(logits, options.temperature, options.topK, prng);
