@@ -68,3 +68,26 @@ export async function confirmDownload(page: Page, timeout = 60_000) {
   await page.getByTestId('download-consent').waitFor({ timeout });
   await page.getByRole('button', { name: 'Download and run' }).click();
 }
+
+/** Records every text the progress bar shows, in the page itself (a MutationObserver installed
+ *  before the page's scripts): a message shown for a few milliseconds (a small file's download)
+ *  falls between any two polls. Call before `goto`; the returned function reads the record. */
+export async function recordProgress(page: Page): Promise<() => Promise<string[]>> {
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (globalThis as unknown as { __progressSeen: string[] }).__progressSeen = seen;
+    const note = () => {
+      const text = document.querySelector('[data-testid="progress"]')?.textContent;
+      if (text && seen[seen.length - 1] !== text) seen.push(text);
+    };
+    new MutationObserver(note).observe(document, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+    });
+  });
+  return () =>
+    page.evaluate(
+      () => (globalThis as unknown as { __progressSeen?: string[] }).__progressSeen ?? [],
+    );
+}

@@ -19,6 +19,7 @@ import {
   confirmDownload,
   copyGpuReport,
   launchBrowser,
+  recordProgress,
   status,
   stepCount,
   waitIdle,
@@ -110,23 +111,15 @@ describe('the page over a base model from a Hub', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
-    const progress: string[] = [];
-    const watch = setInterval(() => {
-      void page
-        .getByTestId('progress')
-        .textContent({ timeout: 50 })
-        .then((text) => text && progress.push(text))
-        .catch(() => undefined);
-    }, 100);
+    const progressSeen = await recordProgress(page);
     await page.goto(pageUrl(REPO));
     // A foreign hub's model not yet cached: the page asks before it downloads.
     await confirmDownload(page);
     await waitIdle(page, 240_000);
-    clearInterval(watch);
     expect(await page.getByTestId('base-model').textContent()).toContain(REPO);
     expect(served.get(`${REPO}/model.safetensors`)).toBe(1);
     // The size before the download (its parameters), the download as it went.
-    expect(progress.join('\n')).toMatch(/qwen2 · [\d.]+M parameters/);
+    expect((await progressSeen()).join('\n')).toMatch(/qwen2 · [\d.]+M parameters/);
     // No `lora` in the link: rank-8 adapters at the LoRA rate for a base, said on the page.
     expect(await page.getByTestId('model-about').textContent()).toMatch(
       /Each role trains a rank-8 LoRA adapter over it at learning rate 0\.0001 \(LoRA default over a base: /,
