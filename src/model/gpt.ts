@@ -77,9 +77,13 @@ export function block(
 
   const a = layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), eps);
   const qkv = project('attn.c_attn', a);
-  // [B·S, 3d] → q, k, v as [B·H, S, hd] (c_attn's columns are q | k | v, each split into heads).
-  const heads = tf.transpose(tf.reshape(qkv, [B, S, 3, H, hd]), [2, 0, 3, 1, 4]);
-  const [q, k, v] = tf.unstack(tf.reshape(heads, [3, B * H, S, hd])) as tf.Tensor3D[];
+  // [B·S, 3d] → q, k, v as [B·H, S, hd] (c_attn's columns are q | k | v, each split into heads,
+  // so its 3·H column blocks of hd are q's heads, then k's, then v's). One 4D transpose and an
+  // unstack: wasm's transpose of rank 5 (and its gradient's) is a generic loop ~7× slower.
+  const heads = tf.transpose(tf.reshape(qkv, [B, S, 3 * H, hd]), [0, 2, 1, 3]);
+  const [q, k, v] = tf
+    .unstack(tf.reshape(heads, [B, 3, H * S * hd]), 1)
+    .map((part) => tf.reshape(part, [B * H, S, hd])) as tf.Tensor3D[];
   const y = attention(q!, k!, v!, layer);
   const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, S, hd]), [0, 2, 1, 3]), [B * S, d]);
   x = tf.add(x, project('attn.c_proj', merged as tf.Tensor2D));

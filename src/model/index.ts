@@ -55,7 +55,15 @@ export {
   samplingBytes,
   trainingBytes,
 } from './memory';
-export { causalAttention, gatherRows, geluTanh, layerNorm, linear, matMul2d } from './ops';
+export {
+  causalAttention,
+  copyRows,
+  gatherRows,
+  geluTanh,
+  layerNorm,
+  linear,
+  matMul2d,
+} from './ops';
 export { initialValues, makeVariables, type Params, parameterSpecs, readValues } from './params';
 export { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';
 export {

@@ -10,7 +10,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { sampleLlamaOnDevice } from '../gpu/engine/kernelLlamaRoles';
 import { sampleOnDevice } from '../gpu/engine/kernelSampling';
-import { defaultMemoryBudgetBytes, type GPT } from '../model';
+import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
 import { type LlamaModel, llamaCausalLM } from '../model/families/llama';
 import { type CausalLM, isCausalLM } from '../model/policy';
 import { gptCausalLM } from './gptPolicy';
@@ -137,16 +137,10 @@ export class KvCacheSampler implements Sampler {
 
     // Every row's cache: its distinct prompt's, left-padded to `width`.
     const headRows = (rows: readonly number[]) =>
-      tf.tensor1d(
-        rows.flatMap((d) => Array.from({ length: H }, (_, h) => d * H + h)),
-        'int32',
-      );
+      rows.flatMap((d) => Array.from({ length: H }, (_, h) => d * H + h));
     let cache: LayerCache[] = tf.tidy(() => {
       const index = headRows(source);
-      return distinctCache.map(({ k, v }) => ({
-        k: tf.gather(k, index) as tf.Tensor3D,
-        v: tf.gather(v, index) as tf.Tensor3D,
-      }));
+      return distinctCache.map(({ k, v }) => ({ k: copyRows(k, index), v: copyRows(v, index) }));
     });
     disposeCache(distinctCache);
 
@@ -173,10 +167,7 @@ export class KvCacheSampler implements Sampler {
           const keep = survivors.map((r) => active.indexOf(r));
           const next = tf.tidy(() => {
             const index = headRows(keep);
-            return cache.map(({ k, v }) => ({
-              k: tf.gather(k, index) as tf.Tensor3D,
-              v: tf.gather(v, index) as tf.Tensor3D,
-            }));
+            return cache.map(({ k, v }) => ({ k: copyRows(k, index), v: copyRows(v, index) }));
           });
           disposeCache(cache);
           cache = next;
@@ -306,13 +297,9 @@ export class KvCacheSampler implements Sampler {
       );
       const cache = parts.map((layerParts) =>
         tf.tidy(() => {
-          const gatherIndex = tf.tensor1d(index, 'int32');
           const k = concatFew(layerParts.map((p) => p.k));
           const v = concatFew(layerParts.map((p) => p.v));
-          return {
-            k: tf.gather(k, gatherIndex) as tf.Tensor3D,
-            v: tf.gather(v, gatherIndex) as tf.Tensor3D,
-          };
+          return { k: copyRows(k, index), v: copyRows(v, index) };
         }),
       );
       return { lastLogits, cache };
