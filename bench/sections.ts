@@ -16,6 +16,7 @@ import { rewardServerBench } from './rewardServer';
 import { sandboxBench } from './sandbox';
 import type { BenchSection } from './table';
 import { tasksBench } from './tasks';
+import { tfjsOpsBench } from './tfjsOps';
 import { webgpuBench } from './webgpu';
 
 export const benchSections: Record<string, BenchSection> = {
@@ -25,6 +26,7 @@ export const benchSections: Record<string, BenchSection> = {
   sandbox: sandboxBench,
   'reward-server': rewardServerBench,
   grpo: grpoBench,
+  'tfjs-ops': tfjsOpsBench,
   memory: memoryBench,
   kernels: kernelsBench,
   llama: llamaBench,

@@ -10,13 +10,14 @@ import type { RunConfig } from './types';
 export const DEFAULT_BASE_LORA_RANK = 8;
 
 /**
- * LoRA on the lab's tiny models, ten times full fine-tuning's rate (docs/EXPERIMENTS.md §4):
- * the fastest of 5e-4, 1e-3, 1.5e-3 and 4e-3 in the few steps five loaded minutes hold (seed 1:
- * z 2.8 in 50 steps at 1.5e-3, 2.0 at 5e-4; 1e-3 flat at 34), and on seeds 1–3 L5 rises while
- * L1–L4 hold over 160 steps. LoRA's update starts from B = 0 and moves the weights only
- * through B·A, so it needs a larger rate than full fine-tuning.
+ * LoRA on the lab's tiny models, ~7× full fine-tuning's rate (docs/EXPERIMENTS.md §4). LoRA's
+ * update starts from B = 0 and moves the weights only through B·A, so it needs a larger rate
+ * than full fine-tuning. Chosen for the ~115–130 steps five quiet minutes hold since a step got
+ * 1.8× faster: 1.5e-3, the fastest over the ~60 steps they held before, reaches its plateau by
+ * step ~50 on seeds 2 and 3 (five minutes: z 1.12 and 2.28), while at 1e-3 the rise spans the
+ * five minutes on seeds 1–3 and L1–L4 hold.
  */
-export const TINY_LORA_LEARNING_RATE = 1.5e-3;
+export const TINY_LORA_LEARNING_RATE = 1e-3;
 
 /**
  * LoRA over a pretrained base. TRL's GRPO recipe with LoRA ("LoRA Without Regret",

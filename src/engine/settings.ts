@@ -267,7 +267,7 @@ export const SETTINGS: readonly Setting[] = [
     cliFlag: 'learning-rate',
     cliAlias: 'lr',
     label: 'Learning rate',
-    help: 'AdamW learning rate of both roles. Too high and the warm start’s skills are lost within a few steps. Left at its default, it follows the kind of run: full fine-tuning’s 1.5e-4; with LoRA, LoRA’s own (1.5e-3 on the lab’s models, 1e-4 over a base model), since an adapter starting from zero needs a larger step.',
+    help: 'AdamW learning rate of both roles. Too high and the warm start’s skills are lost within a few steps. Left at its default, it follows the kind of run: full fine-tuning’s 1.5e-4; with LoRA, LoRA’s own (1e-3 on the lab’s models, 1e-4 over a base model), since an adapter starting from zero needs a larger step.',
     kind: 'number',
     step: 0.00001,
     min: 0,

@@ -1,7 +1,7 @@
 // Building blocks with hand-written gradients where tfjs is slow (TESTING.md, pitfalls
 // 4–6): matMul's own gradient uses transposeA/B (slow on wasm), batched matMul is slow
 // at every size, and slicing is slow, so attention loops 2D matMuls over batch×heads,
-// taking rows with gather.
+// taking its slices with `rows` (copies in JS on the CPU backends; `npm run bench -- tfjs-ops`).
 import * as tf from '@tensorflow/tfjs-core';
 
 /** x [n,k] @ w [k,m] with a gradient built from explicit transposes. */

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import {
   causalAttention,
+  copyRows,
   createModel,
   forward,
   type GPT,
@@ -11,6 +12,7 @@ import {
   parameterCount,
   parameterSpecs,
 } from '../../src/model';
+import { rows } from '../../src/model/ops';
 import { RoleTrainer } from '../../src/rl/trainer';
 
 const micro = () => makeConfig('tiny', 13, 'coder', { nEmbd: 8, nLayer: 2, nHead: 2, nCtx: 8 });
@@ -136,5 +138,26 @@ describe('GPT model', () => {
     expect(await reference()).toEqual(before);
     expect(await reference()).not.toEqual(await weights());
     trainer.dispose();
+  });
+
+  // rows and copyRows copy in JS on the CPU backends (faster than wasm's gather): the same
+  // values as tf.gather, on both, for fresh random inputs and repeated, reordered rows.
+  it.each(['cpu', 'wasm'] as const)('rows and copyRows equal tf.gather on %s', async (backend) => {
+    await initBackend(backend);
+    try {
+      const x = tf.randomNormal([6, 5, 3], 0, 1, 'float32', Math.floor(Math.random() * 1e6));
+      const picked = [4, 0, 0, 5, 2];
+      const expected = await tf.gather(x, tf.tensor1d(picked, 'int32')).array();
+      expect(await copyRows(x, picked).array()).toEqual(expected);
+      const flat = tf.reshape(x, [6, 15]);
+      const slices = rows(x);
+      expect(slices.map((slice) => slice.shape)).toEqual(Array(6).fill([5, 3]));
+      for (let i = 0; i < 6; i++)
+        expect(Array.from(await slices[i]!.data())).toEqual(
+          Array.from(await tf.gather(flat, i).data()),
+        );
+    } finally {
+      await initBackend('cpu');
+    }
   });
 });

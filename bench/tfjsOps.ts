@@ -1,0 +1,114 @@
+// `npm run bench -- tfjs-ops`: the data movement inside a tiny-model GRPO step on tfjs wasm, each
+// done the way the model does it now and the way it did before, timed in the same run (ratios:
+// these machines are noisy). The shapes are a step's: the update's micro-batch of 15 rows × 78
+// tokens (4 heads of 16), the sampler's cache of 60 rows × 4 heads × 92 positions.
+// The tests check that both ways give the same values (tests/unit/model.test.ts).
+import * as tf from '@tensorflow/tfjs-core';
+import { initBackend } from '../src/gpu/backend';
+import { copyRows } from '../src/model';
+import { rows } from '../src/model/ops';
+import type { BenchTable } from './table';
+
+const REPEATS = 30;
+
+/** Median milliseconds of `run` (its tensors disposed), after 3 warm-up calls. */
+function medianMs(run: () => tf.Tensor | tf.Tensor[]): number {
+  for (let i = 0; i < 3; i++) tf.dispose(run());
+  const times: number[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    const start = performance.now();
+    tf.dispose(run());
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(REPEATS / 2)]!;
+}
+
+/** The split as it was: one rank-5 transpose (a generic loop on wasm). */
+const qkvByRank5 = (qkv: tf.Tensor2D, B: number, S: number, H: number, hd: number) =>
+  tf.unstack(
+    tf.reshape(tf.transpose(tf.reshape(qkv, [B, S, 3, H, hd]), [2, 0, 3, 1, 4]), [3, B * H, S, hd]),
+  );
+
+/** The split as gpt.ts's block makes it: a 4D transpose and an unstack. */
+const qkvByRank4 = (qkv: tf.Tensor2D, B: number, S: number, H: number, hd: number) =>
+  tf
+    .unstack(
+      tf.reshape(tf.transpose(tf.reshape(qkv, [B, S, 3 * H, hd]), [0, 2, 1, 3]), [
+        B,
+        3,
+        H * S * hd,
+      ]),
+      1,
+    )
+    .map((part) => tf.reshape(part, [B * H, S, hd]));
+
+/** Rows one gather each, as attention split its slices before. */
+function rowsByGather(x: tf.Tensor3D): tf.Tensor[] {
+  const [n, a, b] = x.shape;
+  const flat = tf.reshape(x, [n, a * b]);
+  return Array.from({ length: n }, (_, i) => tf.reshape(tf.gather(flat, i), [a, b]));
+}
+
+export async function tfjsOpsBench(): Promise<BenchTable> {
+  const report = await initBackend('wasm');
+  const B = 15;
+  const S = 78;
+  const H = 4;
+  const hd = 16;
+  const qkv = tf.randomNormal([B * S, 3 * H * hd]) as tf.Tensor2D;
+  const gradientBefore = tf.randomNormal([3, B, H, S, hd]);
+  const gradientNow = tf.randomNormal([B, 3 * H, S, hd]);
+  const slices = tf.randomNormal([B * H, S, hd]) as tf.Tensor3D;
+  const cache = tf.randomNormal([60 * H, 92, hd]) as tf.Tensor3D;
+  const kept = Array.from({ length: 59 * H }, (_, i) => i);
+  const keptIndex = tf.tensor1d(kept, 'int32');
+  const pairs: [
+    string,
+    string,
+    () => tf.Tensor | tf.Tensor[],
+    string,
+    () => tf.Tensor | tf.Tensor[],
+  ][] = [
+    [
+      'q, k, v from c_attn [1170, 192]',
+      'rank-5 transpose + unstack',
+      () => qkvByRank5(qkv, B, S, H, hd),
+      '4D transpose + unstack (now)',
+      () => qkvByRank4(qkv, B, S, H, hd),
+    ],
+    [
+      "the split's gradient (the transpose back)",
+      'rank-5 transpose',
+      () => tf.transpose(gradientBefore, [1, 3, 0, 2, 4]),
+      '4D transpose (now)',
+      () => tf.transpose(gradientNow, [0, 2, 1, 3]),
+    ],
+    [
+      'attention slices [60, 78, 16] → 60 × [78, 16]',
+      '60 gathers',
+      () => rowsByGather(slices),
+      'one read, 60 copies in JS (now)',
+      () => rows(slices),
+    ],
+    [
+      'KV cache [240, 92, 16]: drop a finished row',
+      'tf.gather',
+      () => tf.gather(cache, keptIndex),
+      'copyRows in JS (now)',
+      () => copyRows(cache, kept),
+    ],
+  ];
+  const table: (string | number)[][] = pairs.map(([what, beforeName, before, nowName, now]) => {
+    const beforeMs = medianMs(before);
+    const nowMs = medianMs(now);
+    return [what, beforeName, beforeMs, nowName, nowMs, beforeMs / nowMs];
+  });
+  tf.dispose([qkv, gradientBefore, gradientNow, slices, cache, keptIndex]);
+  return {
+    title: 'tfjs data movement in a GRPO step: before and now',
+    environment: `tfjs ${report.backend} (${report.adapter}), median of ${REPEATS} calls, tiny preset's sizes`,
+    columns: ['what', 'before', 'ms', 'now', 'ms', 'speed-up ×'],
+    rows: table,
+  };
+}
