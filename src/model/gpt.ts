@@ -79,7 +79,7 @@ export function block(
   const qkv = project('attn.c_attn', a);
   // [B·S, 3d] → q, k, v as [B·H, S, hd] (c_attn's columns are q | k | v, each split into heads,
   // so its 3·H column blocks of hd are q's heads, then k's, then v's). One 4D transpose and an
-  // unstack: wasm's transpose of rank 5 (and its gradient's) is a generic loop ~7× slower.
+  // unstack: wasm's transpose of rank 5 (and its gradient's) is a generic loop, 7–100× slower.
   const heads = tf.transpose(tf.reshape(qkv, [B, S, 3 * H, hd]), [0, 2, 1, 3]);
   const [q, k, v] = tf
     .unstack(tf.reshape(heads, [B, 3, H * S * hd]), 1)
