@@ -10,41 +10,43 @@ export const unitTimeouts = { testTimeout: 120_000, hookTimeout: 120_000 };
 export const cliBundleSetup = 'scripts/cli.mjs';
 
 /**
- * Files run slowest first (measured: `npm test`'s JSON reports), so that the two workers end
- * together: in a fresh clone vitest has no durations and orders by file size, which left the
- * 62 s learning test running alone at the end of the unit phase (~40 s of an idle core).
+ * Files run slowest first (measured: `npm test`'s JSON reports; last on 2026-12-04, after the
+ * tfjs step got 1.8× faster), so that the two workers end together: in a fresh clone vitest has
+ * no durations and orders by file size, which left the 62 s learning test running alone at the
+ * end of the unit phase (~40 s of an idle core).
  */
 const slowestFiles = [
   // tests/unit
-  'engine-learning',
   'baseRolesKernels',
+  'engine-learning',
+  'cliTrain',
   'kernels.wiring',
   'baseRoles',
-  'cliAgents',
-  'cliTrain',
-  'loraCli',
-  'deviceLlamaLora',
-  'tasks.sandbox',
-  'engine',
-  'ggufLlamaCpp',
-  'agentsRetriever',
-  'rewardServer',
-  'microBatch',
+  'kernels.decode',
   'kernels.selfCheck',
+  'loraCli',
+  'tasks.sandbox',
+  'cliErrors',
+  'deviceLlamaLora',
+  'ggufLlamaCpp',
+  'rewardServer',
+  'tasks.generate',
+  'microBatch',
+  'cliModelHf',
   // tests/browser
   'lab',
   'hubBase',
-  'hubConsent',
-  'explainer',
-  'teaching',
   'recovery',
-  'runs',
-  'defaults',
-  'lesson',
-  'settings',
+  'explainer',
+  'hubConsent',
+  'teaching',
   'playground',
+  'runs',
   'selfCheck',
+  'defaults',
+  'settings',
   'agents',
+  'lesson',
   'charts',
 ];
 
