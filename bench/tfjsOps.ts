@@ -6,6 +6,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
 import { copyRows } from '../src/model';
+import { splitHeads } from '../src/model/gpt';
 import { rows } from '../src/model/ops';
 import type { BenchTable } from './table';
 
@@ -29,19 +30,6 @@ const qkvByRank5 = (qkv: tf.Tensor2D, B: number, S: number, H: number, hd: numbe
   tf.unstack(
     tf.reshape(tf.transpose(tf.reshape(qkv, [B, S, 3, H, hd]), [2, 0, 3, 1, 4]), [3, B * H, S, hd]),
   );
-
-/** The split as gpt.ts's block makes it: a 4D transpose and an unstack. */
-const qkvByRank4 = (qkv: tf.Tensor2D, B: number, S: number, H: number, hd: number) =>
-  tf
-    .unstack(
-      tf.reshape(tf.transpose(tf.reshape(qkv, [B, S, 3 * H, hd]), [0, 2, 1, 3]), [
-        B,
-        3,
-        H * S * hd,
-      ]),
-      1,
-    )
-    .map((part) => tf.reshape(part, [B * H, S, hd]));
 
 /** Rows one gather each, as attention split its slices before. */
 function rowsByGather(x: tf.Tensor3D): tf.Tensor[] {
@@ -75,7 +63,7 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
       'rank-5 transpose + unstack',
       () => qkvByRank5(qkv, B, S, H, hd),
       '4D transpose + unstack (now)',
-      () => qkvByRank4(qkv, B, S, H, hd),
+      () => splitHeads(qkv, B, S, H, hd),
     ],
     [
       "the split's gradient (the transpose back)",

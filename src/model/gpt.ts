@@ -56,6 +56,25 @@ export function embedTokens(model: GPT, ids: tf.Tensor2D, start = 0): tf.Tensor2
   return tf.reshape(tf.add(tokens, wpe), [B * S, d]) as tf.Tensor2D;
 }
 
+/**
+ * c_attn's output [B·S, 3·H·hd] → q, k, v as [B·H, S, hd] (its columns are q | k | v, each split
+ * into heads, so its 3·H column blocks of hd are q's heads, then k's, then v's). One 4D transpose
+ * and an unstack: wasm's transpose of rank 5 (and its gradient's) is a generic loop, 7–100×
+ * slower (`npm run bench -- tfjs-ops`).
+ */
+export function splitHeads(
+  qkv: tf.Tensor2D,
+  B: number,
+  S: number,
+  H: number,
+  hd: number,
+): tf.Tensor3D[] {
+  const heads = tf.transpose(tf.reshape(qkv, [B, S, 3 * H, hd]), [0, 2, 1, 3]);
+  return tf
+    .unstack(tf.reshape(heads, [B, 3, H * S * hd]), 1)
+    .map((part) => tf.reshape(part, [B * H, S, hd]) as tf.Tensor3D);
+}
+
 /** One pre-LN transformer block: x += attn(ln_1(x)); x += mlp(ln_2(x)). */
 export function block(
   model: GPT,
@@ -77,13 +96,7 @@ export function block(
 
   const a = layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), eps);
   const qkv = project('attn.c_attn', a);
-  // [B·S, 3d] → q, k, v as [B·H, S, hd] (c_attn's columns are q | k | v, each split into heads,
-  // so its 3·H column blocks of hd are q's heads, then k's, then v's). One 4D transpose and an
-  // unstack: wasm's transpose of rank 5 (and its gradient's) is a generic loop, 7–100× slower.
-  const heads = tf.transpose(tf.reshape(qkv, [B, S, 3 * H, hd]), [0, 2, 1, 3]);
-  const [q, k, v] = tf
-    .unstack(tf.reshape(heads, [B, 3, H * S * hd]), 1)
-    .map((part) => tf.reshape(part, [B * H, S, hd])) as tf.Tensor3D[];
+  const [q, k, v] = splitHeads(qkv, B, S, H, hd);
   const y = attention(q!, k!, v!, layer);
   const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, S, hd]), [0, 2, 1, 3]), [B * S, d]);
   x = tf.add(x, project('attn.c_proj', merged as tf.Tensor2D));

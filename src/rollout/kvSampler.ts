@@ -8,6 +8,7 @@
 // finishes leaves the batch at once (its cache rows are dropped). Any family: the sampler talks
 // to the policy interface (model/policy.ts); a GPT is wrapped by rollout/gptPolicy.ts.
 import * as tf from '@tensorflow/tfjs-core';
+import { distinctPrompts } from '../gpu/engine/deviceSampler';
 import { sampleLlamaOnDevice } from '../gpu/engine/kernelLlamaRoles';
 import { sampleOnDevice } from '../gpu/engine/kernelSampling';
 import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
@@ -119,25 +120,13 @@ export class KvCacheSampler implements Sampler {
     const budget = prompts.map((p) => Math.min(maxNewTokens, nCtx - p.length));
 
     // Distinct prompts, and which one each row continues.
-    const keyOf = (p: number[]) => p.join(',');
-    const distinct: number[][] = [];
-    const indexOfKey = new Map<string, number>();
-    const source = prompts.map((p) => {
-      const key = keyOf(p);
-      let index = indexOfKey.get(key);
-      if (index === undefined) {
-        index = distinct.length;
-        indexOfKey.set(key, index);
-        distinct.push(p);
-      }
-      return index;
-    });
+    const { unique: distinct, source } = distinctPrompts(prompts);
     const width = Math.max(...distinct.map((p) => p.length));
     const { lastLogits, cache: distinctCache } = await this.prefill(distinct, width);
 
     // Every row's cache: its distinct prompt's, left-padded to `width`.
-    const headRows = (rows: readonly number[]) =>
-      rows.flatMap((d) => Array.from({ length: H }, (_, h) => d * H + h));
+    const headRows = (rows: ArrayLike<number>) =>
+      Array.from(rows).flatMap((d) => Array.from({ length: H }, (_, h) => d * H + h));
     let cache: LayerCache[] = tf.tidy(() => {
       const index = headRows(source);
       return distinctCache.map(({ k, v }) => ({ k: copyRows(k, index), v: copyRows(v, index) }));
