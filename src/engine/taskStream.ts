@@ -4,9 +4,11 @@
 // the run cycles through a fixed pool of the stream's first tasks (small, repeatable studies).
 // With a fixed task list (an external task set's train split, e.g. MBXP) the stream is that
 // list in a seeded order, reshuffled each time it has all been drawn. The examples world draws
-// its own generator's train split (tasks/examples/generate.ts; the tier mix does not apply).
+// its own generator's train split (tasks/examples/generate.ts; the tier mix does not apply),
+// each step family in turn by its family mix (tasks/examples/mix.ts).
 import { generateTask, Rng, type Task } from '../tasks';
 import { generateExamplesTask } from '../tasks/examples/generate';
+import { FamilySchedule, TRAIN_FAMILY_MIX } from '../tasks/examples/mix';
 import type { RunConfig } from './types';
 
 export class TaskStream {
@@ -14,6 +16,8 @@ export class TaskStream {
   private pool: Task[] | null = null;
   /** The list's order in the epoch last drawn from. */
   private epoch: { number: number; order: number[] } | null = null;
+  /** The examples world's family of each position (FamilySchedule). */
+  private families: FamilySchedule | null = null;
 
   constructor(
     private readonly config: RunConfig,
@@ -31,16 +35,45 @@ export class TaskStream {
 
   next(count: number): Task[] {
     const poolSize = this.config.taskPoolSize;
+    const examples = this.config.taskSet === 'examples' && !this.list;
     if (poolSize) {
-      this.pool ??= this.draw(poolSize, 0).tasks;
+      this.pool ??= examples
+        ? this.byFamily(this.familySchedule(0), poolSize)
+        : this.draw(poolSize, 0).tasks;
       const pool = this.pool;
       const start = this.index;
       this.index += count;
       return Array.from({ length: count }, (_, i) => pool[(start + i) % pool.length] as Task);
     }
+    if (examples) {
+      this.families ??= this.familySchedule(this.index);
+      this.index += count;
+      return this.byFamily(this.families, count);
+    }
     const drawn = this.draw(count, this.index);
     this.index = drawn.next;
     return drawn.tasks;
+  }
+
+  /** The examples world's family of each position from `start`: its mix, kept to the run's families. */
+  private familySchedule(start: number): FamilySchedule {
+    const only = this.config.taskFamilies;
+    const mix = Object.fromEntries(
+      Object.entries(TRAIN_FAMILY_MIX).filter(([f]) => !only || only.includes(`examples-${f}`)),
+    );
+    if (Object.keys(mix).length === 0) {
+      throw new Error(`no training family of the examples world among ${only?.join(', ')}`);
+    }
+    return new FamilySchedule(mix, start);
+  }
+
+  /** The examples world's next `count` tasks: each one's family by the schedule, then its own stream. */
+  private byFamily(schedule: FamilySchedule, count: number): Task[] {
+    const seed = this.config.grpo.seed;
+    return Array.from({ length: count }, () => {
+      const { family, index } = schedule.next();
+      return generateExamplesTask({ split: 'train', seed, family }, index);
+    });
   }
 
   /** `count` tasks of the (filtered) stream from generator index `from`. */
@@ -58,11 +91,7 @@ export class TaskStream {
       if (tries > 10_000 * count) {
         throw new Error(`no training task of families ${families?.join(', ')} in tiers of the mix`);
       }
-      const task = this.list
-        ? this.fromList(index++)
-        : this.config.taskSet === 'examples'
-          ? generateExamplesTask({ split: 'train', seed: options.seed }, index++)
-          : generateTask(options, index++);
+      const task = this.list ? this.fromList(index++) : generateTask(options, index++);
       if (!families || families.includes(task.family)) tasks.push(task);
     }
     return { tasks, next: index };

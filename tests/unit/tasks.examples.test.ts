@@ -1,15 +1,19 @@
 // The examples world (src/tasks/examples/): every shipped task and every exported task is
 // singled out by its examples among all chains of the space of its length or shorter (the
 // space enumerated by fits.ts' counting), its references pass its tests, and the splits keep
-// their promises (lengths, family pairs).
+// their promises (lengths, family pairs); the training stream keeps every step to the family
+// mix, which is the generator's own shares.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { defaultRunConfig } from '../../src/engine/session';
+import { TaskStream } from '../../src/engine/taskStream';
 import { loadSuite, serializeSuite } from '../../src/tasks';
 import { countFittingChains, type ExamplePair } from '../../src/tasks/examples/fits';
-import { generateExamplesTasks } from '../../src/tasks/examples/generate';
+import { generateExamplesTask, generateExamplesTasks } from '../../src/tasks/examples/generate';
+import { FamilySchedule, TRAIN_FAMILY_MIX } from '../../src/tasks/examples/mix';
 import {
   familyPairs,
   HELD_OUT_FAMILY_PAIRS,
@@ -138,4 +142,77 @@ describe('examples world', () => {
       expectSingledOut(task);
     });
   }, 60_000);
+});
+
+describe('the examples world’s training stream, by its family mix', () => {
+  const shares = (mix: Readonly<Record<string, number>>) => {
+    const total = Object.values(mix).reduce((a, b) => a + b, 0);
+    return new Map(Object.entries(mix).map(([f, w]) => [f, w / total]));
+  };
+
+  it('the schedule keeps every prefix within one task of the mix, and resumes', () => {
+    const mix = { a: 5, b: 3, c: 1, d: 7 };
+    const share = shares(mix);
+    const schedule = new FamilySchedule(mix);
+    const seen = Array.from({ length: 400 }, () => schedule.next());
+    const counts = new Map<string, number>();
+    seen.forEach(({ family, index }, n) => {
+      expect(index).toBe(counts.get(family) ?? 0);
+      counts.set(family, index + 1);
+      for (const [f, s] of share)
+        expect(Math.abs((counts.get(f) ?? 0) - (n + 1) * s)).toBeLessThan(1);
+    });
+    const resumed = new FamilySchedule(mix, 137);
+    expect(Array.from({ length: 20 }, () => resumed.next())).toEqual(seen.slice(137, 157));
+    expect(() => new FamilySchedule({ a: 0.5 })).toThrow(/integer/);
+  });
+
+  it('the mix is the unrestricted generator’s own shares (a fresh sample of 400 tasks)', () => {
+    const share = shares(TRAIN_FAMILY_MIX);
+    const n = 400;
+    const counts = new Map<string, number>();
+    for (const task of generateExamplesTasks({ split: 'train', seed: 9 }, n)) {
+      const family = task.family.replace(/^examples-/, '');
+      counts.set(family, (counts.get(family) ?? 0) + 1);
+    }
+    for (const family of counts.keys()) expect(share.has(family)).toBe(true);
+    for (const [family, s] of share) {
+      const se = Math.sqrt((s * (1 - s)) / n);
+      expect(Math.abs((counts.get(family) ?? 0) / n - s)).toBeLessThan(4 * se + 1 / n);
+    }
+  });
+
+  it('each step holds the mix, each family from its own seeded stream, and a run resumes', () => {
+    const config = defaultRunConfig({ taskSet: 'examples', grpo: { seed: 5 } });
+    const perStep = config.grpo.tasksPerStep;
+    const share = shares(TRAIN_FAMILY_MIX);
+    const stream = new TaskStream(config);
+    const steps = Array.from({ length: 12 }, () => stream.next(perStep));
+    const drawn = steps.flat();
+    const schedule = new FamilySchedule(TRAIN_FAMILY_MIX);
+    for (const task of drawn) {
+      const { family, index } = schedule.next();
+      expect(task.family).toBe(`examples-${family}`);
+      expect(task.id).toBe(generateExamplesTask({ split: 'train', seed: 5, family }, index).id);
+    }
+    for (const step of steps) {
+      for (const [family, s] of share) {
+        const inStep = step.filter((t) => t.family === `examples-${family}`).length;
+        expect(Math.abs(inStep - s * perStep)).toBeLessThan(2);
+      }
+    }
+    const resumed = new TaskStream(config, 3 * perStep + 2).next(perStep + 5);
+    expect(resumed.map((t) => t.id)).toEqual(
+      drawn.slice(3 * perStep + 2, 4 * perStep + 7).map((t) => t.id),
+    );
+    // A family filter keeps the mix's share among the families it names.
+    const only = defaultRunConfig({
+      taskSet: 'examples',
+      taskFamilies: ['examples-reduce', 'examples-map-reduce'],
+    });
+    const filtered = new TaskStream(only).next(20);
+    expect(new Set(filtered.map((t) => t.family))).toEqual(
+      new Set(['examples-reduce', 'examples-map-reduce']),
+    );
+  });
 });

@@ -18,6 +18,7 @@ import { countFittingChains, type ExamplePair } from './fits';
 import {
   applyChain,
   combinesHeldOutPair,
+  INSTANCES,
   LENGTH_SPLIT_LENGTH,
   LIST_STEPS,
   REDUCE_STEPS,
@@ -44,6 +45,15 @@ function drawChain(length: number, rng: Rng): StepInstance[] {
   // The last step reduces the list to a number about half of the time.
   chain.push(rng.chance(0.5) ? rng.pick(REDUCE_STEPS) : rng.pick(LIST_STEPS));
   return chain;
+}
+
+/** A chain of the given step families ('map-reduce'), each step drawn within its family. */
+function drawChainOf(family: string, rng: Rng): StepInstance[] {
+  return family.split('-').map((name) => {
+    const within = INSTANCES.filter((i) => i.family === name);
+    if (within.length === 0) throw new Error(`no step family '${name}' (in '${family}')`);
+    return rng.pick(within);
+  });
 }
 
 function fitsSplit(chain: readonly StepInstance[], split: ExamplesSplit): boolean {
@@ -89,14 +99,23 @@ function uniqueExamples(chain: readonly StepInstance[], inputs: number[][]): Exa
 export interface ExamplesTaskOptions {
   split: ExamplesSplit;
   seed: number;
+  /**
+   * Only chains of these step families, joined by '-' ('map-reduce'): a stream of its own
+   * (the training stream draws each family by the family mix, mix.ts). Absent: any chain.
+   */
+  family?: string | undefined;
 }
 
-/** Task `index` of a seeded stream of one split. */
+/** Task `index` of a seeded stream of one split (of one family of it, with `family`). */
 export function generateExamplesTask(options: ExamplesTaskOptions, index: number): Task {
-  const { split, seed } = options;
+  const { split, seed, family } = options;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const rng = Rng.derive(seed, 'examples', split, index, attempt);
-    const chain = drawChain(drawLength(split, rng), rng);
+    const rng =
+      family === undefined
+        ? Rng.derive(seed, 'examples', split, index, attempt)
+        : Rng.derive(seed, 'examples', split, family, index, attempt);
+    const chain =
+      family === undefined ? drawChain(drawLength(split, rng), rng) : drawChainOf(family, rng);
     if (!fitsSplit(chain, split)) continue;
     const pairs = uniqueExamples(
       chain,
@@ -113,7 +132,10 @@ export function generateExamplesTask(options: ExamplesTaskOptions, index: number
     }));
     const uses: StepUse[] = chain.map(({ step, params }) => ({ step, params }));
     return {
-      id: `examples-${split}:${seed}:${index}`,
+      id:
+        family === undefined
+          ? `examples-${split}:${seed}:${index}`
+          : `examples-${split}:${seed}:${family}:${index}`,
       family: `examples-${chain.map((i) => i.family).join('-')}`,
       tier: tierOf(chain.length),
       statement: examplesStatement(examples),
@@ -126,7 +148,8 @@ export function generateExamplesTask(options: ExamplesTaskOptions, index: number
       steps: chain.map((i) => i.step.kind),
     };
   }
-  throw new Error(`could not draw an examples-${split} task (seed ${seed}, index ${index})`);
+  const of = family === undefined ? '' : ` of family ${family}`;
+  throw new Error(`could not draw an examples-${split} task${of} (seed ${seed}, index ${index})`);
 }
 
 export function generateExamplesTasks(options: ExamplesTaskOptions, count: number): Task[] {
