@@ -7,6 +7,7 @@
 //          --coder-alone (only a Coder, statement → code with no plan: `single` mode's warm start)
 //          --self-plan (one model, statement → plan <|code|> program: `self-plan` mode's, in coder/)
 //          --merges N (BPE merges fitted on the train split, default 512; 0: characters)
+//          --resume (go on from OUT/resume/, saved every --checkpoint-every steps of a --steps run)
 import { join } from 'node:path';
 import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
 import { initBackend } from '../gpu/backend';
@@ -15,6 +16,10 @@ import { saveCheckpointDir } from '../model/checkpointNode';
 import { DEFAULT_MERGES, warmStartModels } from '../sft/warmStart';
 import type { FlagSpecs } from './flags';
 import { commandLine, exitWhenWritten, UsageError } from './runCli';
+import { loadWarmStartResume, removeWarmStartResume, saveWarmStartResume } from './warmstartResume';
+
+/** A --steps run saves where it stands this often (a few seconds of a tiny model's steps). */
+const DEFAULT_CHECKPOINT_EVERY = 250;
 
 const FLAGS = {
   preset: {
@@ -50,6 +55,14 @@ const FLAGS = {
     kind: 'integer',
     help: `BPE merges fitted on the train split (default ${DEFAULT_MERGES}; 0: characters)`,
   },
+  'checkpoint-every': {
+    kind: 'integer',
+    help: `with --steps: save a resumable state in OUT/resume/ every this many steps of a role (default ${DEFAULT_CHECKPOINT_EVERY}; 0: never)`,
+  },
+  resume: {
+    kind: 'boolean',
+    help: 'go on from OUT/resume/ (same flags), ending as the uninterrupted run would have',
+  },
 } satisfies FlagSpecs;
 const { flags: f } = commandLine('warmstart', FLAGS, {
   usage: 'npm run warmstart -- --preset tiny --seed 1 --minutes 50 --out DIR [flags]',
@@ -73,6 +86,13 @@ if (coderAlone && selfPlan) {
 if (minutes === undefined && steps === undefined) {
   throw new UsageError('give --minutes N or --steps N');
 }
+if (f.resume === true && steps === undefined) {
+  throw new UsageError('--resume needs --steps: a --minutes run follows the clock and cannot');
+}
+// The flags a resume must repeat: all of this command's but --resume.
+const resumeArgs = process.argv.slice(2).filter((a) => a !== '--resume' && a !== '--debug');
+const checkpointEvery =
+  steps === undefined ? 0 : (f['checkpoint-every'] ?? DEFAULT_CHECKPOINT_EVERY);
 
 const backend = await initBackend((f.backend ?? 'auto') as BackendChoice);
 console.log(
@@ -97,6 +117,11 @@ const round = <T extends object>(o: T): T =>
     Object.entries(o).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(5)) : v]),
   ) as T;
 
+const resume = f.resume === true ? await loadWarmStartResume(out, resumeArgs) : undefined;
+if (resume) {
+  console.log(JSON.stringify({ event: 'resume', role: resume.role, step: resume.step, out }));
+}
+
 const models = await warmStartModels({
   preset,
   seed,
@@ -112,6 +137,12 @@ const models = await warmStartModels({
   onRoleStart: (role, parameters) =>
     console.log(JSON.stringify({ event: 'role', role, parameters })),
   onProgress: (role, p) => console.log(JSON.stringify({ event: 'progress', role, ...round(p) })),
+  ...(resume ? { resume } : {}),
+  checkpointEvery,
+  onCheckpoint: async (state) => {
+    await saveWarmStartResume(out, resumeArgs, state);
+    console.log(JSON.stringify({ event: 'checkpoint', role: state.role, step: state.step }));
+  },
 });
 
 const command = `npm run warmstart -- ${process.argv.slice(2).join(' ')}`;
@@ -127,5 +158,6 @@ for (const role of coderAlone || selfPlan
   };
   await saveCheckpointDir(join(out, role), model, tokenizer, provenance);
 }
+await removeWarmStartResume(out);
 console.log(JSON.stringify({ event: 'saved', out }));
 await exitWhenWritten(0);

@@ -6,6 +6,7 @@ import type { RoleExample } from '../agents/format';
 import {
   AdamW,
   type AdamWOptions,
+  type AdamWState,
   accumulatedStep,
   defaultMemoryBudgetBytes,
   type GPT,
@@ -34,6 +35,15 @@ export interface SftOptions {
   padId: number;
   /** Checked between steps; return true to stop early. */
   shouldStop?: () => boolean;
+  /**
+   * Go on from a run that stopped after `step` steps (a steps budget only): `model` holds its
+   * weights, `optimizer` its Adam moments, and the batches it drew are drawn again and skipped,
+   * so the run ends as the uninterrupted one would have, to the bit.
+   */
+  resume?: { step: number; optimizer: AdamWState };
+  /** Every this many steps (before the last), onCheckpoint gets the step and Adam's moments. */
+  checkpointEvery?: number;
+  onCheckpoint?: (step: number, optimizer: AdamWState) => Promise<void>;
 }
 
 export const DEFAULT_SFT: Omit<SftOptions, 'padId'> = {
@@ -82,6 +92,12 @@ export async function runSft(
   const start = now();
   let step = 0;
   let examples = 0;
+  if (options.resume) {
+    if (options.steps === undefined) throw new Error('sft: only a steps budget can be resumed');
+    optimizer.importState(options.resume.optimizer);
+    for (; step < options.resume.step; step++) examples += nextBatch().length;
+  }
+  const firstStep = step;
   let windowLoss = 0;
   let windowSteps = 0;
   let windowTokens = 0;
@@ -134,10 +150,14 @@ export async function runSft(
       windowSteps++;
       windowTokens += batchTokens;
       finalLoss = loss;
+      const every = options.checkpointEvery ?? 0;
+      if (every > 0 && step % every === 0 && step < maxSteps && options.onCheckpoint) {
+        await options.onCheckpoint(step, await optimizer.exportState());
+      }
       if (step % options.logEvery === 0 || step === maxSteps) {
         const t = now();
         const elapsedSec = (t - start) / 1000;
-        const perStep = elapsedSec / step;
+        const perStep = elapsedSec / (step - firstStep);
         const etaSec = Number.isFinite(maxSteps)
           ? perStep * (maxSteps - step)
           : Math.max(0, budgetSec - elapsedSec);

@@ -2,7 +2,7 @@
 // the Planner trained on statement → plan, then the Coder on statement + plan → code.
 // The page's "train warm start from scratch" runs this in its engine Worker and
 // `npm run warmstart` in Node, so a seed and step budget give the same models in both.
-import type { LoadedCheckpoint, PresetName } from '../model';
+import type { AdamWState, GPT, LoadedCheckpoint, PresetName } from '../model';
 import { createModel, type ModelRole, makeConfig, parameterCount } from '../model';
 import { EXAMPLES_PLAN_DROPOUT, type Role } from '../rl/config';
 import { createTaskSampler } from '../tasks';
@@ -49,6 +49,22 @@ export interface WarmStartOptions {
   /** Called when a role starts training, with its parameter count. */
   onRoleStart?: (role: ModelRole, parameters: number) => void;
   shouldStop?: () => boolean;
+  /** Go on from a warm start stopped part-way (a steps budget), from what onCheckpoint got. */
+  resume?: WarmStartResume;
+  /** Every this many steps of a role, onCheckpoint gets what resume needs. */
+  checkpointEvery?: number;
+  onCheckpoint?: (state: WarmStartResume) => Promise<void>;
+}
+
+/** Where a warm start stands: the role in training, its steps done, weights and Adam's moments. */
+export interface WarmStartResume {
+  role: ModelRole;
+  step: number;
+  model: GPT;
+  tokenizer: CharTokenizer;
+  optimizer: AdamWState;
+  /** The roles it had trained to the end before this one. */
+  finished: Partial<Record<ModelRole, LoadedCheckpoint>>;
 }
 
 const TIER_MIX = { L1: 1, L2: 2, L3: 2, L4: 1 };
@@ -118,6 +134,11 @@ export async function warmStartModels(
   const merges = options.merges ?? DEFAULT_MERGES;
   const taskSet = options.taskSet ?? 'procedural';
   const tokenizer = merges > 0 ? fitTaskTokenizer(merges, taskSet) : new CharTokenizer();
+  if (options.resume && options.resume.tokenizer.vocabSize !== tokenizer.vocabSize) {
+    throw new Error(
+      'warm start: the resumed state was made with another tokenizer (--merges, --task-set)',
+    );
+  }
   const prng = new Rng(seed);
   const format: ExampleFormat = options.selfPlan
     ? 'self-plan'
@@ -125,18 +146,29 @@ export async function warmStartModels(
       ? 'coder-alone'
       : 'roles';
 
+  const finished: Partial<Record<ModelRole, LoadedCheckpoint>> = {};
   const trainRole = async (role: ModelRole, share: number): Promise<LoadedCheckpoint> => {
     const config = makeConfig(preset, tokenizer.vocabSize, role);
-    const model = createModel(config, prng.fork());
-    const tasks = trainTaskStream(taskSet, prng.fork());
+    // Drawn in this order whatever is resumed, so a resumed run draws what the whole one did.
+    const forks = { model: prng.fork(), tasks: prng.fork(), source: prng.fork() };
+    const batchesFork = prng.fork();
+    const done = options.resume?.finished[role];
+    if (done) {
+      finished[role] = done;
+      return done;
+    }
+    const resume = options.resume?.role === role ? options.resume : undefined;
+    const model = resume ? resume.model : createModel(config, forks.model);
+    const tasks = trainTaskStream(taskSet, forks.tasks);
     const roles: Role[] = role === 'shared' ? ['planner', 'coder'] : [role];
-    const source = taskExampleSource((n) => tasks.next(n), tokenizer, roles, prng.fork(), {
+    const source = taskExampleSource((n) => tasks.next(n), tokenizer, roles, forks.source, {
       shared: role === 'shared',
       format,
       coderViews: taskSet === 'examples' && format === 'roles' ? EXAMPLES_CODER_VIEWS : undefined,
     });
     options.onRoleStart?.(role, parameterCount(config));
-    const batches = new BucketedBatches(source, batchSize, prng.fork(), 8, config.nCtx);
+    const batches = new BucketedBatches(source, batchSize, batchesFork, 8, config.nCtx);
+    const onCheckpoint = options.onCheckpoint;
     const result = await runSft(
       model,
       () => batches.next(),
@@ -146,6 +178,21 @@ export async function warmStartModels(
         logEvery: options.logEvery ?? DEFAULT_SFT.logEvery,
         ...(steps !== undefined ? { steps } : { minutes: (minutes ?? 0) * share }),
         ...(options.shouldStop ? { shouldStop: options.shouldStop } : {}),
+        ...(resume ? { resume: { step: resume.step, optimizer: resume.optimizer } } : {}),
+        ...(onCheckpoint && options.checkpointEvery
+          ? {
+              checkpointEvery: options.checkpointEvery,
+              onCheckpoint: (step: number, optimizer: AdamWState) =>
+                onCheckpoint({
+                  role,
+                  step,
+                  model,
+                  tokenizer,
+                  optimizer,
+                  finished: { ...finished },
+                }),
+            }
+          : {}),
       },
       (progress) => options.onProgress?.(role, progress),
     );
@@ -154,7 +201,9 @@ export async function warmStartModels(
       taskSet === 'examples'
         ? { taskSet, ...(selfPlanFormat ?? { coderViews: EXAMPLES_CODER_VIEWS }) }
         : { mix: TIER_MIX, ...selfPlanFormat };
-    return { model, tokenizer, lab: { seed, sft: { ...result, batchSize, ...world } } };
+    const trained = { model, tokenizer, lab: { seed, sft: { ...result, batchSize, ...world } } };
+    finished[role] = trained;
+    return trained;
   };
 
   if (format !== 'roles') {

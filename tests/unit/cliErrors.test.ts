@@ -86,6 +86,12 @@ const CASES = {
     status: 2,
     line: /^warmstart: unknown flag --presett \(did you mean --preset\?\)$/,
   },
+  warmstartResumeMinutes: {
+    script: 'src/cli/warmstart.ts',
+    args: ['--minutes', '1', '--resume', '--out', at('warmstart-out')],
+    status: 2,
+    line: /^warmstart: --resume needs --steps: a --minutes run follows the clock and cannot$/,
+  },
   warmstartAgentsUnknown: {
     script: 'src/cli/warmstartAgents.ts',
     args: ['--stepz', '1', '--out', at('agents-out')],
@@ -144,6 +150,12 @@ const CASES = {
       `^train: ${at('run-corrupt/config.json')}, line 3 column 3: not valid JSON \\(.+\\)$`,
     ),
   },
+  warmstartNothingToResume: {
+    script: 'src/cli/warmstart.ts',
+    args: ['--steps', '2', '--resume', '--backend', 'wasm', '--out', at('warmstart-none')],
+    status: 1,
+    line: /^warmstart: --resume: no saved warm start in .*warmstart-none\/resume \(a run saves one every --checkpoint-every steps\)$/,
+  },
   truncatedWeights: {
     script: 'src/cli/model.ts',
     args: ['info', '--checkpoint', at('coder-truncated'), '--backend', 'wasm'],
@@ -193,5 +205,6 @@ describe('every CLI answers bad input with one line', () => {
     }
     expect(existsSync(at('tasks-missing.jsonl'))).toBe(false);
     expect(existsSync(at('warmstart-kind'))).toBe(false);
+    expect(existsSync(at('warmstart-none'))).toBe(false);
   });
 });
