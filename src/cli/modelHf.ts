@@ -136,12 +136,15 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
     checkLoraTargets(new Map([...checkpoint.weights].map(([n, t]) => [n, t.shape])), adapter);
   const { ids } = promptIds(checkpoint.tokenizer, c);
   if (ids.length === 0) throw new Error('--text must not be empty');
-  const weights = new Map(
-    [...checkpoint.weights].map(([name, t]) => [
-      name,
-      { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) },
-    ]),
-  );
+  // Each tensor read from the files as the device takes it, so the process never holds them all.
+  const weights = {
+    get(name: string) {
+      const t = checkpoint.weights.get(name);
+      return (
+        t && { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) }
+      );
+    },
+  };
   const logits = await llamaLogitsOnDevice(checkpoint.config, weights, ids, adapter);
   return { ids, logits: Array.from(logits) };
 }

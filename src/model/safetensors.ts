@@ -15,11 +15,14 @@ export interface NamedTensor {
   data: Float32Array;
 }
 
-/** One tensor as the file holds it: its bytes are a view into the file's buffer. */
+/**
+ * One tensor as the file holds it: its bytes are a view into the file's buffer, or, for a file
+ * on a local disk (readSafetensorsAt), read from the disk each time they are asked for.
+ */
 export interface StoredTensor {
   dtype: SafetensorsDtype;
   shape: number[];
-  bytes: Uint8Array;
+  readonly bytes: Uint8Array;
 }
 
 export interface HeaderEntry {
@@ -194,11 +197,43 @@ export function readSafetensors(
   return { tensors, metadata };
 }
 
+/**
+ * Every tensor of a file on a local disk, from its header alone (checked as readSafetensorsHeader
+ * does): a tensor's bytes are read with `readAt` when asked for, so a loader that takes one
+ * tensor at a time (onto the device, or widened for tfjs) never holds the whole file.
+ */
+export function readSafetensorsAt(
+  readAt: (offset: number, length: number) => Uint8Array,
+  size: number,
+  file: string,
+): Map<string, StoredTensor> {
+  const first = readAt(0, Math.min(8, size));
+  const claimed =
+    size >= 8 ? Number(new DataView(first.buffer, first.byteOffset).getBigUint64(0, true)) : 0;
+  // Only a header length that fits the file and the bound is read; any other is refused below.
+  const whole = claimed <= size - 8 && claimed <= MAX_SAFETENSORS_HEADER_BYTES;
+  const head = whole ? readAt(0, 8 + claimed) : first;
+  const { entries, dataStart } = readSafetensorsHeader(head, file, size);
+  const tensors = new Map<string, StoredTensor>();
+  for (const [name, { dtype, shape, data_offsets }] of entries) {
+    const [begin, end] = data_offsets;
+    tensors.set(name, {
+      dtype,
+      shape,
+      get bytes() {
+        return readAt(dataStart + begin, end - begin);
+      },
+    });
+  }
+  return tensors;
+}
+
 /** The tensor's values widened to float32 (exactly: every F16 and BF16 value is a float32). */
 export function toFloat32(t: StoredTensor): Float32Array {
-  const count = t.bytes.length / BYTES[t.dtype];
+  const bytes = t.bytes; // once: a file on disk reads it at each ask
+  const count = bytes.length / BYTES[t.dtype];
   const out = new Float32Array(count);
-  const dv = new DataView(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (t.dtype === 'F32') for (let i = 0; i < count; i++) out[i] = dv.getFloat32(4 * i, true);
   else if (t.dtype === 'BF16') {
     const bits = new Uint32Array(out.buffer);
@@ -210,11 +245,11 @@ export function toFloat32(t: StoredTensor): Float32Array {
 /** A 16-bit tensor's raw words (F16 or BF16 bits, as the file holds them). */
 export function raw16(t: StoredTensor): Uint16Array {
   if (t.dtype === 'F32') throw new Error('raw16: the tensor is F32');
-  const count = t.bytes.length / 2;
+  const bytes = t.bytes;
+  const count = bytes.length / 2;
   // A view when the file's data is 2-byte aligned (it is when the header is padded), else a copy.
-  if (t.bytes.byteOffset % 2 === 0)
-    return new Uint16Array(t.bytes.buffer, t.bytes.byteOffset, count);
-  const dv = new DataView(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength);
+  if (bytes.byteOffset % 2 === 0) return new Uint16Array(bytes.buffer, bytes.byteOffset, count);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return Uint16Array.from({ length: count }, (_, i) => dv.getUint16(2 * i, true));
 }
 

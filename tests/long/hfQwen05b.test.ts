@@ -2,9 +2,11 @@
 // 2 key/value heads of 64, vocabulary 151,936, tied, BF16, rope_theta 1e6, q/k/v bias) with
 // random weights: it loads on tfjs cpu and on the lab's kernels (SwiftShader here, weights kept
 // 16-bit on the device, `model logits --backend kernels` as a user runs it), each gives the numpy
-// reference's last-position logits for a short input, and each process stays under 3.5 GB
-// resident (its peak, VmHWM). Kept short (a few tokens) so the default run can afford it; the
-// time it takes is in the README.
+// reference's last-position logits for a short input; the tfjs process stays under 3.5 GB
+// resident (its peak, VmHWM, the test runner's own memory included) and the kernels' process
+// under 1.6 GB (issue 31: the weights are read from the file a tensor at a time and live on the
+// device only). Kept short (a few tokens) so the default run can afford it; the time it takes
+// is in the README.
 import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -57,7 +59,7 @@ function runMeasured(
   });
 }
 
-it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the reference logits, each process under 3.5 GB', async () => {
+it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the reference logits, under 3.5 GB and 1.6 GB resident', async () => {
   await initBackend('cpu');
   const dir = join(root, 'qwen2.5-coder-0.5b');
   let t = Date.now();
@@ -107,7 +109,9 @@ it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the 
   expect(diff / scale).toBeLessThan(2e-3);
   expect(peak).toBeLessThan(3.5 * 2 ** 30);
 
-  // The same checkpoint on the kernels, in a process of its own (its own peak memory).
+  // The same checkpoint on the kernels, in a process of its own (its own peak memory), once
+  // the CLI's bundle is built (a first run after an edit builds it in the same process).
+  execFileSync(process.execPath, [join(__dirname, '../../scripts/cli.mjs'), 'model', '--help']);
   t = Date.now();
   const kernels = await runMeasured(process.execPath, [
     join(__dirname, '../../scripts/cli.mjs'),
@@ -134,5 +138,5 @@ it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the 
   );
   expect(kernelDiff / scale).toBeLessThan(2e-3);
   expect(kernels.peakBytes).toBeGreaterThan(0);
-  expect(kernels.peakBytes).toBeLessThan(3.5 * 2 ** 30);
+  expect(kernels.peakBytes).toBeLessThan(1.6e9);
 }, 900_000);

@@ -1,7 +1,7 @@
 // 16-bit safetensors: F16 widened and narrowed as numpy does (every one of the 65,536 half
 // values; random float32s rounded, subnormals and overflow included), BF16 as the top half of a
 // float32 rounded to nearest even, raw16 giving the file's words, and the header checked against
-// a file's announced size before its data arrives.
+// a file's announced size before its data arrives; a file on disk read a tensor at a time.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,6 +11,7 @@ import {
   f32ToF16,
   raw16,
   readSafetensors,
+  readSafetensorsAt,
   readSafetensorsHeader,
   toFloat32,
 } from '../../src/model/safetensors';
@@ -114,5 +115,42 @@ describe('16-bit safetensors', () => {
     expect(() => readSafetensorsHeader(bytes, 'x.safetensors', bytes.length + 2)).toThrow(
       /2 data bytes belong to no tensor/,
     );
+  });
+
+  it('reads a file on disk a tensor at a time: the header, then only the bytes asked for', () => {
+    const tensors = new Map([
+      ['a', { shape: [3, 8], data: randomFloats(24, 8) }],
+      ['b', { shape: [5], data: randomFloats(5, 9) }],
+    ]);
+    for (const dtype of ['F32', 'F16', 'BF16'] as const) {
+      const bytes = encodeSafetensors(tensors, {}, dtype);
+      const reads: [number, number][] = [];
+      const readAt = (offset: number, length: number) => {
+        reads.push([offset, length]);
+        return bytes.slice(offset, offset + length);
+      };
+      const lazy = readSafetensorsAt(readAt, bytes.length, 'x.safetensors');
+      const whole = readSafetensors(bytes).tensors;
+      const headerBytes = reads.reduce((n, [, l]) => n + l, 0);
+      expect(headerBytes).toBeLessThan(bytes.length - 8 * 2); // not the data
+      expect([...lazy.keys()]).toEqual([...whole.keys()]);
+      for (const [name, t] of whole) {
+        const before = reads.length;
+        expect(toFloat32(lazy.get(name)!)).toEqual(toFloat32(t));
+        expect(reads.length - before).toBe(1); // one read, of this tensor's bytes alone
+        expect(reads.at(-1)![1]).toBe(t.bytes.length);
+      }
+    }
+    // The same checks as a whole file's: a file cut short is refused before any data is read.
+    const bytes = encodeSafetensors(tensors, {}, 'BF16');
+    const cut = bytes.subarray(0, bytes.length - 4);
+    expect(() =>
+      readSafetensorsAt((o, l) => cut.slice(o, o + l), cut.length, 'x.safetensors'),
+    ).toThrow(/x\.safetensors is corrupt: .*\(truncated\?\)/);
+    const lying = bytes.slice();
+    new DataView(lying.buffer).setBigUint64(0, 10n ** 12n, true);
+    expect(() =>
+      readSafetensorsAt((o, l) => lying.slice(o, o + l), lying.length, 'x.safetensors'),
+    ).toThrow(/header claims 1000000000000 bytes but the file has/);
   });
 });

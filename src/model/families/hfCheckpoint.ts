@@ -10,7 +10,7 @@
 // the WGSL engine can upload the raw words.
 import { HfTokenizer } from '../../tokenizer/hfTokenizer';
 import type { StoredTensor } from '../safetensors';
-import { MAX_SAFETENSORS_HEADER_BYTES, readSafetensors } from '../safetensors';
+import { MAX_SAFETENSORS_HEADER_BYTES, readSafetensors, readSafetensorsAt } from '../safetensors';
 import { familyOf, llamaParameterCount, llamaWeightSpecs, parseLlamaConfig } from './hfConfig';
 import type { LlamaConfig } from './llamaConfig';
 
@@ -21,6 +21,14 @@ export interface CheckpointSource {
   read(file: string, maxBytes?: number): Promise<Uint8Array | null>;
   /** Drops whatever a cache kept of this checkpoint: its files were refused. */
   forget?(): Promise<void>;
+  /**
+   * Files on a local disk (Node's folders): their sizes, and bytes read at an offset. The weights
+   * are then read a tensor at a time as a loader asks for them, never the whole file at once.
+   */
+  local?: {
+    size(file: string): Promise<number | null>;
+    readAt(file: string, offset: number, length: number): Uint8Array;
+  };
 }
 
 /** A failure to fetch (network, server), not a verdict on the files: the cache keeps them. */
@@ -105,6 +113,33 @@ export async function readConfig(
   });
 }
 
+/**
+ * A weight file's tensors, checked: from its header alone where the source is a local disk
+ * (each tensor's bytes read when a loader asks), else from the whole file; null if absent.
+ */
+async function weightFile(
+  source: CheckpointSource,
+  file: string,
+  maxBytes: number,
+): Promise<Map<string, StoredTensor> | null> {
+  const { label, local } = source;
+  if (!local) {
+    const bytes = await source.read(file, maxBytes);
+    return bytes ? readSafetensors(bytes, `${label}: ${file}`).tensors : null;
+  }
+  const size = await local.size(file);
+  if (size === null) return null;
+  if (size > maxBytes)
+    throw new Error(
+      `${label}: ${file} is ${size} bytes, over the ${maxBytes} its checkpoint can need`,
+    );
+  return readSafetensorsAt(
+    (offset, length) => local.readAt(file, offset, length),
+    size,
+    `${label}: ${file}`,
+  );
+}
+
 /** Reads and checks a Llama-family checkpoint. */
 export function readHfCheckpoint(source: CheckpointSource): Promise<HfCheckpoint> {
   return forgettingOnRefusal(source, () => readChecked(source));
@@ -143,15 +178,14 @@ async function readChecked(source: CheckpointSource): Promise<HfCheckpoint> {
   // No weight file can be larger than every weight at 4 bytes and the largest header.
   const maxWeightFileBytes = llamaParameterCount(config) * 4 + MAX_SAFETENSORS_HEADER_BYTES + 8;
   for (const file of files) {
-    const bytes = await source.read(file, maxWeightFileBytes);
-    if (!bytes) {
+    const tensors = await weightFile(source, file, maxWeightFileBytes);
+    if (!tensors) {
       throw new Error(
         index
           ? `${label}: ${file} (a shard ${INDEX_FILE} names) is missing`
           : `${label}: model.safetensors is missing (and there is no ${INDEX_FILE})`,
       );
     }
-    const { tensors } = readSafetensors(bytes, `${label}: ${file}`);
     for (const [name, tensor] of tensors) {
       const map = (index as { weight_map: Record<string, string> } | null)?.weight_map;
       if (map && (!Object.hasOwn(map, name) || map[name] !== file))
