@@ -6,8 +6,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
 import { copyRows } from '../src/model';
-import { splitHeads } from '../src/model/gpt';
 import { rows } from '../src/model/ops';
+import { splitHeads } from '../src/model/transformer';
 import type { BenchTable } from './table';
 
 const REPEATS = 30;

@@ -1,11 +1,19 @@
-// A GPT-2 style decoder, nanoGPT style: learned positions, pre-LayerNorm, GELU (tanh)
-// MLP, fused q,k,v projection, tied input/output embeddings.
+// The lab's GPT-2 (learned positions, pre-LayerNorm, GELU (tanh) MLP, fused q,k,v projection,
+// tied input/output embeddings): its parameters as tfjs variables, and its configuration of the
+// one transformer (transformer.ts), which runs it. Training's losses live here.
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config';
-import { disposeLora, type GptLora, loraDelta, loraParams } from './gptLora';
+import { disposeLora, type GptLora, loraParams } from './gptLora';
 import { tokenLogProbs } from './logProbs';
-import { causalAttention, embed, gatherRows, geluTanh, layerNorm, linear, matMul2d } from './ops';
 import { initialValues, makeVariables, type Params } from './params';
+import {
+  type Transformer,
+  type TransformerConfig,
+  type TransformerNames,
+  forward as transformerForward,
+  hiddenStates as transformerHiddenStates,
+  logitsAt as transformerLogitsAt,
+} from './transformer';
 
 export interface GPT {
   config: ModelConfig;
@@ -34,117 +42,67 @@ export function param(model: GPT, name: string): tf.Tensor {
   return v;
 }
 
-/** Attention over heads: q, k, v [B·H, S, hd] → [B·H, S, hd]. Training uses causalAttention;
- * the KV-cache sampler passes one that attends to cached keys too. */
-export type AttentionFn = (
-  q: tf.Tensor3D,
-  k: tf.Tensor3D,
-  v: tf.Tensor3D,
-  layer: number,
-) => tf.Tensor3D;
-
-/**
- * Embeds S tokens per row at positions start..start+S−1: ids [B,S] → residual stream [B·S, d]
- * (rows flattened so every projection is one 2D matMul).
- */
-export function embedTokens(model: GPT, ids: tf.Tensor2D, start = 0): tf.Tensor2D {
-  const d = model.config.nEmbd;
-  const [B, S] = ids.shape;
-  const wte = param(model, 'transformer.wte.weight') as tf.Tensor2D;
-  const wpe = tf.slice(param(model, 'transformer.wpe.weight'), [start, 0], [S, d]);
-  const tokens = tf.reshape(embed(tf.reshape(ids, [B * S]), wte), [B, S, d]);
-  return tf.reshape(tf.add(tokens, wpe), [B * S, d]) as tf.Tensor2D;
-}
-
-/**
- * c_attn's output [B·S, 3·H·hd] → q, k, v as [B·H, S, hd] (its columns are q | k | v, each split
- * into heads, so its 3·H column blocks of hd are q's heads, then k's, then v's). One 4D transpose
- * and an unstack: wasm's transpose of rank 5 (and its gradient's) is a generic loop, 7–100×
- * slower (`npm run bench -- tfjs-ops`).
- */
-export function splitHeads(
-  qkv: tf.Tensor2D,
-  B: number,
-  S: number,
-  H: number,
-  hd: number,
-): tf.Tensor3D[] {
-  const heads = tf.transpose(tf.reshape(qkv, [B, S, 3 * H, hd]), [0, 2, 1, 3]);
-  return tf
-    .unstack(tf.reshape(heads, [B, 3, H * S * hd]), 1)
-    .map((part) => tf.reshape(part, [B * H, S, hd]) as tf.Tensor3D);
-}
-
-/** One pre-LN transformer block: x += attn(ln_1(x)); x += mlp(ln_2(x)). */
-export function block(
-  model: GPT,
-  layer: number,
-  x: tf.Tensor2D,
-  B: number,
-  attention: AttentionFn,
-): tf.Tensor2D {
-  const { nEmbd: d, nHead: H, layerNormEps: eps } = model.config;
-  const S = x.shape[0] / B;
-  const hd = d / H;
-  const w = (name: string) => param(model, `transformer.h.${layer}.${name}`);
-  // A Conv1D projection, plus the adapter's scale·(x·Aᵀ)·Bᵀ where LoRA targets it.
-  const project = (module: string, input: tf.Tensor2D): tf.Tensor2D => {
-    const y = linear(input, w(`${module}.weight`), w(`${module}.bias`));
-    const delta = model.lora && loraDelta(model.lora, `transformer.h.${layer}.${module}`, input);
-    return delta ? tf.add(y, delta) : y;
+/** The lab's GPT-2 as a configuration of the one transformer (transformer.ts). */
+export function gptTransformerConfig(config: ModelConfig): TransformerConfig {
+  const { nEmbd: d, nHead: H } = config;
+  return {
+    vocabSize: config.vocabSize,
+    hidden: d,
+    layers: config.nLayer,
+    heads: H,
+    kvHeads: H,
+    headDim: d / H,
+    contextLength: config.nCtx,
+    norm: 'layernorm',
+    normEps: config.layerNormEps,
+    positions: 'learned',
+    mlp: 'gelu',
+    fusedQkv: true,
+    weightLayout: 'in-out',
+    qkvBias: true,
+    projBias: true,
+    qkNorm: false,
+    tiedHead: true,
+    names: GPT2_NAMES,
   };
-
-  const a = layerNorm(x, w('ln_1.weight'), w('ln_1.bias'), eps);
-  const qkv = project('attn.c_attn', a);
-  const [q, k, v] = splitHeads(qkv, B, S, H, hd);
-  const y = attention(q!, k!, v!, layer);
-  const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, S, hd]), [0, 2, 1, 3]), [B * S, d]);
-  x = tf.add(x, project('attn.c_proj', merged as tf.Tensor2D));
-
-  const m = layerNorm(x, w('ln_2.weight'), w('ln_2.bias'), eps);
-  const up = geluTanh(project('mlp.c_fc', m)) as tf.Tensor2D;
-  return tf.add(x, project('mlp.c_proj', up));
 }
 
-/** Final LayerNorm and the tied output projection: [B·S, d] → logits [B, S, V]. */
-export function head(model: GPT, x: tf.Tensor2D, B: number): tf.Tensor3D {
-  const { layerNormEps: eps, vocabSize: V } = model.config;
-  const normed = layerNorm(
-    x,
-    param(model, 'transformer.ln_f.weight'),
-    param(model, 'transformer.ln_f.bias'),
-    eps,
-  );
-  const wte = param(model, 'transformer.wte.weight');
-  const logits = matMul2d(normed, tf.transpose(wte) as tf.Tensor2D); // tied embeddings
-  return tf.reshape(logits, [B, x.shape[0] / B, V]);
-}
+/** Hugging Face's GPT-2 names (the lab's checkpoints are HF GPT-2 checkpoints). */
+const GPT2_NAMES: TransformerNames = {
+  embed: 'transformer.wte.weight',
+  positions: 'transformer.wpe.weight',
+  finalNorm: 'transformer.ln_f',
+  layer: (i) => `transformer.h.${i}`,
+  inNorm: 'ln_1',
+  postNorm: 'ln_2',
+  qkv: 'attn.c_attn',
+  o: 'attn.c_proj',
+  fc: 'mlp.c_fc',
+  down: 'mlp.c_proj',
+};
 
-const trainingAttention: AttentionFn = (q, k, v) => causalAttention(q, k, v);
+/** The model as the one transformer reads it (its params and adapter, not copied). */
+export function gptTransformer(model: GPT): Transformer {
+  return {
+    config: gptTransformerConfig(model.config),
+    weight: (name) => param(model, name),
+    ...(model.lora ? { lora: model.lora } : {}),
+  };
+}
 
 /** ids [B,T] (int32) → the last block's residual stream [B·T, d], before the final LayerNorm. */
 export function hiddenStates(model: GPT, ids: tf.Tensor2D): tf.Tensor2D {
-  const [B, T] = ids.shape;
-  if (T > model.config.nCtx)
-    throw new Error(`sequence of ${T} tokens exceeds the context of ${model.config.nCtx}`);
-  let x = embedTokens(model, ids);
-  for (let i = 0; i < model.config.nLayer; i++) x = block(model, i, x, B, trainingAttention);
-  return x;
+  return transformerHiddenStates(gptTransformer(model), ids);
 }
 
 /** ids [B,T] (int32) → logits [B,T,V]. Call inside tf.tidy or a gradient function. */
 export function forward(model: GPT, ids: tf.Tensor2D): tf.Tensor3D {
-  return head(model, hiddenStates(model, ids), ids.shape[0]);
+  return transformerForward(gptTransformer(model), ids);
 }
 
-/**
- * Logits at chosen positions only: `rows` [B·L] indexes the flattened [B·T] positions (row-major
- * per sequence), giving [B, L, V]. The GRPO update asks only for the positions that predict
- * completion tokens, so the head, log-softmax and their gradients skip every prompt position.
- */
+/** Logits at chosen positions only ([B·L] rows of the flattened [B·T]) → [B, L, V]. */
 export function logitsAt(model: GPT, ids: tf.Tensor2D, rows: tf.Tensor1D): tf.Tensor3D {
-  const picked = gatherRows(hiddenStates(model, ids), rows);
-  return head(model, picked, ids.shape[0]);
+  return transformerLogitsAt(gptTransformer(model), ids, rows);
 }
 
 /**

@@ -20,15 +20,12 @@ export {
   parameterCount,
 } from './config';
 export {
-  type AttentionFn,
   baseOf,
-  block,
   createModel,
   disposeModel,
-  embedTokens,
   forward,
   type GPT,
-  head,
+  gptTransformer,
   hiddenStates,
   logitsAt,
   maskedLoss,

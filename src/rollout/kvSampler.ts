@@ -13,9 +13,10 @@ import { sampleLlamaOnDevice } from '../gpu/engine/kernelLlamaRoles';
 import { sampleOnDevice } from '../gpu/engine/kernelSampling';
 import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
 import { type LlamaModel, llamaCausalLM } from '../model/families/llama';
+import type { KvLayerCache as LayerCache } from '../model/policy';
 import { type CausalLM, isCausalLM } from '../model/policy';
+import { disposeCache } from '../model/transformer';
 import { gptCausalLM } from './gptPolicy';
-import { disposeCache, type LayerCache } from './kvForward';
 import { pickToken, rowPrng } from './pick';
 import type { SampleOptions, SampleResult, Sampler } from './types';
 
