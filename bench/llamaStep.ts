@@ -5,12 +5,14 @@
 // the CLI as a user runs it (`train grpo --steps 2 --seed 1 --eval-every 0`, its own process);
 // the table reads step 2 (step 1 also compiles pipelines). LLAMA_STEP_QUICK=1 caps the base's
 // runs to one task, 2 plans × 2 programs and 16 / 24 tokens (random weights never stop, so the
-// defaults run every sample to its cap: minutes a step on a CPU driver).
-import { spawnSync } from 'node:child_process';
+// defaults run every sample to its cap: minutes a step on a CPU driver). Then the peak resident
+// memory of `model logits` at Qwen2.5-Coder-0.5B's shape (random BF16 weights, 1 GB on disk), on
+// the kernels and on tfjs cpu, each in its own process (LLAMA_STEP_05B=0 skips it).
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chatFixtureSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
+import { chatFixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
 import type { BenchSection, BenchTable } from './table';
 
 interface StepTimes {
@@ -42,6 +44,39 @@ function trainOnce(args: string[], out: string): StepTimes {
   if (run.status !== 0)
     throw new Error(`train ${args.join(' ')} failed: ${run.stderr.trim().split('\n').at(-1)}`);
   return secondStep(out);
+}
+
+/** A CLI run's peak resident memory in GiB (VmHWM, polled while it runs). */
+function peakResidentGiB(args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['scripts/cli.mjs', ...args], { stdio: 'ignore' });
+    let peakKb = 0;
+    const poll = setInterval(() => {
+      try {
+        const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
+        if (kb) peakKb = Math.max(peakKb, Number(kb));
+      } catch {} // gone between polls
+    }, 50);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearInterval(poll);
+      code === 0
+        ? resolve(peakKb / 2 ** 20)
+        : reject(new Error(`model ${args.join(' ')}: exit ${code}`));
+    });
+  });
+}
+
+/** Issue 31's memory figure: `model logits` at the 0.5B shape, kernels and tfjs cpu. */
+async function logitsMemoryNote(root: string): Promise<string> {
+  const dir = join(root, 'qwen2.5-coder-0.5b');
+  writeHfCheckpoint(dir, qwen05bSpec(), 1);
+  spawnSync(process.execPath, ['scripts/cli.mjs', 'model', '--help']); // the bundle, built apart
+  const logits = ['model', 'logits', '--checkpoint', dir, '--text', 'the fun'];
+  const kernels = await peakResidentGiB([...logits, '--backend', 'kernels']);
+  const cpu = await peakResidentGiB(logits);
+  rmSync(dir, { recursive: true, force: true });
+  return `Qwen2.5-Coder-0.5B's shape (random BF16 weights): \`model logits\` of 3 tokens peaks at ${kernels.toFixed(2)} GiB resident on the kernels (weights 16-bit on the device; issue 31's target ≤ 1.6 GB) and ${cpu.toFixed(2)} GiB on tfjs cpu (float32 weights), each process alone.`;
 }
 
 export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
@@ -86,6 +121,7 @@ export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
       columns: ['run', 'step s (kernels / wasm)', 'rollout s', 'update s', 'kernels ÷ wasm'],
       rows,
       notes: [
+        ...(process.env.LLAMA_STEP_05B === '0' ? [] : [await logitsMemoryNote(root)]),
         "Not in this table yet (issue 31's other figures): prompt tokens prefilled against distinct prompt tokens (the Llama sampler's count is `llamaDeviceCalls.prefilledTokens`, checked in baseRolesKernels.test.ts), dispatches per decoded token, and the 0.5B shape's LoRA forward + backward ÷ forward (`npm run bench -- llama-lora`).",
       ],
     };
