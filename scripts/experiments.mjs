@@ -28,8 +28,8 @@
 // alone, warmstart --coder-alone --task-set examples), single-2x (tiny-examples-single-2x: the
 // same with preset tiny-2x, the pair's parameters in one model), self-plan
 // (tiny-examples-self-plan: warmstart --self-plan, plan <|code|> program in one sequence),
-// frozen-planner, core, core-sees-plan. On the procedural world single-2x and self-plan have no
-// shipped warm start yet (ARMS= leaves them out there).
+// frozen-planner, core, core-sees-plan. On the procedural world single-2x and self-plan start
+// from public/checkpoints/tiny-single-2x and tiny-self-plan.
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -203,8 +203,8 @@ const EXAMPLES_ARMS = [
   'core',
   'core-sees-plan',
 ];
-// By default, every arm whose warm start is on disk (the procedural world has none yet for
-// single-2x and self-plan); ARMS= names them and fails loudly on a missing one.
+// By default, every arm whose warm start is on disk; ARMS= names them and fails loudly on a
+// missing one.
 const shipped = (arm) => existsSync(join(ARMS[arm].checkpoint, 'coder', 'model.safetensors'));
 const CHOSEN = (
   process.env.ARMS ?? (EXAMPLES ? EXAMPLES_ARMS : Object.keys(ARMS)).filter(shipped).join(',')

@@ -6,7 +6,16 @@
 // what full recomputation gives; bad checkpoints are refused in words, leaving no tensors.
 
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
@@ -92,8 +101,15 @@ describe.each(FIXTURES)('%s checkpoint on tfjs cpu', (name) => {
 });
 
 describe('GPT-2, the lab family of its own models, against the same reference', () => {
-  it('the shipped tiny coder gives the reference GPT-2 logits', async () => {
-    const dirPath = join(__dirname, '../../public/checkpoints/tiny/coder');
+  // Every shipped checkpoint's every model (issue 31: they all load as HF GPT-2 and match).
+  const root = join(__dirname, '../../public/checkpoints');
+  const shipped = readdirSync(root).flatMap((folder) =>
+    readdirSync(join(root, folder))
+      .filter((role) => existsSync(join(root, folder, role, 'model.safetensors')))
+      .map((role) => `${folder}/${role}`),
+  );
+  it.each(shipped)('%s gives the reference GPT-2 logits', async (name) => {
+    const dirPath = join(root, name);
     const { model, tokenizer } = await loadCheckpointDir(dirPath, false);
     const ids = tokenizer.encode('<|statement|>Keep the even numbers.<|plan|>');
     const logits = tf.tidy(() =>
