@@ -1,4 +1,6 @@
-// Model configuration as plain data, with the presets the lab ships.
+// Model configuration as plain data, with the presets the lab ships, and the lab's GPT-2 as a
+// configuration of the one transformer.
+import type { TransformerConfig, TransformerNames } from './transformerConfig';
 
 export type PresetName = 'tiny' | 'tiny-2x' | 'small' | 'base';
 /** A model's role: one agent's weights, or one model shared by both (a role token in each prompt). */
@@ -55,3 +57,43 @@ export function parameterCount(config: ModelConfig): number {
   const perLayer = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * f + f) + (f * d + d);
   return V * d + T * d + L * perLayer + 2 * d;
 }
+
+/** The lab's GPT-2 as a configuration of the one transformer (transformer.ts). */
+export function gptTransformerConfig(config: ModelConfig): TransformerConfig {
+  const { nEmbd: d, nHead: H } = config;
+  return {
+    vocabSize: config.vocabSize,
+    hidden: d,
+    layers: config.nLayer,
+    heads: H,
+    kvHeads: H,
+    headDim: d / H,
+    intermediate: config.nInner,
+    contextLength: config.nCtx,
+    norm: 'layernorm',
+    normEps: config.layerNormEps,
+    positions: 'learned',
+    mlp: 'gelu',
+    fusedQkv: true,
+    weightLayout: 'in-out',
+    qkvBias: true,
+    projBias: true,
+    qkNorm: false,
+    tiedHead: true,
+    names: GPT2_NAMES,
+  };
+}
+
+/** Hugging Face's GPT-2 names (the lab's checkpoints are HF GPT-2 checkpoints). */
+const GPT2_NAMES: TransformerNames = {
+  embed: 'transformer.wte.weight',
+  positions: 'transformer.wpe.weight',
+  finalNorm: 'transformer.ln_f',
+  layer: (i) => `transformer.h.${i}`,
+  inNorm: 'ln_1',
+  postNorm: 'ln_2',
+  qkv: 'attn.c_attn',
+  o: 'attn.c_proj',
+  fc: 'mlp.c_fc',
+  down: 'mlp.c_proj',
+};

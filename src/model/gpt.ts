@@ -2,7 +2,7 @@
 // tied input/output embeddings): its parameters as tfjs variables, and its configuration of the
 // one transformer (transformer.ts), which runs it. Training's losses live here.
 import * as tf from '@tensorflow/tfjs-core';
-import type { ModelConfig } from './config';
+import { gptTransformerConfig, type ModelConfig } from './config';
 import { disposeLora, type GptLora, loraParams } from './gptLora';
 import { tokenLogProbs } from './logProbs';
 import { initialValues, makeVariables, type Params } from './params';
@@ -41,45 +41,6 @@ export function param(model: GPT, name: string): tf.Tensor {
   if (!v) throw new Error(`model has no parameter ${name}`);
   return v;
 }
-
-/** The lab's GPT-2 as a configuration of the one transformer (transformer.ts). */
-export function gptTransformerConfig(config: ModelConfig): TransformerConfig {
-  const { nEmbd: d, nHead: H } = config;
-  return {
-    vocabSize: config.vocabSize,
-    hidden: d,
-    layers: config.nLayer,
-    heads: H,
-    kvHeads: H,
-    headDim: d / H,
-    contextLength: config.nCtx,
-    norm: 'layernorm',
-    normEps: config.layerNormEps,
-    positions: 'learned',
-    mlp: 'gelu',
-    fusedQkv: true,
-    weightLayout: 'in-out',
-    qkvBias: true,
-    projBias: true,
-    qkNorm: false,
-    tiedHead: true,
-    names: GPT2_NAMES,
-  };
-}
-
-/** Hugging Face's GPT-2 names (the lab's checkpoints are HF GPT-2 checkpoints). */
-const GPT2_NAMES: TransformerNames = {
-  embed: 'transformer.wte.weight',
-  positions: 'transformer.wpe.weight',
-  finalNorm: 'transformer.ln_f',
-  layer: (i) => `transformer.h.${i}`,
-  inNorm: 'ln_1',
-  postNorm: 'ln_2',
-  qkv: 'attn.c_attn',
-  o: 'attn.c_proj',
-  fc: 'mlp.c_fc',
-  down: 'mlp.c_proj',
-};
 
 /** The model as the one transformer reads it (its params and adapter, not copied). */
 export function gptTransformer(model: GPT): Transformer {

@@ -6,10 +6,11 @@
 // untouched and are shared by every role's adapter and by the KL reference (adapter off).
 import * as tf from '@tensorflow/tfjs-core';
 import { Rng } from '../tasks/random';
-import type { ModelConfig } from './config';
+import { gptTransformerConfig, type ModelConfig } from './config';
 import type { LoraSettings } from './loraSettings';
 import { matMul2d } from './ops';
 import type { Params } from './params';
+import { type Projection, projections, projectionTarget } from './transformerConfig';
 
 export interface LoraPairVariables {
   /** [r, in] */
@@ -30,24 +31,10 @@ export interface GptLora {
 export const PEFT_PREFIX = 'base_model.model.';
 
 /** The targeted modules of `config`, in layer order, with their in and out sizes. */
-export function loraModules(
-  config: ModelConfig,
-  targets: readonly string[],
-): { module: string; inn: number; out: number }[] {
-  const { nEmbd: d, nInner: f } = config;
-  const found: { module: string; inn: number; out: number }[] = [];
-  for (let i = 0; i < config.nLayer; i++) {
-    const h = `transformer.h.${i}`;
-    const all = [
-      { module: `${h}.attn.c_attn`, target: 'c_attn', inn: d, out: 3 * d },
-      { module: `${h}.attn.c_proj`, target: 'c_proj', inn: d, out: d },
-      { module: `${h}.mlp.c_fc`, target: 'c_fc', inn: d, out: f },
-      { module: `${h}.mlp.c_proj`, target: 'c_proj', inn: f, out: d },
-    ];
-    for (const m of all)
-      if (targets.includes(m.target)) found.push({ module: m.module, inn: m.inn, out: m.out });
-  }
-  return found;
+export function loraModules(config: ModelConfig, targets: readonly string[]): Projection[] {
+  return projections(gptTransformerConfig(config)).filter((p) =>
+    targets.includes(projectionTarget(p.module)),
+  );
 }
 
 /** A fresh adapter: A kaiming-uniform from `seed` (module by module, A row-major), B zero. */
@@ -55,16 +42,9 @@ export function createLora(config: ModelConfig, settings: LoraSettings, seed: nu
   return createLoraOver(loraModules(config, settings.targets), settings, seed);
 }
 
-/** A module of any family LoRA targets: its name (PEFT's, without the prefix), in and out sizes. */
-export interface LoraModuleShape {
-  module: string;
-  inn: number;
-  out: number;
-}
-
 /** createLora over a given list of modules (the Llama family's: families/llamaLora.ts). */
 export function createLoraOver(
-  shapes: readonly LoraModuleShape[],
+  shapes: readonly Projection[],
   settings: LoraSettings,
   seed: number,
 ): GptLora {
@@ -92,7 +72,7 @@ export function loraFromValues(
 
 /** loraFromValues over a given list of modules. */
 export function loraFromValuesOver(
-  wanted: readonly LoraModuleShape[],
+  wanted: readonly Projection[],
   settings: LoraSettings,
   values: Map<string, { a: Float32Array; b: Float32Array }>,
   label: string,

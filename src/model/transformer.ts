@@ -12,71 +12,13 @@
 // blocks and head serve training (whole sequences) and sampling (a KV cache), so a sample is
 // scored by exactly the computation that drew it.
 import * as tf from '@tensorflow/tfjs-core';
-import type { RopeScaling } from './families/llamaConfig';
 import { ropeInverseFrequencies } from './families/rope';
 import { type GptLora, loraDelta } from './gptLora';
 import { causalAttention, embed, gatherRows, geluTanh, layerNorm, matMul2d } from './ops';
 import type { CausalLM, KvLayerCache } from './policy';
+import type { TransformerConfig } from './transformerConfig';
 
-export interface TransformerConfig {
-  vocabSize: number;
-  /** The residual stream's width. */
-  hidden: number;
-  layers: number;
-  heads: number;
-  /** Key/value heads (grouped-query attention): heads is a multiple of it. */
-  kvHeads: number;
-  headDim: number;
-  /** The longest sequence (learned positions' rows; RoPE's max_position_embeddings). */
-  contextLength: number;
-  norm: 'layernorm' | 'rmsnorm';
-  normEps: number;
-  /** Learned position embeddings added to the tokens', or RoPE on q and k. */
-  positions: 'learned' | 'rope';
-  rope?: { theta: number; scaling?: RopeScaling };
-  mlp: 'gelu' | 'swiglu';
-  /** q|k|v come from one projection (GPT-2's c_attn), else from three. */
-  fusedQkv: boolean;
-  /** A projection's weight is [in, out] (GPT-2's Conv1D) or [out, in] (nn.Linear). */
-  weightLayout: 'in-out' | 'out-in';
-  /** q/k/v projections carry a bias (GPT-2, Qwen2). */
-  qkvBias: boolean;
-  /** The output and MLP projections carry a bias (GPT-2). */
-  projBias: boolean;
-  /** RMSNorm over each head's q and k before RoPE (Qwen3). */
-  qkNorm: boolean;
-  /** The head reuses the token embedding. */
-  tiedHead: boolean;
-  names: TransformerNames;
-}
-
-/** Where each weight is in the checkpoint: full names, or a layer's prefix and its modules. */
-export interface TransformerNames {
-  embed: string;
-  /** Learned positions' table. */
-  positions?: string;
-  /** The final norm (its `.weight`, and `.bias` for LayerNorm). */
-  finalNorm: string;
-  /** An untied head's weight. */
-  head?: string;
-  /** Layer i's prefix (`transformer.h.3`); the modules below are under it. */
-  layer: (i: number) => string;
-  inNorm: string;
-  postNorm: string;
-  /** The fused q|k|v projection (fusedQkv), else q, k and v. */
-  qkv?: string;
-  q?: string;
-  k?: string;
-  v?: string;
-  qNorm?: string;
-  kNorm?: string;
-  o: string;
-  /** GELU's first projection (fc), or SwiGLU's gate and up. */
-  fc?: string;
-  gate?: string;
-  up?: string;
-  down: string;
-}
+export type { TransformerConfig, TransformerNames } from './transformerConfig';
 
 /** A model as this forward reads it: its config, its weights by name, its adapter. */
 export interface Transformer {

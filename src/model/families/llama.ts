@@ -53,6 +53,7 @@ export function llamaTransformerConfig(c: LlamaConfig): TransformerConfig {
     heads: c.numHeads,
     kvHeads: c.numKvHeads,
     headDim: c.headDim,
+    intermediate: c.intermediateSize,
     contextLength: c.maxPositionEmbeddings,
     norm: 'rmsnorm',
     normEps: c.rmsNormEps,

@@ -1,48 +1,28 @@
 // LoRA over a frozen Llama-family base on tfjs, as a role trains it: the adapter (the same
-// A/B variables and PEFT init as GPT-2's, model/gptLora.ts) is applied in llama.ts' forward on
+// A/B variables and PEFT init as GPT-2's, model/gptLora.ts) is applied in the one transformer's forward (model/transformer.ts) on
 // q/k/v/o and gate/up/down (nn.Linear, so PEFT's fan_in_fan_out is false), never merged. A role
 // is a view of the base — its weights map shared, its own adapter — so every role's adapter and
 // the KL reference (the view without adapter) sit over one copy of the base.
 
-import { createLoraOver, type GptLora, type LoraModuleShape, loraFromValuesOver } from '../gptLora';
+import { createLoraOver, type GptLora, loraFromValuesOver } from '../gptLora';
 import { type AdapterFiles, adapterFiles } from '../gptLoraFiles';
 import { LLAMA_LORA_TARGETS, type LoraSettings } from '../loraSettings';
+import { type Projection, projections, projectionTarget } from '../transformerConfig';
 import type { CheckpointSource } from './hfCheckpoint';
-import type { LlamaModel } from './llama';
+import { type LlamaModel, llamaTransformerConfig } from './llama';
 import type { LlamaConfig } from './llamaConfig';
 import { readLoraAdapter } from './lora';
 
 /** The targeted projections of `config`, in layer order, with their in and out sizes. */
-export function llamaLoraModules(
-  config: LlamaConfig,
-  targets: readonly string[],
-): LoraModuleShape[] {
+export function llamaLoraModules(config: LlamaConfig, targets: readonly string[]): Projection[] {
   const unknown = targets.filter((t) => !(LLAMA_LORA_TARGETS as readonly string[]).includes(t));
   if (unknown.length)
     throw new Error(
       `loraTargets: ${unknown[0]} is not a Llama-family projection (${LLAMA_LORA_TARGETS.join(', ')})`,
     );
-  const d = config.hiddenSize;
-  const q = config.numHeads * config.headDim;
-  const kv = config.numKvHeads * config.headDim;
-  const f = config.intermediateSize;
-  const sizes: Record<(typeof LLAMA_LORA_TARGETS)[number], [string, number, number]> = {
-    q_proj: ['self_attn', d, q],
-    k_proj: ['self_attn', d, kv],
-    v_proj: ['self_attn', d, kv],
-    o_proj: ['self_attn', q, d],
-    gate_proj: ['mlp', d, f],
-    up_proj: ['mlp', d, f],
-    down_proj: ['mlp', f, d],
-  };
-  const found: LoraModuleShape[] = [];
-  for (let i = 0; i < config.numLayers; i++)
-    for (const target of LLAMA_LORA_TARGETS) {
-      if (!targets.includes(target)) continue;
-      const [block, inn, out] = sizes[target];
-      found.push({ module: `model.layers.${i}.${block}.${target}`, inn, out });
-    }
-  return found;
+  return projections(llamaTransformerConfig(config)).filter((p) =>
+    targets.includes(projectionTarget(p.module)),
+  );
 }
 
 /** A role over `base`: the base's weights (shared, frozen) with the role's adapter. */
