@@ -7,12 +7,15 @@
 // runs to one task, 2 plans × 2 programs and 16 / 24 tokens (random weights never stop, so the
 // defaults run every sample to its cap: minutes a step on a CPU driver). Then the peak resident
 // memory of `model logits` at Qwen2.5-Coder-0.5B's shape (random BF16 weights, 1 GB on disk), on
-// the kernels and on tfjs cpu, each in its own process (LLAMA_STEP_05B=0 skips it).
+// the kernels and on tfjs cpu, each in its own process (LLAMA_STEP_05B=0 skips it), and the
+// sampling counts of llamaSamplingCounts.ts (prefilled against distinct prompt tokens, dispatches
+// per sampled token).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatFixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
+import { samplingCountNotes } from './llamaSamplingCounts';
 import type { BenchSection, BenchTable } from './table';
 
 interface StepTimes {
@@ -121,8 +124,9 @@ export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
       columns: ['run', 'step s (kernels / wasm)', 'rollout s', 'update s', 'kernels ÷ wasm'],
       rows,
       notes: [
+        ...(await samplingCountNotes(base)),
         ...(process.env.LLAMA_STEP_05B === '0' ? [] : [await logitsMemoryNote(root)]),
-        "Not in this table yet (issue 31's other figures): prompt tokens prefilled against distinct prompt tokens (the Llama sampler's count is `llamaDeviceCalls.prefilledTokens`, checked in baseRolesKernels.test.ts), dispatches per decoded token, and the 0.5B shape's LoRA forward + backward ÷ forward (`npm run bench -- llama-lora`).",
+        "Not in this table: the 0.5B shape's LoRA forward + backward ÷ forward (`npm run bench -- llama-lora`, minutes a token on a CPU driver).",
       ],
     };
   } finally {

@@ -1,0 +1,112 @@
+// Issue 31's sampling figures for `npm run bench -- llama-step`, in this process on the kernels:
+// a GRPO-shaped batch (2 prompts × 4 samples, 16 tokens each, T = 1) sampled once by the random
+// Qwen2 base's Coder role and once by the lab's tiny GPT-2 Coder. For each: the prompt tokens
+// the sampler prefilled against the distinct prompts' tokens (a prompt shared by a group's
+// samples should be prefilled once), and the dispatches, submissions and readbacks per sampled
+// token (the GPT-2 path decodes every row in one fused pass and draws on the device; the Llama
+// path decodes row by row and reads its logits back).
+import { join } from 'node:path';
+import { createBaseRoles } from '../src/engine/baseRoles';
+import { defaultRunConfig } from '../src/engine/session';
+import { initBackend } from '../src/gpu/backend';
+import { llamaDeviceCalls } from '../src/gpu/engine/kernelLlamaRoles';
+import { kernelEngine } from '../src/gpu/engine/kernelSampling';
+import { loadCheckpointDir } from '../src/model/checkpointNode';
+import { folderSource } from '../src/model/families/folderSourceNode';
+import { loadLlama } from '../src/model/families/load';
+import { KvCacheSampler } from '../src/rollout';
+import type { SampleOptions } from '../src/rollout/types';
+
+const SAMPLES = 4;
+const TOKENS = 16;
+
+interface Counts {
+  prefilled: number | null;
+  distinct: number;
+  perToken: { dispatches: number; submissions: number; readbacks: number };
+}
+
+async function count(
+  sample: (prompts: number[][]) => Promise<{ tokens: number[][] }>,
+  prompts: number[][],
+  prefilledCounter: () => number | null,
+): Promise<Counts> {
+  const rt = kernelEngine()?.rt;
+  if (!rt) throw new Error('the kernels are off');
+  const rows = prompts.flatMap((p) => Array.from({ length: SAMPLES }, () => p));
+  await sample(rows); // the first call compiles and uploads
+  const before = { ...rt.counters, prefilled: prefilledCounter() };
+  const { tokens } = await sample(rows);
+  const sampled = tokens.reduce((n, t) => n + t.length, 0);
+  const after = prefilledCounter();
+  const per = (key: 'dispatches' | 'submissions' | 'readbacks') =>
+    (rt.counters[key] - before[key]) / sampled;
+  return {
+    prefilled: after === null || before.prefilled === null ? null : after - before.prefilled,
+    distinct: prompts.reduce((n, p) => n + p.length, 0),
+    perToken: {
+      dispatches: per('dispatches'),
+      submissions: per('submissions'),
+      readbacks: per('readbacks'),
+    },
+  };
+}
+
+function line(label: string, c: Counts): string {
+  const prefilled = c.prefilled === null ? 'not counted' : String(c.prefilled);
+  const p = c.perToken;
+  return `${label}: prompt tokens prefilled ${prefilled} against ${c.distinct} distinct; per sampled token ${p.dispatches.toFixed(1)} dispatches, ${p.submissions.toFixed(2)} submissions, ${p.readbacks.toFixed(2)} readbacks.`;
+}
+
+/** The two lines for the bench's notes (the base is a Hugging Face folder of the Llama family). */
+export async function samplingCountNotes(base: string): Promise<string[]> {
+  const report = await initBackend('kernels');
+  if (!report.kernels) return [`Sampling counts: the kernels are off here (${report.reason}).`];
+  const options = (stopId: number): SampleOptions => ({
+    maxNewTokens: TOKENS,
+    temperature: 1,
+    topK: 0,
+    seed: 1,
+    stopId,
+  });
+
+  const loaded = await loadLlama(folderSource(base));
+  const roles = createBaseRoles(defaultRunConfig({ loraRank: 4, base }), {
+    id: base,
+    model: loaded.model,
+    tokenizer: loaded.tokenizer,
+  });
+  const coder = roles.roles.get('coder');
+  if (!coder) throw new Error('the base has no Coder role');
+  const llamaPrompts = [
+    roles.prompts.coder(
+      { statement: 'Return the sum of a and b.', entryPoint: 'add' },
+      '1. add them',
+    ),
+    roles.prompts.coder(
+      { statement: 'Return the product of a and b.', entryPoint: 'mul' },
+      '1. multiply them',
+    ),
+  ];
+  const llama = await count(
+    (rows) => new KvCacheSampler(coder).sample(rows, options(roles.prompts.stopId)),
+    llamaPrompts,
+    () => llamaDeviceCalls.prefilledTokens,
+  );
+
+  const tiny = await loadCheckpointDir(join('public', 'checkpoints', 'tiny', 'coder'), false);
+  const tok = tiny.tokenizer;
+  const gptPrompts = ['Keep the even numbers.', 'Square each number.'].map((s) =>
+    tok.encode(`<|statement|>${s}<|plan|>1. do it<|code|>`),
+  );
+  const gpt = await count(
+    (rows) => new KvCacheSampler(tiny.model).sample(rows, options(tok.eosId)),
+    gptPrompts,
+    () => null,
+  );
+  return [
+    `Sampling ${SAMPLES} samples of each of 2 prompts, ${TOKENS} tokens, T = 1, on the kernels (${report.adapter}):`,
+    line('random Qwen2, Coder role (LoRA r 4), chat prompts', llama),
+    line("lab's tiny GPT-2 Coder", gpt),
+  ];
+}
