@@ -8,8 +8,6 @@ import { tokenLogProbs } from './logProbs';
 import { initialValues, makeVariables, type Params } from './params';
 import {
   type Transformer,
-  type TransformerConfig,
-  type TransformerNames,
   forward as transformerForward,
   hiddenStates as transformerHiddenStates,
   logitsAt as transformerLogitsAt,

@@ -64,6 +64,34 @@ describe('device Llama forward', () => {
       expect(relativeToLargest(again, ref2 as Float64Array)).toBeLessThan(1e-4);
     });
 
+  it("batched rows (prefilled, copied, decoded together) give each row's single-row logits to the bit", async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    for (const [, over, dtype] of CASES) {
+      const config = llamaConfig(over);
+      const weights = randomLlama(config, dtype, 7);
+      const model = new DeviceLlama(rt, config, weights, { contextLength: 80 });
+      const p = [5, 7, 9, 11, 13];
+      const q = [3, 4, 8];
+      const alone = async (prompt: number[], next: number[]) => {
+        const out = [await model.prefill(prompt)];
+        for (const id of next) out.push(await model.step(id));
+        return out;
+      };
+      const [p0, p1, p2] = await alone(p, [20, 21]);
+      const [q0, q1, q2] = await alone(q, [30, 31]);
+      // Rows: p prefilled, p copied from row 0, q prefilled; rows 3..4 left idle.
+      model.batchCaches(5, 9);
+      expect(await model.prefillRow(0, p)).toEqual(p0);
+      model.copyRow(0, 1, p.length);
+      expect(await model.prefillRow(2, q)).toEqual(q0);
+      const first = await model.decodeRows([20, 20, 30], [5, 5, 3]);
+      expect(first).toEqual([p1, p1, q1]);
+      const second = await model.decodeRows([21, 21, 31], [6, 6, 4]);
+      expect(second).toEqual([p2, p2, q2]);
+      await expect(model.decodeRows([1], [64])).rejects.toThrow('positions must be 1..63');
+    }
+  });
+
   it('embedding and head split over bindings (row ranges of 64) give the same logits', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = llamaConfig({ vocabSize: 203, tieWordEmbeddings: false });

@@ -27,7 +27,7 @@ import {
   swigluForward,
   type WeightDtype,
 } from './opsLlama';
-import type { DispatchSpec, GpuRuntime, Program, Slice } from './runtime';
+import type { Bindable, DispatchSpec, GpuRuntime, Program, Slice } from './runtime';
 
 /** One tensor of a checkpoint as safetensors holds it: 16-bit as raw bits, F32 as floats. */
 export interface LlamaTensor {
@@ -61,6 +61,16 @@ export interface DeviceLlamaLayer {
   down: DeviceMatrix;
   kCache: GPUBuffer;
   vCache: GPUBuffer;
+}
+
+/** Where a pass keeps keys and values: B sequences of C positions per layer, their positions and lengths. */
+interface CacheTarget {
+  B: number;
+  C: number;
+  k: (layer: number) => Bindable;
+  v: (layer: number) => Bindable;
+  pos: GPUBuffer;
+  lens: GPUBuffer;
 }
 
 /** The projections LoRA adapts: q|k|v, o, gate|up, down. */
@@ -120,14 +130,34 @@ export class DeviceLlama {
     null;
   private actRows = 0;
   private decodeProgram: Program | null = null;
+  /** Caches, positions and logits of batched sampling (batchCaches), with a program per row count. */
+  private batch: {
+    rows: number;
+    C: number;
+    k: GPUBuffer[];
+    v: GPUBuffer[];
+    pos: GPUBuffer;
+    lens: GPUBuffer;
+    logits: GPUBuffer;
+    /** One row of one layer's cache: copies between rows of the same buffer go through it. */
+    scratch: GPUBuffer;
+    programs: Map<number, Program>;
+  } | null = null;
   /** LoRA's low-rank path after each projection (set by DeviceLlamaPolicy.attach). */
   private adapterHook: AdapterHook | null = null;
 
   /** Prefill and decode steps add the adapters' y += s·B·A·x (null: the base alone). */
   setAdapterHook(hook: AdapterHook | null): void {
     this.adapterHook = hook;
+    this.forgetPrograms();
+  }
+
+  /** Drops the cached decode programs (they bind the activations and the adapter hook). */
+  private forgetPrograms(): void {
     if (this.decodeProgram) this.rt.destroyProgram(this.decodeProgram);
     this.decodeProgram = null;
+    for (const p of this.batch?.programs.values() ?? []) this.rt.destroyProgram(p);
+    this.batch?.programs.clear();
   }
 
   private adapted(rows: number, layer: number, which: AdapterSite, x: GPUBuffer, y: GPUBuffer) {
@@ -342,9 +372,8 @@ export class DeviceLlama {
       lse: rt.buffer(rows * c.numHeads, 'lse'),
     };
     this.actRows = rows;
-    // The decode program binds the activations: rebuilt with them.
-    if (this.decodeProgram) rt.destroyProgram(this.decodeProgram);
-    this.decodeProgram = null;
+    // The decode programs bind the activations: rebuilt with them.
+    this.forgetPrograms();
     return this.act;
   }
 
@@ -353,13 +382,16 @@ export class DeviceLlama {
    * causal attention over the rows) or one decode step (T = 1, at the position in `pos`,
    * attention over the cache).
    */
-  private body(T: number, decode: boolean): DispatchSpec[] {
+  private body(T: number, decode: boolean, at: CacheTarget = this.ownCaches()): DispatchSpec[] {
     const c = this.config;
-    const a = this.activations(T);
     const { numHeads: H, numKvHeads: kvH, headDim: hd, hiddenSize: D } = c;
+    // A decode step is one position of each of B sequences; a prefill, T positions of one.
+    const B = decode ? at.B : 1;
+    const R = B * T;
+    const a = this.activations(R);
     const eps = c.rmsNormEps;
     const dummy = this.rt.dummy;
-    const shape = { B: 1, T, H, hd, kvH };
+    const shape = { B, T, H, hd, kvH };
     const specs: DispatchSpec[] = [];
     for (const part of this.embed.parts)
       specs.push(
@@ -367,7 +399,7 @@ export class DeviceLlama {
           this.ids,
           part.buffer,
           a.x,
-          T,
+          R,
           D,
           this.embed.dtype,
           part.row0,
@@ -375,56 +407,193 @@ export class DeviceLlama {
         ),
       );
     this.layers.forEach((l, i) => {
-      specs.push(rmsNormForward(a.x, l.inNorm, a.xn, a.rstd, T, D, eps, dummy));
-      specs.push(...this.project(T, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));
-      specs.push(...this.adapted(T, i, 'qkv', a.xn, a.qkv));
+      specs.push(rmsNormForward(a.x, l.inNorm, a.xn, a.rstd, R, D, eps, dummy));
+      specs.push(...this.project(R, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));
+      specs.push(...this.adapted(R, i, 'qkv', a.xn, a.qkv));
       if (l.qNorm && l.kNorm) {
         specs.push(
-          rmsNormForward(null, l.qNorm, a.qkv, a.rstd, T * H, hd, eps, dummy, {
+          rmsNormForward(null, l.qNorm, a.qkv, a.rstd, R * H, hd, eps, dummy, {
             group: H,
             stride: this.W,
           }),
-          rmsNormForward(null, l.kNorm, a.qkv, a.rstd, T * kvH, hd, eps, dummy, {
+          rmsNormForward(null, l.kNorm, a.qkv, a.rstd, R * kvH, hd, eps, dummy, {
             group: kvH,
             stride: this.W,
             off: H * hd,
           }),
         );
       }
-      specs.push(rope({ R: T, T, H, kvH, hd }, this.table, a.qkv, this.pos, dummy));
-      specs.push(
-        attentionCacheStore(shape, this.contextLength, a.qkv, this.pos, l.kCache, l.vCache),
-      );
+      specs.push(rope({ R, T, H, kvH, hd }, this.table, a.qkv, at.pos, dummy));
+      const [k, v] = [at.k(i), at.v(i)];
+      specs.push(attentionCacheStore(shape, at.C, a.qkv, at.pos, k, v));
       specs.push(
         decode
-          ? attentionDecode(
-              1,
-              H,
-              hd,
-              this.contextLength,
-              a.qkv,
-              l.kCache,
-              l.vCache,
-              this.lens,
-              a.att,
-              {
-                kvH,
-                qStride: this.W,
-              },
-            )
+          ? attentionDecode(B, H, hd, at.C, a.qkv, k, v, at.lens, a.att, { kvH, qStride: this.W })
           : attentionForward(shape, a.qkv, a.att, a.lse),
       );
-      specs.push(...this.project(T, a.att, l.o, a.x, { accumulate: true }));
-      specs.push(...this.adapted(T, i, 'o', a.att, a.x));
-      specs.push(rmsNormForward(a.x, l.postNorm, a.xn, a.rstd, T, D, eps, dummy));
-      specs.push(...this.project(T, a.xn, l.gateUp, a.gu));
-      specs.push(...this.adapted(T, i, 'gateUp', a.xn, a.gu));
-      specs.push(swigluForward(a.gu, a.hm, T, c.intermediateSize));
-      specs.push(...this.project(T, a.hm, l.down, a.x, { accumulate: true }));
-      specs.push(...this.adapted(T, i, 'down', a.hm, a.x));
+      specs.push(...this.project(R, a.att, l.o, a.x, { accumulate: true }));
+      specs.push(...this.adapted(R, i, 'o', a.att, a.x));
+      specs.push(rmsNormForward(a.x, l.postNorm, a.xn, a.rstd, R, D, eps, dummy));
+      specs.push(...this.project(R, a.xn, l.gateUp, a.gu));
+      specs.push(...this.adapted(R, i, 'gateUp', a.xn, a.gu));
+      specs.push(swigluForward(a.gu, a.hm, R, c.intermediateSize));
+      specs.push(...this.project(R, a.hm, l.down, a.x, { accumulate: true }));
+      specs.push(...this.adapted(R, i, 'down', a.hm, a.x));
     });
-    specs.push(rmsNormForward(a.x, this.finalNorm, a.xn, a.rstd, T, D, eps, dummy));
+    specs.push(rmsNormForward(a.x, this.finalNorm, a.xn, a.rstd, R, D, eps, dummy));
     return specs;
+  }
+
+  /** The model's own caches (one sequence of contextLength positions). */
+  private ownCaches(): CacheTarget {
+    return {
+      B: 1,
+      C: this.contextLength,
+      k: (i) => (this.layers[i] as DeviceLlamaLayer).kCache,
+      v: (i) => (this.layers[i] as DeviceLlamaLayer).vCache,
+      pos: this.pos,
+      lens: this.lens,
+    };
+  }
+
+  /**
+   * Room for `rows` sequences of up to `length` positions each, for batched sampling
+   * (prefillRow, copyRow, decodeRows): a GRPO group's samples decode together, one pass per
+   * token for all of them. Kept while a later call fits in it.
+   */
+  batchCaches(rows: number, length: number): void {
+    if (length > this.contextLength)
+      throw new Error(
+        `batchCaches: ${length} positions exceed the context of ${this.contextLength}`,
+      );
+    const held = this.batch;
+    if (held && held.rows >= rows && held.C >= length) return;
+    this.freeBatch();
+    const rt = this.rt;
+    const c = this.config;
+    const KD = c.numKvHeads * c.headDim;
+    // A row's cache starts on a binding-aligned offset (256 bytes): C a multiple of 64.
+    const C = Math.ceil(length / 64) * 64;
+    this.batch = {
+      rows,
+      C,
+      k: this.layers.map((_, i) => rt.buffer(rows * C * KD, `k batch cache ${i}`)),
+      v: this.layers.map((_, i) => rt.buffer(rows * C * KD, `v batch cache ${i}`)),
+      pos: rt.buffer(Math.max(4, rows), 'batch pos'),
+      lens: rt.buffer(Math.max(4, rows), 'batch lens'),
+      logits: rt.buffer(rows * this.Vp, 'batch logits'),
+      scratch: rt.buffer(C * KD, 'batch row copy'),
+      programs: new Map(),
+    };
+  }
+
+  private freeBatch(): void {
+    const b = this.batch;
+    if (!b) return;
+    for (const p of b.programs.values()) this.rt.destroyProgram(p);
+    for (const buffer of [...b.k, ...b.v, b.pos, b.lens, b.logits, b.scratch]) this.rt.free(buffer);
+    this.batch = null;
+  }
+
+  private needBatch(row: number): NonNullable<DeviceLlama['batch']> {
+    const b = this.batch;
+    if (!b || row < 0 || row >= b.rows) throw new Error(`no batch row ${row} (batchCaches first)`);
+    return b;
+  }
+
+  /** A row of the batch caches, B = 1, as a prefill writes it. */
+  private batchRow(row: number): CacheTarget {
+    const b = this.needBatch(row);
+    const KD = this.config.numKvHeads * this.config.headDim;
+    const slice = (buffer: GPUBuffer): Slice => ({
+      buffer,
+      offset: row * b.C * KD,
+      length: b.C * KD,
+    });
+    return {
+      B: 1,
+      C: b.C,
+      k: (i) => slice(b.k[i] as GPUBuffer),
+      v: (i) => slice(b.v[i] as GPUBuffer),
+      pos: this.pos,
+      lens: this.lens,
+    };
+  }
+
+  /** Prefills `ids` into batch row `row`; the last position's logits [vocab]. */
+  async prefillRow(row: number, ids: readonly number[]): Promise<Float32Array> {
+    const b = this.needBatch(row);
+    if (ids.length === 0 || ids.length > b.C)
+      throw new Error(`prefillRow: ${ids.length} tokens for rows of ${b.C} positions`);
+    this.checkIds(ids);
+    const T = ids.length;
+    this.rt.write(this.ids, Uint32Array.from(ids));
+    this.setPosition(0);
+    const body = this.rt.program(this.body(T, false, this.batchRow(row)));
+    const head = this.rt.program(this.headSpecs());
+    this.rt.submit([body, this.lastRowCopy(T), head]);
+    this.rt.destroyProgram(body);
+    this.rt.destroyProgram(head);
+    return this.readLogits();
+  }
+
+  /** Batch row `to` takes row `from`'s first `length` positions (a prompt prefilled once). */
+  copyRow(from: number, to: number, length: number): void {
+    const b = this.needBatch(Math.max(from, to));
+    const KD = this.config.numKvHeads * this.config.headDim;
+    const bytes = length * KD * 4;
+    // WebGPU copies between two buffers only: through the scratch row, in order.
+    const scratch = b.scratch;
+    this.rt.submit([
+      (encoder: GPUCommandEncoder) => {
+        for (const buffer of [...b.k, ...b.v]) {
+          encoder.copyBufferToBuffer(buffer, from * b.C * KD * 4, scratch, 0, bytes);
+          encoder.copyBufferToBuffer(scratch, 0, buffer, to * b.C * KD * 4, bytes);
+        }
+      },
+    ]);
+  }
+
+  /**
+   * One token for each of the first ids.length batch rows, row r at position positions[r] (its
+   * cache holding the positions before): every row's logits, [rows, vocab] row after row.
+   */
+  async decodeRows(ids: readonly number[], positions: readonly number[]): Promise<Float32Array[]> {
+    const n = ids.length;
+    const b = this.needBatch(n - 1);
+    if (positions.length !== n || positions.some((p) => !(p >= 1 && p < b.C)))
+      throw new Error(`decodeRows: positions must be 1..${b.C - 1}, one per row`);
+    this.checkIds(ids);
+    this.activations(n);
+    let program = b.programs.get(n);
+    if (!program) {
+      const target: CacheTarget = {
+        B: n,
+        C: b.C,
+        k: (i) => b.k[i] as GPUBuffer,
+        v: (i) => b.v[i] as GPUBuffer,
+        pos: b.pos,
+        lens: b.lens,
+      };
+      const xn = (this.act as NonNullable<typeof this.act>).xn;
+      program = this.rt.program([
+        ...this.body(1, true, target),
+        ...this.project(n, xn, this.head, b.logits, { cStride: this.Vp }),
+      ]);
+      b.programs.set(n, program);
+    }
+    this.rt.write(this.ids, Uint32Array.from(ids));
+    this.rt.write(b.pos, Uint32Array.from(positions));
+    this.rt.write(
+      b.lens,
+      Uint32Array.from(positions, (p) => p + 1),
+    );
+    this.rt.submit([program]);
+    const V = this.config.vocabSize;
+    const [all] = await this.rt.read([{ buffer: b.logits, offset: 0, length: n * this.Vp }]);
+    return Array.from({ length: n }, (_, r) =>
+      (all as Float32Array).slice(r * this.Vp, r * this.Vp + V),
+    );
   }
 
   private headSpecs(): DispatchSpec[] {

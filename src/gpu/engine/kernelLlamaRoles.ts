@@ -5,8 +5,9 @@
 // is uploaded only when tfjs changed it, and after each device update the adapter is written
 // back into the role's tfjs variables (so the snapshot's PEFT export, the evaluation and a
 // fall-back to tfjs all read the last finished step). Sampling attaches the role's adapter to
-// the base's prefill and decode; the update computes GRPO's loss and its gradient w.r.t. the
-// log-probs on the host (rl/grpoLossReference.ts), then the device's backward and AdamW.
+// the base's prefill and decode and decodes a batch of rows together; the update computes GRPO's
+// loss and its gradient w.r.t. the log-probs on the host (rl/grpoLossReference.ts), then the
+// device's backward and AdamW.
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
@@ -14,6 +15,7 @@ import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
 import { decodeHalves, f32ToHalf } from '../../model/halfFloat';
 import { pickToken, rowPrng } from '../../rollout/pick';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
+import type { Rng } from '../../tasks/random';
 import { DeviceLlama, type LlamaTensor } from './deviceLlama';
 import {
   type Adapters,
@@ -111,12 +113,16 @@ async function writeBack(role: RoleOnDevice, lora: GptLora): Promise<void> {
   role.key = loraKey(lora);
 }
 
+/** Most rows decoded together (a GRPO step's group of samples, several groups at once). */
+const MAX_BATCH_ROWS = 16;
+
 /**
- * Samples every prompt with the role's adapter attached, row by row on the base's KV cache;
- * tokens drawn as the tfjs sampler draws them (pick.ts, row r's own stream). Rows are visited
- * grouped by prompt, and each distinct prompt is prefilled once: the next row of the same
- * prompt rewinds the cache to the prompt's end and starts again from its logits (a GRPO group's
- * samples share their prompt). Null: engine off or a device failure (the caller samples on tfjs).
+ * Samples every prompt with the role's adapter attached, rows decoded together on batch caches
+ * of the base (one pass per token for up to MAX_BATCH_ROWS rows); tokens drawn as the tfjs
+ * sampler draws them (pick.ts, row r's own stream). Rows are batched grouped by prompt, and each
+ * distinct prompt is prefilled once: the other rows of the same prompt copy its cache and start
+ * from its logits (a GRPO group's samples share their prompt). Null: engine off or a device
+ * failure (the caller samples on tfjs).
  */
 export async function sampleLlamaOnDevice(
   model: LlamaModel,
@@ -138,40 +144,20 @@ export async function sampleLlamaOnDevice(
       logProbs: prompts.map(() => []),
       finished: prompts.map(() => false),
     };
+    const budget = (r: number) =>
+      Math.min(options.maxNewTokens, base.contextLength - (prompts[r] as number[]).length);
     // Rows by their prompt's index among the distinct ones (a stable sort: rows of one prompt
-    // stay in their order, each with its own stream).
+    // stay together, each with its own stream).
     const { source } = distinctPrompts(prompts);
-    const order = prompts.map((_, r) => r).sort((a, b) => source[a]! - source[b]!);
-    let prefilled: { prompt: number; logits: Float32Array } | null = null;
+    const order = prompts
+      .map((_, r) => r)
+      .filter((r) => budget(r) > 0)
+      .sort((a, b) => (source[a] as number) - (source[b] as number));
     policy.attach();
     try {
-      for (const r of order) {
-        const prompt = prompts[r]!;
-        const prng = rowPrng(options.seed, r);
-        const budget = Math.min(options.maxNewTokens, base.contextLength - prompt.length);
-        const tokens = result.tokens[r]!;
-        const logProbs = result.logProbs[r]!;
-        let finished = false;
-        let logits: Float32Array | null = null;
-        if (budget > 0 && prefilled && prefilled.prompt === source[r]) {
-          base.rewind(prompt.length);
-          logits = prefilled.logits;
-        } else if (budget > 0) {
-          logits = await base.prefill(prompt);
-          llamaDeviceCalls.prefilledTokens += prompt.length;
-          prefilled = { prompt: source[r]!, logits };
-        }
-        while (logits && tokens.length < budget) {
-          const pick = pickToken(logits, options.temperature, options.topK, prng);
-          tokens.push(pick.id);
-          logProbs.push(pick.logProb);
-          if (stops.has(pick.id)) {
-            finished = true;
-            break;
-          }
-          logits = tokens.length < budget ? await base.step(pick.id) : null;
-        }
-        result.finished[r] = finished;
+      for (let at = 0; at < order.length; at += MAX_BATCH_ROWS) {
+        const rows = order.slice(at, at + MAX_BATCH_ROWS);
+        await sampleRows(base, rows, prompts, source, budget, stops, options, result);
       }
     } finally {
       policy.detach();
@@ -181,6 +167,66 @@ export async function sampleLlamaOnDevice(
   } catch (error) {
     markEngineFailed(e, error);
     return null;
+  }
+}
+
+/** Rows `rows` (prompt indices) decoded together to their stop or budget, into `result`. */
+async function sampleRows(
+  base: DeviceLlama,
+  rows: number[],
+  prompts: number[][],
+  source: ArrayLike<number>,
+  budget: (r: number) => number,
+  stops: Set<number>,
+  options: SampleOptions,
+  result: SampleResult,
+): Promise<void> {
+  const promptOf = (slot: number) => prompts[rows[slot] as number] as number[];
+  base.batchCaches(
+    rows.length,
+    Math.max(...rows.map((r) => (prompts[r] as number[]).length + budget(r))),
+  );
+  // Each distinct prompt into its first row; its other rows copy that row's cache.
+  let logits: Float32Array[] = [];
+  const firstSlot = new Map<number, number>();
+  for (let slot = 0; slot < rows.length; slot++) {
+    const prompt = promptOf(slot);
+    const first = firstSlot.get(source[rows[slot] as number] as number);
+    if (first === undefined) {
+      firstSlot.set(source[rows[slot] as number] as number, slot);
+      logits[slot] = await base.prefillRow(slot, prompt);
+      llamaDeviceCalls.prefilledTokens += prompt.length;
+    } else {
+      base.copyRow(first, slot, prompt.length);
+      logits[slot] = logits[first] as Float32Array;
+    }
+  }
+  const prngs = rows.map((r) => rowPrng(options.seed, r));
+  const lengths = rows.map((r) => (prompts[r] as number[]).length);
+  const done = rows.map(() => false);
+  for (;;) {
+    const next = rows.map((r, slot) => {
+      if (done[slot]) return 0;
+      const pick = pickToken(
+        logits[slot] as Float32Array,
+        options.temperature,
+        options.topK,
+        prngs[slot] as Rng,
+      );
+      const tokens = result.tokens[r] as number[];
+      tokens.push(pick.id);
+      (result.logProbs[r] as number[]).push(pick.logProb);
+      if (stops.has(pick.id)) result.finished[r] = done[slot] = true;
+      else if (tokens.length >= budget(r)) done[slot] = true;
+      return pick.id;
+    });
+    if (done.every(Boolean)) return;
+    // A finished row decodes along, its output unread, at the position of its last token
+    // (inside its cache: prompt + budget fits the batch's rows).
+    logits = await base.decodeRows(next, lengths);
+    lengths.forEach((n, slot) => {
+      if (!done[slot]) lengths[slot] = n + 1;
+    });
   }
 }
 
