@@ -636,17 +636,6 @@ export class DeviceLlama {
     return this.readLogits();
   }
 
-  /**
-   * Back to `length` positions, the end of the prompt last prefilled: decode steps write only
-   * positions after it, so its cache rows still hold that prompt and another sample of it
-   * continues from here without a second prefill.
-   */
-  rewind(length: number): void {
-    if (!Number.isInteger(length) || length < 1 || length > this.length)
-      throw new Error(`rewind: ${length} is not a position in the cache (${this.length} held)`);
-    this.length = length;
-  }
-
   /** One token at the next position, attending to the cache; its logits [vocab]. */
   async step(id: number): Promise<Float32Array> {
     if (this.length === 0) throw new Error('step: prefill a prompt first');
