@@ -126,7 +126,7 @@ export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
       notes: [
         ...(await samplingCountNotes(base)),
         ...(process.env.LLAMA_STEP_05B === '0' ? [] : [await logitsMemoryNote(root)]),
-        "Not in this table: the 0.5B shape's LoRA forward + backward ÷ forward (`npm run bench -- llama-lora`, minutes a token on a CPU driver).",
+        "Not in this table: the 0.5B shape's LoRA forward + backward ÷ forward (`LLAMA_LORA_T=64 npm run bench -- llama-lora`: 2.2× on SwiftShader on 2026-12-04, ~2 minutes).",
       ],
     };
   } finally {
