@@ -3,7 +3,8 @@
 // tokens per second (a 128-token prompt) and decode tokens per second for one sequence (64
 // tokens), on WebGPU (the lab's kernels; llama.cpp's WebGPU backend where it takes the adapter)
 // and on the CPU (llama.cpp's multi-threaded wasm, cross-origin isolated; the lab's tfjs wasm
-// backend). Each row gives lab ÷ llama.cpp. llama.cpp's figures are its own timings; the lab's
+// backend), then the lab's kernels decoding a GRPO group's rows together (4 and 8 rows of one
+// prompt) beside llama.cpp's one sequence. Each row gives lab ÷ llama.cpp. llama.cpp's figures are its own timings; the lab's
 // are wall time around prefill and the decode loop (host argmax). The lab's rows run in Node
 // (Dawn over the same Vulkan driver the page's Chromium uses; tfjs-wasm), llama.cpp's in the page.
 // PEERS_MODELS=smollm2,qwen05b (default both), PEERS_PROMPT (128), PEERS_DECODE (64),
@@ -82,19 +83,33 @@ interface Speeds {
   decode: number;
 }
 
-/** The lab's kernels: prefill the prompt, then `decode` greedy steps (logits read back, argmax on the host). */
-async function labKernels(dir: string, ids: number[], decode: number): Promise<Speeds> {
+/** GRPO's group sizes: the pair's plans per task, and its programs per task (4 × 2). */
+const GROUP_SIZES = [4, 8] as const;
+
+/**
+ * The lab's kernels: prefill the prompt, then `decode` greedy steps (logits read back, argmax on
+ * the host); then a GRPO group of G rows of the same prompt decoded together (prefilled once,
+ * copied to the other rows; tokens per second over all rows), for each group size.
+ */
+async function labKernels(
+  dir: string,
+  ids: number[],
+  decode: number,
+): Promise<Speeds & { batched: Map<number, number> }> {
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU adapter for the lab: ${opened.why}`);
   const rt = new GpuRuntime(opened.gpu.device);
   await rt.load([...SHADERS]);
   const checkpoint = await readHfCheckpoint(folderSource(dir));
-  const weights = new Map(
-    [...checkpoint.weights].map(([name, t]) => [
-      name,
-      { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) },
-    ]),
-  );
+  // Each tensor read from the file as the device takes it (the file is never held whole).
+  const weights = {
+    get(name: string) {
+      const t = checkpoint.weights.get(name);
+      return (
+        t && { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) }
+      );
+    },
+  };
   const model = new DeviceLlama(rt, checkpoint.config, weights, {
     contextLength: ids.length + decode + 1,
   });
@@ -105,7 +120,28 @@ async function labKernels(dir: string, ids: number[], decode: number): Promise<S
   const prefillS = (performance.now() - start) / 1000;
   start = performance.now();
   for (let i = 0; i < decode; i++) next = argmax(await model.step(next));
-  return { prefill: ids.length / prefillS, decode: decode / ((performance.now() - start) / 1000) };
+  const single = decode / ((performance.now() - start) / 1000);
+  const batched = new Map<number, number>();
+  for (const G of GROUP_SIZES) {
+    model.batchCaches(G, ids.length + decode + 1);
+    const first = argmax(await model.prefillRow(0, ids));
+    for (let row = 1; row < G; row++) model.copyRow(0, row, ids.length);
+    let tokens = new Array<number>(G).fill(first);
+    await model.decodeRows(
+      tokens,
+      tokens.map(() => ids.length),
+    ); // compiles the G-row program
+    start = performance.now();
+    for (let i = 0; i < decode; i++) {
+      const logits = await model.decodeRows(
+        tokens,
+        tokens.map(() => ids.length + i),
+      );
+      tokens = logits.map(argmax);
+    }
+    batched.set(G, (G * decode) / ((performance.now() - start) / 1000));
+  }
+  return { prefill: ids.length / prefillS, decode: single, batched };
 }
 
 /** The lab's tfjs path on its wasm backend: the same cached forward and decode step its sampler runs. */
@@ -239,10 +275,20 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
           cppCpu[phase],
         );
       }
+      // llama.cpp's wllama build serves one sequence: its batch-1 decode is the peer here.
+      for (const [G, speed] of kernels?.batched ?? [])
+        rows.push([
+          label,
+          `decode (${decode} tokens, batch ${G}: a GRPO group)`,
+          `lab kernels, rows together ÷ llama.cpp ${cppGpu ? 'WebGPU' : 'CPU'} batch 1`,
+          speed,
+          (cppGpu ?? cppCpu).decode,
+          speed / (cppGpu ?? cppCpu).decode,
+        ]);
       notes.push(`${label}: llama.cpp CPU ${cppCpu.buffers.join('; ')}`);
     }
     notes.push(
-      "Not measured here: the lab's batched decode for the GRPO group sizes beside llama.cpp's (the lab's Llama kernels decode one sequence; llama.cpp's wllama build serves one slot).",
+      "The lab's batched rows: a GRPO group's samples of one prompt decoded together on the kernels (tokens per second over all rows); llama.cpp's wllama build serves one sequence at a time, so its batch-1 decode is set beside them.",
     );
     return {
       title:
