@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
-import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
+import { checkpointTensors, DeviceLlama } from '../src/gpu/engine/deviceLlama';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
@@ -24,7 +24,6 @@ import { readHfCheckpoint } from '../src/model/families/hfCheckpoint';
 import { disposeLlamaModel } from '../src/model/families/llama';
 import { loadLlama } from '../src/model/families/load';
 import type { KvLayerCache } from '../src/model/policy';
-import { raw16, toFloat32 } from '../src/model/safetensors';
 import { type FixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
 import {
   type LlamaCpp,
@@ -101,15 +100,7 @@ async function labKernels(
   const rt = new GpuRuntime(opened.gpu.device);
   await rt.load([...SHADERS]);
   const checkpoint = await readHfCheckpoint(folderSource(dir));
-  // Each tensor read from the file as the device takes it (the file is never held whole).
-  const weights = {
-    get(name: string) {
-      const t = checkpoint.weights.get(name);
-      return (
-        t && { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) }
-      );
-    },
-  };
+  const weights = checkpointTensors(checkpoint.weights);
   const model = new DeviceLlama(rt, checkpoint.config, weights, {
     contextLength: ids.length + decode + 1,
   });

@@ -3,6 +3,7 @@
 // lab's own GPT-2 folders keep model.ts' path; this file handles everything else.
 import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
+import { checkpointTensors } from '../gpu/engine/deviceLlama';
 import { llamaLogitsOnDevice } from '../gpu/engine/llamaKernels';
 import { folderSource } from '../model/families/folderSourceNode';
 import type { CheckpointSource } from '../model/families/hfCheckpoint';
@@ -13,7 +14,6 @@ import { loadLlama } from '../model/families/load';
 import { checkLoraTargets, readLoraAdapter } from '../model/families/lora';
 import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { nodeHubCache } from '../model/hub/hubCacheNode';
-import { raw16, toFloat32 } from '../model/safetensors';
 import { KvCacheSampler } from '../rollout';
 import type { HfTokenizer } from '../tokenizer/hfTokenizer';
 
@@ -136,15 +136,7 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
     checkLoraTargets(new Map([...checkpoint.weights].map(([n, t]) => [n, t.shape])), adapter);
   const { ids } = promptIds(checkpoint.tokenizer, c);
   if (ids.length === 0) throw new Error('--text must not be empty');
-  // Each tensor read from the files as the device takes it, so the process never holds them all.
-  const weights = {
-    get(name: string) {
-      const t = checkpoint.weights.get(name);
-      return (
-        t && { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) }
-      );
-    },
-  };
+  const weights = checkpointTensors(checkpoint.weights);
   const logits = await llamaLogitsOnDevice(checkpoint.config, weights, ids, adapter);
   return { ids, logits: Array.from(logits) };
 }

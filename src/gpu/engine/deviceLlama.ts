@@ -10,6 +10,7 @@
 import type { LlamaConfig } from '../../model/families/llamaConfig';
 import { ropeInverseFrequencies } from '../../model/families/rope';
 import { decodeHalves } from '../../model/halfFloat';
+import { raw16, type StoredTensor, toFloat32 } from '../../model/safetensors';
 import { ropeTable } from '../kernels/referenceLlama';
 import {
   attentionCacheStore,
@@ -39,6 +40,21 @@ export interface LlamaTensor {
 /** The checkpoint's tensors by Hugging Face name (a Map works). */
 export interface LlamaTensors {
   get(name: string): LlamaTensor | undefined;
+}
+
+/**
+ * A checkpoint's stored tensors as the device takes them, each converted when asked for: from a
+ * file on disk (readSafetensorsAt) a tensor is read then, so the whole file is never held.
+ */
+export function checkpointTensors(weights: ReadonlyMap<string, StoredTensor>): LlamaTensors {
+  return {
+    get(name) {
+      const t = weights.get(name);
+      return (
+        t && { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) }
+      );
+    },
+  };
 }
 
 /** A matrix W [rows, cols] on the device, in row ranges that each fit one binding. */
@@ -501,40 +517,31 @@ export class DeviceLlama {
     return b;
   }
 
-  /** A row of the batch caches, B = 1, as a prefill writes it. */
-  private batchRow(row: number): CacheTarget {
-    const b = this.needBatch(row);
+  /**
+   * The batch caches as a pass sees them: the first B rows (a decode step), or row `row` alone
+   * (B = 1, a prefill into it, with the prefill's own position buffers).
+   */
+  private batchTarget(B: number, row?: number): CacheTarget {
+    const b = this.needBatch(row ?? B - 1);
     const KD = this.config.numKvHeads * this.config.headDim;
-    const slice = (buffer: GPUBuffer): Slice => ({
-      buffer,
-      offset: row * b.C * KD,
-      length: b.C * KD,
-    });
+    const at = (buffer: GPUBuffer): Bindable =>
+      row === undefined ? buffer : { buffer, offset: row * b.C * KD, length: b.C * KD };
     return {
-      B: 1,
+      B,
       C: b.C,
-      k: (i) => slice(b.k[i] as GPUBuffer),
-      v: (i) => slice(b.v[i] as GPUBuffer),
-      pos: this.pos,
-      lens: this.lens,
+      k: (i) => at(b.k[i] as GPUBuffer),
+      v: (i) => at(b.v[i] as GPUBuffer),
+      pos: row === undefined ? b.pos : this.pos,
+      lens: row === undefined ? b.lens : this.lens,
     };
   }
 
   /** Prefills `ids` into batch row `row`; the last position's logits [vocab]. */
   async prefillRow(row: number, ids: readonly number[]): Promise<Float32Array> {
-    const b = this.needBatch(row);
-    if (ids.length === 0 || ids.length > b.C)
-      throw new Error(`prefillRow: ${ids.length} tokens for rows of ${b.C} positions`);
-    this.checkIds(ids);
-    const T = ids.length;
-    this.rt.write(this.ids, Uint32Array.from(ids));
-    this.setPosition(0);
-    const body = this.rt.program(this.body(T, false, this.batchRow(row)));
-    const head = this.rt.program(this.headSpecs());
-    this.rt.submit([body, this.lastRowCopy(T), head]);
-    this.rt.destroyProgram(body);
-    this.rt.destroyProgram(head);
-    return this.readLogits();
+    const target = this.batchTarget(1, row);
+    if (ids.length === 0 || ids.length > target.C)
+      throw new Error(`prefillRow: ${ids.length} tokens for rows of ${target.C} positions`);
+    return this.runPrefill(ids, target);
   }
 
   /** Batch row `to` takes row `from`'s first `length` positions (a prompt prefilled once). */
@@ -567,17 +574,9 @@ export class DeviceLlama {
     this.activations(n);
     let program = b.programs.get(n);
     if (!program) {
-      const target: CacheTarget = {
-        B: n,
-        C: b.C,
-        k: (i) => b.k[i] as GPUBuffer,
-        v: (i) => b.v[i] as GPUBuffer,
-        pos: b.pos,
-        lens: b.lens,
-      };
       const xn = (this.act as NonNullable<typeof this.act>).xn;
       program = this.rt.program([
-        ...this.body(1, true, target),
+        ...this.body(1, true, this.batchTarget(n)),
         ...this.project(n, xn, this.head, b.logits, { cStride: this.Vp }),
       ]);
       b.programs.set(n, program);
@@ -591,8 +590,9 @@ export class DeviceLlama {
     this.rt.submit([program]);
     const V = this.config.vocabSize;
     const [all] = await this.rt.read([{ buffer: b.logits, offset: 0, length: n * this.Vp }]);
+    // Views of the one read, not copies: a decode loop reads each row once.
     return Array.from({ length: n }, (_, r) =>
-      (all as Float32Array).slice(r * this.Vp, r * this.Vp + V),
+      (all as Float32Array).subarray(r * this.Vp, r * this.Vp + V),
     );
   }
 
@@ -623,16 +623,22 @@ export class DeviceLlama {
     if (ids.length === 0) throw new Error('prefill: an empty prompt');
     if (ids.length > this.contextLength)
       throw new Error(`prefill: ${ids.length} tokens exceed the context of ${this.contextLength}`);
+    const logits = await this.runPrefill(ids, this.ownCaches());
+    this.length = ids.length;
+    return logits;
+  }
+
+  /** The prompt's layers into `target`'s caches, then the head on its last row. */
+  private async runPrefill(ids: readonly number[], target: CacheTarget): Promise<Float32Array> {
     this.checkIds(ids);
     const T = ids.length;
     this.rt.write(this.ids, Uint32Array.from(ids));
     this.setPosition(0);
-    const body = this.rt.program(this.body(T, false));
+    const body = this.rt.program(this.body(T, false, target));
     const head = this.rt.program(this.headSpecs());
     this.rt.submit([body, this.lastRowCopy(T), head]);
     this.rt.destroyProgram(body);
     this.rt.destroyProgram(head);
-    this.length = T;
     return this.readLogits();
   }
 

@@ -181,28 +181,27 @@ async function sampleRows(
   options: SampleOptions,
   result: SampleResult,
 ): Promise<void> {
-  const promptOf = (slot: number) => prompts[rows[slot] as number] as number[];
+  const lengths = rows.map((r) => (prompts[r] as number[]).length);
   base.batchCaches(
     rows.length,
-    Math.max(...rows.map((r) => (prompts[r] as number[]).length + budget(r))),
+    Math.max(...rows.map((r, slot) => (lengths[slot] as number) + budget(r))),
   );
   // Each distinct prompt into its first row; its other rows copy that row's cache.
   let logits: Float32Array[] = [];
   const firstSlot = new Map<number, number>();
-  for (let slot = 0; slot < rows.length; slot++) {
-    const prompt = promptOf(slot);
-    const first = firstSlot.get(source[rows[slot] as number] as number);
+  for (const [slot, r] of rows.entries()) {
+    const distinct = source[r] as number;
+    const first = firstSlot.get(distinct);
     if (first === undefined) {
-      firstSlot.set(source[rows[slot] as number] as number, slot);
-      logits[slot] = await base.prefillRow(slot, prompt);
-      llamaDeviceCalls.prefilledTokens += prompt.length;
+      firstSlot.set(distinct, slot);
+      logits[slot] = await base.prefillRow(slot, prompts[r] as number[]);
+      llamaDeviceCalls.prefilledTokens += lengths[slot] as number;
     } else {
-      base.copyRow(first, slot, prompt.length);
+      base.copyRow(first, slot, lengths[slot] as number);
       logits[slot] = logits[first] as Float32Array;
     }
   }
   const prngs = rows.map((r) => rowPrng(options.seed, r));
-  const lengths = rows.map((r) => (prompts[r] as number[]).length);
   const done = rows.map(() => false);
   for (;;) {
     const next = rows.map((r, slot) => {
