@@ -89,6 +89,11 @@ if (minutes === undefined && steps === undefined) {
 if (f.resume === true && steps === undefined) {
   throw new UsageError('--resume needs --steps: a --minutes run follows the clock and cannot');
 }
+if ((f['checkpoint-every'] ?? 0) < 0) {
+  throw new UsageError(
+    `--checkpoint-every must be 0 (never) or more, got ${f['checkpoint-every']}`,
+  );
+}
 // The flags a resume must repeat: all of this command's but --resume.
 const resumeArgs = process.argv.slice(2).filter((a) => a !== '--resume' && a !== '--debug');
 const checkpointEvery =

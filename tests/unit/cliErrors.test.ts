@@ -92,6 +92,12 @@ const CASES = {
     status: 2,
     line: /^warmstart: --resume needs --steps: a --minutes run follows the clock and cannot$/,
   },
+  warmstartNegativeCheckpoints: {
+    script: 'src/cli/warmstart.ts',
+    args: ['--steps', '2', '--checkpoint-every', '-5', '--out', at('warmstart-out')],
+    status: 2,
+    line: /^warmstart: --checkpoint-every must be 0 \(never\) or more, got -5$/,
+  },
   warmstartAgentsUnknown: {
     script: 'src/cli/warmstartAgents.ts',
     args: ['--stepz', '1', '--out', at('agents-out')],
