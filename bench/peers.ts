@@ -135,8 +135,16 @@ async function labKernels(
   return { prefill: ids.length / prefillS, decode: single, batched };
 }
 
-/** The lab's tfjs path on its wasm backend: the same cached forward and decode step its sampler runs. */
-async function labWasm(dir: string, ids: number[], decode: number): Promise<Speeds> {
+/**
+ * The lab's tfjs path on its wasm backend: the same cached forward and decode step its sampler
+ * runs; then a GRPO group of G rows of the same prompt decoded together (the prompt's cache
+ * repeated for each row, as the sampler shares a prefilled prompt), for each group size.
+ */
+async function labWasm(
+  dir: string,
+  ids: number[],
+  decode: number,
+): Promise<Speeds & { batched: Map<number, number> }> {
   await initBackend('wasm');
   const loaded = await loadLlama(folderSource(dir));
   const lm = loaded.lm;
@@ -146,9 +154,8 @@ async function labWasm(dir: string, ids: number[], decode: number): Promise<Spee
   const once = async () => {
     let start = performance.now();
     const prefill = lm.forwardCached(tf.tensor2d([ids], [1, ids.length], 'int32'), 0, null);
-    const all = (await prefill.logits.data()) as Float32Array;
-    prefill.logits.dispose();
-    let next = argmax(all.subarray((ids.length - 1) * lm.vocabSize));
+    let next = argmax((await prefill.lastLogits.data()) as Float32Array);
+    prefill.lastLogits.dispose();
     const prefillS = (performance.now() - start) / 1000;
     let cache = prefill.cache;
     start = performance.now();
@@ -160,11 +167,38 @@ async function labWasm(dir: string, ids: number[], decode: number): Promise<Spee
       next = argmax((await step.logits.data()) as Float32Array);
       step.logits.dispose();
     }
+    const single = decode / ((performance.now() - start) / 1000);
+    const batched = new Map<number, number>();
+    for (const G of GROUP_SIZES) {
+      let rows = cache.map(({ k, v }) => ({
+        k: tf.tile(k, [G, 1, 1]) as tf.Tensor3D,
+        v: tf.tile(v, [G, 1, 1]) as tf.Tensor3D,
+      }));
+      let tokens = new Array<number>(G).fill(next);
+      const past = ids.length + decode;
+      start = performance.now();
+      for (let i = 0; i < decode; i++) {
+        const pos = past + i;
+        const step = lm.decodeStep(
+          tokens,
+          tokens.map(() => pos),
+          tokens.map(() => 0),
+          pos,
+          rows,
+        );
+        dispose(rows);
+        rows = step.cache;
+        const all = (await step.logits.data()) as Float32Array;
+        step.logits.dispose();
+        tokens = tokens.map((_, r) =>
+          argmax(all.subarray(r * lm.vocabSize, (r + 1) * lm.vocabSize)),
+        );
+      }
+      batched.set(G, (G * decode) / ((performance.now() - start) / 1000));
+      dispose(rows);
+    }
     dispose(cache);
-    return {
-      prefill: ids.length / prefillS,
-      decode: decode / ((performance.now() - start) / 1000),
-    };
+    return { prefill: ids.length / prefillS, decode: single, batched };
   };
   try {
     await once(); // kernels and buffers warm
@@ -267,19 +301,28 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
         );
       }
       // llama.cpp's wllama build serves one sequence: its batch-1 decode is the peer here.
-      for (const [G, speed] of kernels?.batched ?? [])
+      const batchedRow = (G: number, what: string, speed: number, peer: number) =>
         rows.push([
           label,
           `decode (${decode} tokens, batch ${G}: a GRPO group)`,
+          what,
+          speed,
+          peer,
+          speed / peer,
+        ]);
+      for (const [G, speed] of kernels?.batched ?? [])
+        batchedRow(
+          G,
           `lab kernels, rows together ÷ llama.cpp ${cppGpu ? 'WebGPU' : 'CPU'} batch 1`,
           speed,
           (cppGpu ?? cppCpu).decode,
-          speed / (cppGpu ?? cppCpu).decode,
-        ]);
+        );
+      for (const [G, speed] of wasm.batched)
+        batchedRow(G, 'lab wasm, rows together ÷ llama.cpp CPU batch 1', speed, cppCpu.decode);
       notes.push(`${label}: llama.cpp CPU ${cppCpu.buffers.join('; ')}`);
     }
     notes.push(
-      "The lab's batched rows: a GRPO group's samples of one prompt decoded together on the kernels (tokens per second over all rows); llama.cpp's wllama build serves one sequence at a time, so its batch-1 decode is set beside them.",
+      "The lab's batched rows: a GRPO group's samples of one prompt decoded together, on the kernels and on wasm (tokens per second over all rows); llama.cpp's wllama build serves one sequence at a time, so its batch-1 decode is set beside them.",
     );
     return {
       title:

@@ -1,12 +1,13 @@
 // `npm run bench -- tfjs-ops`: the data movement inside a tiny-model GRPO step on tfjs wasm, each
 // done the way the model does it now and the way it did before, timed in the same run (ratios:
 // these machines are noisy). The shapes are a step's: the update's micro-batch of 15 rows × 78
-// tokens (4 heads of 16), the sampler's cache of 60 rows × 4 heads × 92 positions.
+// tokens (4 heads of 16), the sampler's cache of 60 rows × 4 heads × 92 positions; and one
+// Hub model's projection (nn.Linear's [out, in] weight).
 // The tests check that both ways give the same values (tests/unit/model.test.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
 import { copyRows } from '../src/model';
-import { rows } from '../src/model/ops';
+import { matMulByRows, rows } from '../src/model/ops';
 import { splitHeads } from '../src/model/transformer';
 import type { BenchTable } from './table';
 
@@ -51,6 +52,9 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
   const cache = tf.randomNormal([60 * H, 92, hd]) as tf.Tensor3D;
   const kept = Array.from({ length: 59 * H }, (_, i) => i);
   const keptIndex = tf.tensor1d(kept, 'int32');
+  // A Hub model's nn.Linear over a prompt: SmolLM2-135M's up projection [1536, 576], 64 tokens.
+  const linearInput = tf.randomNormal([64, 576]) as tf.Tensor2D;
+  const linearWeight = tf.randomNormal([1536, 576]) as tf.Tensor2D;
   const pairs: [
     string,
     string,
@@ -86,13 +90,29 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
       'copyRows in JS (now)',
       () => copyRows(cache, kept),
     ],
+    [
+      "nn.Linear x·Wᵀ, x [64, 576], W [1536, 576] (a Hub model's layer)",
+      'matMul, transposed B',
+      () => tf.matMul(linearInput, linearWeight, false, true),
+      '(W·xᵀ)ᵀ, matMulByRows (now)',
+      () => matMulByRows(linearInput, linearWeight),
+    ],
   ];
   const table: (string | number)[][] = pairs.map(([what, beforeName, before, nowName, now]) => {
     const beforeMs = medianMs(before);
     const nowMs = medianMs(now);
     return [what, beforeName, beforeMs, nowName, nowMs, beforeMs / nowMs];
   });
-  tf.dispose([qkv, gradientBefore, gradientNow, slices, cache, keptIndex]);
+  tf.dispose([
+    qkv,
+    gradientBefore,
+    gradientNow,
+    slices,
+    cache,
+    keptIndex,
+    linearInput,
+    linearWeight,
+  ]);
   return {
     title: 'tfjs data movement in a GRPO step: before and now',
     environment: `tfjs ${report.backend} (${report.adapter}), median of ${REPEATS} calls, tiny preset's sizes`,

@@ -20,6 +20,25 @@ export const matMul2d = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[])
   };
 }) as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 
+/**
+ * x [n,k] · wᵀ for a frozen w [m,k] (nn.Linear's layout). On wasm a transposed-B matMul leaves
+ * XNNPACK for a plain loop, 7–12× slower over a prompt (`npm run bench -- tfjs-ops`), so there it
+ * runs as (w · xᵀ)ᵀ, whose transposes move activations rather than the weight, with dx = dy · w.
+ * Elsewhere, and for a weight being trained, the plain transposed matMul.
+ */
+export function matMulByRows(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  if (tf.getBackend() !== 'wasm' || (w instanceof tf.Variable && w.trainable))
+    return tf.matMul(x, w, false, true);
+  const viaWeightRows = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const input = args[0] as tf.Tensor2D;
+    return {
+      value: tf.transpose(tf.matMul(w, tf.transpose(input))) as tf.Tensor,
+      gradFunc: (dy: tf.Tensor) => [tf.matMul(dy as tf.Tensor2D, w)],
+    };
+  }) as (input: tf.Tensor2D) => tf.Tensor2D;
+  return viaWeightRows(x);
+}
+
 /** x [n,k] @ w [k,m] + b [m]. */
 export function linear(x: tf.Tensor2D, w: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
   return tf.add(matMul2d(x, w as tf.Tensor2D), b);

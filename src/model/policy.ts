@@ -24,12 +24,15 @@ export interface CausalLM {
    * flattened [B·T] positions → [B, L, V]; the head runs at those rows alone. Differentiable.
    */
   logitsAt(ids: tf.Tensor2D, rows: tf.Tensor1D): tf.Tensor3D;
-  /** ids [B, S] at positions start..start+S−1 after `cache` → logits and the grown caches (caller disposes both). */
+  /**
+   * ids [B, S] at positions start..start+S−1 after `cache` → the last position's logits [B, V]
+   * and the grown caches (caller disposes both).
+   */
   forwardCached(
     ids: tf.Tensor2D,
     start: number,
     cache: readonly KvLayerCache[] | null,
-  ): { logits: tf.Tensor3D; cache: KvLayerCache[] };
+  ): { lastLogits: tf.Tensor2D; cache: KvLayerCache[] };
   /** One token per row, each at its own position; keys before firstKey[r] are padding. */
   decodeStep(
     tokens: readonly number[],

@@ -14,7 +14,15 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { ropeInverseFrequencies } from './families/rope';
 import { type GptLora, loraDelta } from './gptLora';
-import { causalAttention, embed, gatherRows, geluTanh, layerNorm, matMul2d } from './ops';
+import {
+  causalAttention,
+  embed,
+  gatherRows,
+  geluTanh,
+  layerNorm,
+  matMul2d,
+  matMulByRows,
+} from './ops';
 import type { CausalLM, KvLayerCache } from './policy';
 import type { TransformerConfig } from './transformerConfig';
 
@@ -129,7 +137,7 @@ function project(t: Transformer, module: string, x: tf.Tensor2D, bias: boolean):
   let y =
     t.config.weightLayout === 'in-out'
       ? matMul2d(x, w as tf.Tensor2D)
-      : (tf.matMul(x, w as tf.Tensor2D, false, true) as tf.Tensor2D);
+      : matMulByRows(x, w as tf.Tensor2D);
   if (bias) y = tf.add(y, t.weight(`${module}.bias`));
   const delta = t.lora && loraDelta(t.lora, module, x);
   return delta ? tf.add(y, delta) : y;
@@ -200,7 +208,7 @@ export function head(t: Transformer, x: tf.Tensor2D, B: number): tf.Tensor3D {
   const logits =
     c.weightLayout === 'in-out'
       ? matMul2d(normed, tf.transpose(w) as tf.Tensor2D)
-      : tf.matMul(normed, w as tf.Tensor2D, false, true);
+      : matMulByRows(normed, w as tf.Tensor2D);
   return tf.reshape(logits, [B, x.shape[0] / B, c.vocabSize]);
 }
 
@@ -285,15 +293,17 @@ function cachedAttention(
 }
 
 /**
- * ids [B, S] at positions start..start+S−1 after `cache` → logits [B, S, V] and the grown
- * caches. The caller owns (and disposes) both the old and new caches. Inference only.
+ * ids [B, S] at positions start..start+S−1 after `cache` → the last position's logits [B, V]
+ * and the grown caches. The caller owns (and disposes) both the old and new caches. Inference
+ * only. The head runs on the last position alone: a sampler reads nothing else, and over a Hub
+ * vocabulary the head on every prompt position costs more than the layers.
  */
 export function forwardCached(
   t: Transformer,
   ids: tf.Tensor2D,
   start: number,
   cache: readonly KvLayerCache[] | null,
-): { logits: tf.Tensor3D; cache: KvLayerCache[] } {
+): { lastLogits: tf.Tensor2D; cache: KvLayerCache[] } {
   const c = t.config;
   const [B, S] = ids.shape;
   const Tall = start + S;
@@ -313,9 +323,14 @@ export function forwardCached(
     const attention = cachedAttention(c, B, cache, mask, next);
     let x = embedTokens(t, ids, start);
     for (let i = 0; i < c.layers; i++) x = block(t, i, x, B, attention, rope);
-    return { logits: head(t, x, B), cache: next } as unknown as tf.TensorContainer;
+    const last = tf.reshape(
+      tf.slice(tf.reshape(x, [B, S, c.hidden]), [0, S - 1, 0], [B, 1, c.hidden]),
+      [B, c.hidden],
+    ) as tf.Tensor2D;
+    const lastLogits = tf.reshape(head(t, last, B), [B, c.vocabSize]);
+    return { lastLogits, cache: next } as unknown as tf.TensorContainer;
   });
-  return out as unknown as { logits: tf.Tensor3D; cache: KvLayerCache[] };
+  return out as unknown as { lastLogits: tf.Tensor2D; cache: KvLayerCache[] };
 }
 
 /**

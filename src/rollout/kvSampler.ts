@@ -250,12 +250,8 @@ export class KvCacheSampler implements Sampler {
           [group.length, length],
           'int32',
         );
-        const { logits, cache } = this.lm.forwardCached(ids, 0, null);
+        const { lastLogits: last, cache } = this.lm.forwardCached(ids, 0, null);
         ids.dispose();
-        const last = tf.tidy(() =>
-          tf.reshape(tf.slice(logits, [0, length - 1, 0], [group.length, 1, V]), [-1]),
-        );
-        logits.dispose();
         const values = (await last.data()) as Float32Array;
         last.dispose();
         group.forEach((d, i) => {

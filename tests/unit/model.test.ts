@@ -12,7 +12,7 @@ import {
   parameterCount,
   parameterSpecs,
 } from '../../src/model';
-import { rows } from '../../src/model/ops';
+import { matMulByRows, rows } from '../../src/model/ops';
 import { RoleTrainer } from '../../src/rl/trainer';
 
 const micro = () => makeConfig('tiny', 13, 'coder', { nEmbd: 8, nLayer: 2, nHead: 2, nCtx: 8 });
@@ -139,6 +139,35 @@ describe('GPT model', () => {
     expect(await reference()).not.toEqual(await weights());
     trainer.dispose();
   });
+
+  // nn.Linear's x·Wᵀ runs as (W·xᵀ)ᵀ on wasm (its transposed-B matMul is a slow loop): the same
+  // values and the same input gradient as the plain transposed matMul, on both CPU backends.
+  it.each(['cpu', 'wasm'] as const)(
+    'matMulByRows equals x·Wᵀ and its gradient on %s',
+    async (backend) => {
+      await initBackend(backend);
+      try {
+        const seed = Math.floor(Math.random() * 1e6);
+        const x = tf.randomNormal([5, 7], 0, 1, 'float32', seed) as tf.Tensor2D;
+        const w = tf.randomNormal([9, 7], 0, 1, 'float32', seed + 1) as tf.Tensor2D;
+        const dy = tf.randomNormal([5, 9], 0, 1, 'float32', seed + 2) as tf.Tensor2D;
+        const value = await matMulByRows(x, w).data();
+        const expected = await tf.matMul(x, w, false, true).data();
+        for (const [i, v] of value.entries()) expect(v).toBeCloseTo(expected[i]!, 4);
+        const loss = (f: (input: tf.Tensor2D) => tf.Tensor2D) => (input: tf.Tensor) =>
+          tf.sum(tf.mul(f(input as tf.Tensor2D), dy));
+        const grad = await tf
+          .grad(loss((input) => matMulByRows(input, w)))(x)
+          .data();
+        const expectedGrad = await tf
+          .grad(loss((input) => tf.matMul(input, w, false, true)))(x)
+          .data();
+        for (const [i, g] of grad.entries()) expect(g).toBeCloseTo(expectedGrad[i]!, 4);
+      } finally {
+        await initBackend('cpu');
+      }
+    },
+  );
 
   // rows and copyRows copy in JS on the CPU backends (faster than wasm's gather): the same
   // values as tf.gather, on both, for fresh random inputs and repeated, reordered rows.
