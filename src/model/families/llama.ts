@@ -11,8 +11,7 @@ import type { GptLora } from '../gptLora';
 import type { CausalLM } from '../policy';
 import {
   forward,
-  head,
-  hiddenStates,
+  logitsAt,
   type Transformer,
   type TransformerConfig,
   type TransformerNames,
@@ -109,12 +108,11 @@ export function llamaForward(model: LlamaModel, ids: tf.Tensor2D): tf.Tensor3D {
 /** The last position's logits only, [B, V]: the head (vocabulary × d) runs once per row. */
 export function llamaLastLogits(model: LlamaModel, ids: tf.Tensor2D): tf.Tensor2D {
   const [B, T] = ids.shape;
-  const t = llamaTransformer(model);
   const last = tf.tensor1d(
     Array.from({ length: B }, (_, b) => b * T + T - 1),
     'int32',
   );
-  return tf.reshape(head(t, tf.gather(hiddenStates(t, ids), last) as tf.Tensor2D, B), [B, -1]);
+  return tf.reshape(logitsAt(llamaTransformer(model), ids, last), [B, -1]);
 }
 
 /** The Llama family behind the one policy interface (model/policy.ts) the sampler talks to. */
