@@ -9,7 +9,8 @@
 // (Dawn over the same Vulkan driver the page's Chromium uses; tfjs-wasm), llama.cpp's in the page.
 // PEERS_MODELS=smollm2,qwen05b (default both), PEERS_PROMPT (128), PEERS_DECODE (64),
 // PEERS_LAYERS cuts each model's depth for a quick check (widths and vocabulary stay),
-// PEERS_THREADS (2) llama.cpp's CPU threads.
+// PEERS_THREADS (2) llama.cpp's CPU threads, PEERS_KERNELS=0 leaves the lab's kernels out (the
+// CPU rows at full depth, which SwiftShader would take hours over).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -235,6 +236,7 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
   const decode = envInt('PEERS_DECODE', 64);
   const threads = envInt('PEERS_THREADS', 2);
   const layers = process.env.PEERS_LAYERS ? envInt('PEERS_LAYERS', 1) : null;
+  const withKernels = process.env.PEERS_KERNELS !== '0';
   const root = mkdtempSync(join(tmpdir(), 'peers-'));
   const cpp = await startLlamaCpp(root);
   const rows: (string | number)[][] = [];
@@ -244,6 +246,8 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
     const opened = await getKernelDevice();
     const labAdapter = opened.ok ? opened.gpu.adapter : `none (${opened.why})`;
     const llamaGpu = gpu?.shaderF16 === true;
+    if (!withKernels)
+      notes.push("PEERS_KERNELS=0: the lab's kernels were left out (their rows read —).");
     if (!llamaGpu)
       notes.push(
         gpu
@@ -274,7 +278,7 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
           })
         : null;
       say('lab kernels');
-      const kernels = opened.ok ? await labKernels(dir, ids, decode) : null;
+      const kernels = opened.ok && withKernels ? await labKernels(dir, ids, decode) : null;
       say('lab wasm');
       const wasm = await labWasm(dir, ids, decode);
       const row = (phase: keyof Speeds, what: string, lab: number | null, peer: number | null) =>
