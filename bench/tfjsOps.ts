@@ -55,6 +55,14 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
   // A Hub model's nn.Linear over a prompt: SmolLM2-135M's up projection [1536, 576], 64 tokens.
   const linearInput = tf.randomNormal([64, 576]) as tf.Tensor2D;
   const linearWeight = tf.randomNormal([1536, 576]) as tf.Tensor2D;
+  // One decode row (and a group's 8) through SmolLM2-135M's head and up projection, as the lab
+  // runs them and against a transposed copy XNNPACK packs once: what single-sequence decode on
+  // wasm would gain for holding every frozen weight twice (EXPERIMENTS §6; not done).
+  const decodeRow = tf.randomNormal([1, 576]) as tf.Tensor2D;
+  const decodeRows = tf.randomNormal([8, 576]) as tf.Tensor2D;
+  const headWeight = tf.randomNormal([49152, 576]) as tf.Tensor2D;
+  const headTransposed = tf.transpose(headWeight) as tf.Tensor2D;
+  const upTransposed = tf.transpose(linearWeight) as tf.Tensor2D;
   const pairs: [
     string,
     string,
@@ -97,6 +105,22 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
       '(W·xᵀ)ᵀ, matMulByRows (now)',
       () => matMulByRows(linearInput, linearWeight),
     ],
+    ...(
+      [
+        ['head [49152, 576], 1 row', decodeRow, headWeight, headTransposed],
+        ['up projection [1536, 576], 1 row', decodeRow, linearWeight, upTransposed],
+        ['up projection [1536, 576], 8 rows', decodeRows, linearWeight, upTransposed],
+      ] as const
+    ).map(
+      ([what, x, weight, transposed]) =>
+        [
+          `decode: x·Wᵀ, ${what}`,
+          'matMulByRows (now)',
+          () => matMulByRows(x, weight),
+          'W held transposed, packed once (not done: 2× memory)',
+          () => tf.matMul(x, transposed),
+        ] as [string, string, () => tf.Tensor, string, () => tf.Tensor],
+    ),
   ];
   const table: (string | number)[][] = pairs.map(([what, beforeName, before, nowName, now]) => {
     const beforeMs = medianMs(before);
@@ -112,6 +136,11 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
     keptIndex,
     linearInput,
     linearWeight,
+    decodeRow,
+    decodeRows,
+    headWeight,
+    headTransposed,
+    upTransposed,
   ]);
   return {
     title: 'tfjs data movement in a GRPO step: before and now',
