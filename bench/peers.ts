@@ -236,7 +236,10 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
   const decode = envInt('PEERS_DECODE', 64);
   const threads = envInt('PEERS_THREADS', 2);
   const layers = process.env.PEERS_LAYERS ? envInt('PEERS_LAYERS', 1) : null;
-  const withKernels = process.env.PEERS_KERNELS !== '0';
+  const kernelsFlag = process.env.PEERS_KERNELS ?? '1';
+  if (kernelsFlag !== '0' && kernelsFlag !== '1')
+    throw new Error(`PEERS_KERNELS must be 0 or 1, got ${JSON.stringify(kernelsFlag)}`);
+  const withKernels = kernelsFlag === '1';
   const root = mkdtempSync(join(tmpdir(), 'peers-'));
   const cpp = await startLlamaCpp(root);
   const rows: (string | number)[][] = [];
