@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
 import { copyRows } from '../src/model';
+import { FEW_ROWS_MAX, fewRowsLinear } from '../src/model/fewRowsLinear';
 import { matMulByRows, rows } from '../src/model/ops';
 import { splitHeads } from '../src/model/transformer';
 import type { BenchTable } from './table';
@@ -55,14 +56,16 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
   // A Hub model's nn.Linear over a prompt: SmolLM2-135M's up projection [1536, 576], 64 tokens.
   const linearInput = tf.randomNormal([64, 576]) as tf.Tensor2D;
   const linearWeight = tf.randomNormal([1536, 576]) as tf.Tensor2D;
-  // One decode row (and a group's 8) through SmolLM2-135M's head and up projection, as the lab
-  // runs them and against a transposed copy XNNPACK packs once: what single-sequence decode on
-  // wasm would gain for holding every frozen weight twice (EXPERIMENTS §6; not done).
+  // Decode rows through SmolLM2-135M's head and up projection: XNNPACK's W·xᵀ (8 output columns
+  // a pass, one used) against the lab's kernel reading W's rows in place (fewRowsLinear.ts), and
+  // against a transposed copy XNNPACK packs once (as fast, at twice the weight's memory).
   const decodeRow = tf.randomNormal([1, 576]) as tf.Tensor2D;
-  const decodeRows = tf.randomNormal([8, 576]) as tf.Tensor2D;
+  const decodeRows4 = tf.randomNormal([4, 576]) as tf.Tensor2D;
+  const decodeRows8 = tf.randomNormal([8, 576]) as tf.Tensor2D;
   const headWeight = tf.randomNormal([49152, 576]) as tf.Tensor2D;
   const headTransposed = tf.transpose(headWeight) as tf.Tensor2D;
-  const upTransposed = tf.transpose(linearWeight) as tf.Tensor2D;
+  const byXnnpack = (x: tf.Tensor2D, w: tf.Tensor2D) => () =>
+    tf.transpose(tf.matMul(w, tf.transpose(x)));
   const pairs: [
     string,
     string,
@@ -105,22 +108,41 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
       '(W·xᵀ)ᵀ, matMulByRows (now)',
       () => matMulByRows(linearInput, linearWeight),
     ],
-    ...(
-      [
-        ['head [49152, 576], 1 row', decodeRow, headWeight, headTransposed],
-        ['up projection [1536, 576], 1 row', decodeRow, linearWeight, upTransposed],
-        ['up projection [1536, 576], 8 rows', decodeRows, linearWeight, upTransposed],
-      ] as const
-    ).map(
-      ([what, x, weight, transposed]) =>
-        [
-          `decode: x·Wᵀ, ${what}`,
-          'matMulByRows (now)',
-          () => matMulByRows(x, weight),
-          'W held transposed, packed once (not done: 2× memory)',
-          () => tf.matMul(x, transposed),
-        ] as [string, string, () => tf.Tensor, string, () => tf.Tensor],
-    ),
+    [
+      'decode: x·Wᵀ, head [49152, 576], 1 row',
+      'W·xᵀ on XNNPACK (before)',
+      byXnnpack(decodeRow, headWeight),
+      'fewRowsLinear (now)',
+      () => matMulByRows(decodeRow, headWeight),
+    ],
+    [
+      'decode: x·Wᵀ, head [49152, 576], 1 row',
+      'W held transposed, packed once (2× memory)',
+      () => tf.matMul(decodeRow, headTransposed),
+      'fewRowsLinear (now)',
+      () => matMulByRows(decodeRow, headWeight),
+    ],
+    [
+      'decode: x·Wᵀ, up projection [1536, 576], 1 row',
+      'W·xᵀ on XNNPACK (before)',
+      byXnnpack(decodeRow, linearWeight),
+      'fewRowsLinear (now)',
+      () => matMulByRows(decodeRow, linearWeight),
+    ],
+    [
+      `decode: x·Wᵀ, up projection, 4 rows (FEW_ROWS_MAX ${FEW_ROWS_MAX})`,
+      'W·xᵀ on XNNPACK (before)',
+      byXnnpack(decodeRows4, linearWeight),
+      'fewRowsLinear (now)',
+      () => matMulByRows(decodeRows4, linearWeight),
+    ],
+    [
+      'decode: x·Wᵀ, up projection, 8 rows',
+      'fewRowsLinear (not used past FEW_ROWS_MAX)',
+      () => fewRowsLinear(decodeRows8, linearWeight),
+      'W·xᵀ on XNNPACK (now)',
+      () => matMulByRows(decodeRows8, linearWeight),
+    ],
   ];
   const table: (string | number)[][] = pairs.map(([what, beforeName, before, nowName, now]) => {
     const beforeMs = medianMs(before);
@@ -137,10 +159,10 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
     linearInput,
     linearWeight,
     decodeRow,
-    decodeRows,
+    decodeRows4,
+    decodeRows8,
     headWeight,
     headTransposed,
-    upTransposed,
   ]);
   return {
     title: 'tfjs data movement in a GRPO step: before and now',

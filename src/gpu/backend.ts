@@ -6,6 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import '@tensorflow/tfjs-backend-cpu';
 import type { BackendChoice } from '../engine/types';
+import { fewRowsReady } from '../model/fewRowsLinear';
 import { buildGpuReport, type GpuReport } from './engine/gpuReport';
 import {
   disableKernelEngine,
@@ -203,7 +204,9 @@ async function tryWasm(reason: string): Promise<BackendReport | null> {
     if (!(await tf.setBackend('wasm'))) return null;
     await tf.ready();
     const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
-    return { backend: 'wasm', adapter: `tfjs wasm${simd ? ' SIMD' : ''}`, reason };
+    // Named, so a reader knows decoding through a Hub model's weights uses it (EXPERIMENTS §6).
+    const rowKernel = fewRowsReady() ? " + the lab's decode-row kernel" : '';
+    return { backend: 'wasm', adapter: `tfjs wasm${simd ? ' SIMD' : ''}${rowKernel}`, reason };
   } catch {
     return null;
   }

@@ -3,6 +3,7 @@
 // at every size, and slicing is slow, so attention loops 2D matMuls over batch×heads,
 // taking its slices with `rows` (copies in JS on the CPU backends; `npm run bench -- tfjs-ops`).
 import * as tf from '@tensorflow/tfjs-core';
+import { fewRowsApplies, fewRowsLinear } from './fewRowsLinear';
 
 /** x [n,k] @ w [k,m] with a gradient built from explicit transposes. */
 export const matMul2d = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
@@ -23,7 +24,8 @@ export const matMul2d = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[])
 /**
  * x [n,k] · wᵀ for a frozen w [m,k] (nn.Linear's layout). On wasm a transposed-B matMul leaves
  * XNNPACK for a plain loop, 7–12× slower over a prompt (`npm run bench -- tfjs-ops`), so there it
- * runs as (w · xᵀ)ᵀ, whose transposes move activations rather than the weight, with dx = dy · w.
+ * runs as (w · xᵀ)ᵀ, whose transposes move activations rather than the weight, with dx = dy · w;
+ * for a few rows (decoding) the lab's own kernel reads w's rows in place (fewRowsLinear.ts).
  * Elsewhere, and for a weight being trained, the plain transposed matMul.
  */
 export function matMulByRows(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
@@ -32,7 +34,9 @@ export function matMulByRows(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   const viaWeightRows = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const input = args[0] as tf.Tensor2D;
     return {
-      value: tf.transpose(tf.matMul(w, tf.transpose(input))) as tf.Tensor,
+      value: fewRowsApplies(input, w)
+        ? fewRowsLinear(input, w)
+        : (tf.transpose(tf.matMul(w, tf.transpose(input))) as tf.Tensor),
       gradFunc: (dy: tf.Tensor) => [tf.matMul(dy as tf.Tensor2D, w)],
     };
   }) as (input: tf.Tensor2D) => tf.Tensor2D;

@@ -203,10 +203,12 @@ export function head(t: Transformer, x: tf.Tensor2D, B: number): tf.Tensor3D {
   const c = t.config;
   const normed = norm(t, x, c.names.finalNorm);
   const w = t.weight(c.tiedHead ? c.names.embed : (c.names.head as string));
-  // A tied [V, d] table in a Conv1D model is trained: its explicit transpose has a gradient on
-  // wasm; an nn.Linear head multiplies by its transpose in place.
+  // A [V, d] table being trained in a Conv1D model (the lab's tiny ones) goes through its
+  // explicit transpose, which has a gradient on wasm; a frozen one (a Hub GPT-2 under LoRA) and
+  // an nn.Linear head multiply by its transpose in place, without copying the table each call.
+  const trained = w instanceof tf.Variable && w.trainable;
   const logits =
-    c.weightLayout === 'in-out'
+    c.weightLayout === 'in-out' && trained
       ? matMul2d(normed, tf.transpose(w) as tf.Tensor2D)
       : matMulByRows(normed, w as tf.Tensor2D);
   return tf.reshape(logits, [B, x.shape[0] / B, c.vocabSize]);

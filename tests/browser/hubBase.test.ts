@@ -129,6 +129,11 @@ describe('the page over a base model from a Hub', () => {
     );
     expect(await page.locator('input[name="lr"]').inputValue()).toBe('0.0001');
 
+    // Its decode goes through the lab's own WebAssembly row kernel on tfjs wasm's memory
+    // (model/fewRowsLinear.ts), which the backend line names where it instantiated.
+    expect(await backendLine(page)).toMatch(
+      /^wasm · tfjs wasm SIMD \+ the lab's decode-row kernel/,
+    );
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
     await waitIdle(page);
