@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
 import { copyRows } from '../src/model';
 import { FEW_ROWS_MAX, fewRowsLinear } from '../src/model/fewRowsLinear';
-import { matMulByRows, rows } from '../src/model/ops';
+import { inputGradient, matMulByRows, rows } from '../src/model/ops';
 import { splitHeads } from '../src/model/transformer';
 import type { BenchTable } from './table';
 
@@ -64,6 +64,9 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
   const decodeRows8 = tf.randomNormal([8, 576]) as tf.Tensor2D;
   const headWeight = tf.randomNormal([49152, 576]) as tf.Tensor2D;
   const headTransposed = tf.transpose(headWeight) as tf.Tensor2D;
+  // The input gradient through a frozen weight, over a short and a long micro-batch.
+  const upGradient64 = tf.randomNormal([64, 1536]) as tf.Tensor2D;
+  const upGradient1080 = tf.randomNormal([1080, 1536]) as tf.Tensor2D;
   const byXnnpack = (x: tf.Tensor2D, w: tf.Tensor2D) => () =>
     tf.transpose(tf.matMul(w, tf.transpose(x)));
   const pairs: [
@@ -136,6 +139,16 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
       'fewRowsLinear (now)',
       () => matMulByRows(decodeRows4, linearWeight),
     ],
+    ...([upGradient64, upGradient1080] as const).map(
+      (dy) =>
+        [
+          `input gradient dy·W, dy [${dy.shape[0]}, 1536], W [1536, 576] frozen`,
+          'matMul(dy, W): W packed once, kept (W held twice)',
+          () => tf.matMul(dy, linearWeight),
+          'a copy packed per call (inputGradient past 1 GiB of tensors)',
+          () => inputGradient(dy, linearWeight, 0),
+        ] as [string, string, () => tf.Tensor, string, () => tf.Tensor],
+    ),
     [
       'decode: x·Wᵀ, up projection, 8 rows',
       'fewRowsLinear (not used past FEW_ROWS_MAX)',
@@ -161,6 +174,8 @@ export async function tfjsOpsBench(): Promise<BenchTable> {
     decodeRow,
     decodeRows4,
     decodeRows8,
+    upGradient64,
+    upGradient1080,
     headWeight,
     headTransposed,
   ]);

@@ -3,7 +3,7 @@
 // at every size, and slicing is slow, so attention loops 2D matMuls over batch×heads,
 // taking its slices with `rows` (copies in JS on the CPU backends; `npm run bench -- tfjs-ops`).
 import * as tf from '@tensorflow/tfjs-core';
-import { fewRowsApplies, fewRowsLinear } from './fewRowsLinear';
+import { fewRowsApplies, fewRowsLinear, fewRowsReady, rowBlock } from './fewRowsLinear';
 
 /** x [n,k] @ w [k,m] with a gradient built from explicit transposes. */
 export const matMul2d = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
@@ -37,10 +37,58 @@ export function matMulByRows(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
       value: fewRowsApplies(input, w)
         ? fewRowsLinear(input, w)
         : (tf.transpose(tf.matMul(w, tf.transpose(input))) as tf.Tensor),
-      gradFunc: (dy: tf.Tensor) => [tf.matMul(dy as tf.Tensor2D, w)],
+      gradFunc: (dy: tf.Tensor) => [inputGradient(dy as tf.Tensor2D, w)],
     };
   }) as (input: tf.Tensor2D) => tf.Tensor2D;
   return viaWeightRows(x);
+}
+
+/** A packed copy made for one call holds at most this many floats (32 MB: a 0.5B model's MLP weight is one block, its head 17). */
+const PACKED_COPY_ELEMENTS = 1 << 23;
+/**
+ * Below this many bytes in tfjs, XNNPACK may keep its packed copies: held twice, the weights
+ * still leave half of the 4 GiB wasm heap to the activations.
+ */
+export const PACKED_COPIES_KEPT_BELOW_BYTES = 2 ** 30;
+
+/**
+ * dy · w for a frozen w on wasm. XNNPACK packs a matMul's right operand and keeps the packed copy
+ * until that tensor is disposed, so dy · w leaves every frozen weight held twice after a model's
+ * first backward. For a small model that is the fast way. Past PACKED_COPIES_KEPT_BELOW_BYTES (a
+ * 0.5B base: its LoRA update ran out of the wasm heap, EXPERIMENTS §6) each call multiplies by a
+ * copy of w made for it and disposed after it, which takes the packed copy with it: the same
+ * kernel on the same values, in row blocks for a large w (a tied head) whose partial products
+ * are summed. Its price is a pass over w per call (`npm run bench -- tfjs-ops`).
+ */
+export function inputGradient(
+  dy: tf.Tensor2D,
+  w: tf.Tensor2D,
+  keepPackedBelowBytes = PACKED_COPIES_KEPT_BELOW_BYTES,
+): tf.Tensor2D {
+  if (tf.memory().numBytes < keepPackedBelowBytes) return tf.matMul(dy, w) as tf.Tensor2D;
+  const [m, k] = w.shape;
+  const rowsPerBlock = Math.max(1, Math.floor(PACKED_COPY_ELEMENTS / k));
+  const product = (dyPart: tf.Tensor2D, wPart: tf.Tensor2D) => {
+    const term = tf.matMul(dyPart, wPart) as tf.Tensor2D;
+    wPart.dispose();
+    return term;
+  };
+  if (m <= rowsPerBlock) return product(dy, tf.mul(w, tf.scalar(1)) as tf.Tensor2D);
+  let dx: tf.Tensor2D | null = null;
+  for (let first = 0; first < m; first += rowsPerBlock) {
+    const rows = Math.min(rowsPerBlock, m - first);
+    const dyPart = tf.slice(dy, [0, first], [dy.shape[0], rows]);
+    const block = fewRowsReady() ? rowBlock(w, first, rows) : tf.slice(w, [first, 0], [rows, k]);
+    const term = product(dyPart, block);
+    dyPart.dispose();
+    if (!dx) dx = term;
+    else {
+      const sum: tf.Tensor2D = tf.add(dx, term);
+      tf.dispose([dx, term]);
+      dx = sum;
+    }
+  }
+  return dx as tf.Tensor2D;
 }
 
 /** x [n,k] @ w [k,m] + b [m]. */

@@ -7,14 +7,20 @@
 // under 1.6 GB (issue 31: the weights are read from the file a tensor at a time and live on the
 // device only). Kept short (a few tokens) so the default run can afford it; the time it takes
 // is in the README.
-import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
+
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
+import { folderSource } from '../../src/model/families/folderSourceNode';
+import { llamaForward } from '../../src/model/families/llama';
+import { createLlamaLora, llamaRole } from '../../src/model/families/llamaLora';
+import { loadLlama } from '../../src/model/families/load';
+import { LLAMA_LORA_TARGETS } from '../../src/model/loraSettings';
 import { qwen05bSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
 
 const root = mkdtempSync(join(tmpdir(), 'hf-05b-'));
@@ -139,4 +145,42 @@ it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the 
   expect(kernelDiff / scale).toBeLessThan(2e-3);
   expect(kernels.peakBytes).toBeGreaterThan(0);
   expect(kernels.peakBytes).toBeLessThan(1.6e9);
+}, 900_000);
+
+// A LoRA update over the same base on tfjs wasm (the page's path without a GPU): its forward and
+// backward fit the 4 GiB wasm heap. XNNPACK used to keep a packed copy of every frozen weight
+// the backward multiplied by, twice the base's 2 GB, and the first backward ran out of memory
+// (EXPERIMENTS §6); past 1 GiB of tensors the input gradient now packs a copy per call.
+it('a LoRA forward + backward over the 0.5B base on tfjs wasm fits the wasm heap', async () => {
+  await initBackend('wasm');
+  const dir = join(root, 'qwen2.5-coder-0.5b');
+  const loaded = await loadLlama(folderSource(dir));
+  const role = llamaRole(
+    loaded.model,
+    createLlamaLora(loaded.model.config, { rank: 8, alpha: 16, targets: LLAMA_LORA_TARGETS }, 3),
+  );
+  const ids = tf.tensor2d(
+    Array.from({ length: 16 }, (_, i) => (i * 7919) % 151000),
+    [1, 16],
+    'int32',
+  );
+  const heapBytes = () =>
+    (tf.backend() as unknown as { wasm: { asm: { memory: WebAssembly.Memory } } }).wasm.asm.memory
+      .buffer.byteLength;
+  for (let round = 0; round < 2; round++) {
+    const norms = tf.tidy(() => {
+      const { grads } = tf.variableGrads(
+        () => tf.mean(tf.logSoftmax(llamaForward(role, ids))) as tf.Scalar,
+      );
+      return Object.values(grads).map((g) => tf.norm(g).dataSync()[0]!);
+    });
+    expect(norms.length).toBeGreaterThan(0);
+    expect(norms.every(Number.isFinite)).toBe(true);
+    expect(norms.some((n) => n > 0)).toBe(true);
+  }
+  console.log(
+    `0.5B LoRA forward + backward on wasm: heap ${(heapBytes() / 2 ** 30).toFixed(2)} GiB`,
+  );
+  expect(heapBytes()).toBeLessThan(3.5 * 2 ** 30);
+  ids.dispose();
 }, 900_000);

@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { FEW_ROWS_MAX, fewRowsApplies, instantiateFewRows } from '../../src/model/fewRowsLinear';
-import { matMulByRows } from '../../src/model/ops';
+import { inputGradient, matMulByRows } from '../../src/model/ops';
 
 function randomValues(count: number): Float32Array {
   return Float32Array.from({ length: count }, () => Math.random() * 2 - 1);
@@ -105,6 +105,39 @@ describe('fewRowsLinear: x·Wᵀ for a few rows', () => {
       7,
     );
     tf.dispose([w, many, oddWidth, oddWeight]);
+  });
+
+  // XNNPACK keeps a packed copy of a matMul's right operand until that tensor is disposed. Past
+  // its memory bound (here 0, so every call) the input gradient through a frozen weight leaves
+  // none behind (ops.ts, inputGradient): 16 weights of 16 MB held twice would grow the heap by
+  // ~256 MB. A weight past a block (a tied head) goes in row blocks: the same product.
+  it('the input gradient through frozen weights, past its memory bound, keeps no packed copy', async () => {
+    await initBackend('wasm');
+    const backend = tf.backend() as unknown as { wasm: { asm: { memory: WebAssembly.Memory } } };
+    const heapBytes = () => backend.wasm.asm.memory.buffer.byteLength;
+    const weights = Array.from({ length: 16 }, () => tf.fill([2048, 2048], 0.5) as tf.Tensor2D);
+    const dy = tf.fill([8, 2048], 0.25) as tf.Tensor2D;
+    const backward = (w: tf.Tensor2D) =>
+      tf.tidy(() => {
+        // Σ over 2048 rows of 0.25 · 0.5.
+        expect(inputGradient(dy, w, 0).dataSync()[0]).toBe(256);
+      });
+    backward(weights[0]!);
+    const before = heapBytes();
+    for (const w of weights) backward(w);
+    expect(heapBytes() - before).toBeLessThan(96 * 2 ** 20);
+    tf.dispose([...weights, dy]);
+
+    // 9M floats: two row blocks, against the plain product.
+    const [m, k, n] = [35_000, 256, 3];
+    const head = tf.tensor2d(randomValues(m * k), [m, k]);
+    const dyValues = randomValues(n * m);
+    const headGradient = tf.tensor2d(dyValues, [n, m]);
+    const blocked = await inputGradient(headGradient, head, 0).data();
+    const plain = await tf.matMul(headGradient, head).data();
+    for (let i = 0; i < plain.length; i++)
+      expect(Math.abs(blocked[i]! - plain[i]!)).toBeLessThan(1e-6 * m);
+    tf.dispose([head, headGradient]);
   });
 
   it('does not apply off wasm', async () => {
