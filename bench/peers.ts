@@ -16,125 +16,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
-import { checkpointTensors, DeviceLlama } from '../src/gpu/engine/deviceLlama';
-import { SHADERS } from '../src/gpu/engine/ops';
-import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { folderSource } from '../src/model/families/folderSourceNode';
-import { readHfCheckpoint } from '../src/model/families/hfCheckpoint';
 import { disposeLlamaModel } from '../src/model/families/llama';
 import { loadLlama } from '../src/model/families/load';
 import type { KvLayerCache } from '../src/model/policy';
-import { type FixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
+import { writeHfCheckpoint } from '../tests/unit/hf-fixtures';
 import {
   type LlamaCpp,
   type LlamaCppLoad,
   startLlamaCpp,
   writeRenderableLlamaGguf,
 } from '../tests/unit/llamaCpp-harness';
+import { argmax, envInt, GROUP_SIZES, labKernels, MODELS, type Speeds } from './peersLab';
 import type { BenchSection, BenchTable } from './table';
-
-/** SmolLM2-135M's published config.json (Llama: 30 layers, 576 wide, 9 q / 3 kv heads, tied). */
-function smollm2Spec(): FixtureSpec {
-  return {
-    dtype: 'F16',
-    shards: 1,
-    config: {
-      architectures: ['LlamaForCausalLM'],
-      model_type: 'llama',
-      vocab_size: 49152,
-      hidden_size: 576,
-      intermediate_size: 1536,
-      num_hidden_layers: 30,
-      num_attention_heads: 9,
-      num_key_value_heads: 3,
-      hidden_act: 'silu',
-      max_position_embeddings: 8192,
-      rope_theta: 100000,
-      rms_norm_eps: 1e-5,
-      tie_word_embeddings: true,
-      torch_dtype: 'float16',
-    },
-  };
-}
-
-const MODELS: Record<string, { label: string; spec: () => FixtureSpec }> = {
-  smollm2: { label: 'SmolLM2-135M shape', spec: smollm2Spec },
-  qwen05b: {
-    label: 'Qwen2.5-0.5B shape',
-    spec: () => ({ ...qwen05bSpec(), dtype: 'F16' as const }),
-  },
-};
-
-function envInt(name: string, fallback: number): number {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
-  return v;
-}
-
-function argmax(v: Float32Array): number {
-  let best = 0;
-  for (let i = 1; i < v.length; i++) if (v[i]! > v[best]!) best = i;
-  return best;
-}
-
-interface Speeds {
-  prefill: number;
-  decode: number;
-}
-
-/** GRPO's group sizes: the pair's plans per task, and its programs per task (4 × 2). */
-const GROUP_SIZES = [4, 8] as const;
-
-/**
- * The lab's kernels: prefill the prompt, then `decode` greedy steps (logits read back, argmax on
- * the host); then a GRPO group of G rows of the same prompt decoded together (prefilled once,
- * copied to the other rows; tokens per second over all rows), for each group size.
- */
-async function labKernels(
-  dir: string,
-  ids: number[],
-  decode: number,
-): Promise<Speeds & { batched: Map<number, number> }> {
-  const opened = await getKernelDevice();
-  if (!opened.ok) throw new Error(`no WebGPU adapter for the lab: ${opened.why}`);
-  const rt = new GpuRuntime(opened.gpu.device);
-  await rt.load([...SHADERS]);
-  const checkpoint = await readHfCheckpoint(folderSource(dir));
-  const weights = checkpointTensors(checkpoint.weights);
-  const model = new DeviceLlama(rt, checkpoint.config, weights, {
-    contextLength: ids.length + decode + 1,
-  });
-  // One short prefill first: pipelines compile outside the timed runs.
-  await model.prefill(ids.slice(0, 2));
-  let start = performance.now();
-  let next = argmax(await model.prefill(ids));
-  const prefillS = (performance.now() - start) / 1000;
-  start = performance.now();
-  for (let i = 0; i < decode; i++) next = argmax(await model.step(next));
-  const single = decode / ((performance.now() - start) / 1000);
-  const batched = new Map<number, number>();
-  for (const G of GROUP_SIZES) {
-    model.batchCaches(G, ids.length + decode + 1);
-    const first = argmax(await model.prefillRow(0, ids));
-    for (let row = 1; row < G; row++) model.copyRow(0, row, ids.length);
-    let tokens = new Array<number>(G).fill(first);
-    await model.decodeRows(
-      tokens,
-      tokens.map(() => ids.length),
-    ); // compiles the G-row program
-    start = performance.now();
-    for (let i = 0; i < decode; i++) {
-      const logits = await model.decodeRows(
-        tokens,
-        tokens.map(() => ids.length + i),
-      );
-      tokens = logits.map(argmax);
-    }
-    batched.set(G, (G * decode) / ((performance.now() - start) / 1000));
-  }
-  return { prefill: ids.length / prefillS, decode: single, batched };
-}
 
 /**
  * The lab's tfjs path on its wasm backend: the same cached forward and decode step its sampler

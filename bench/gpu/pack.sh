@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Packs `npm run bench -- webgpu`, `-- llama` and `-- llama-lora` for a machine with a real GPU
+# Packs `npm run bench -- webgpu`, `-- llama`, `-- llama-lora` and the lab's rows of `-- peers` for a machine with a real GPU
 # and no Node (the device tool's machines): .gpu/ holds Node itself (xz), the benches as two
 # entry modules with their shaders (bench/gpu/vite.config.ts), Dawn's `webgpu` package and the
 # Vulkan loader's Debian packages. Run here, then on the device:
 #   run: command "bash bench/gpu/run.sh", carry [".gpu"], timeout_s 600
-# (run.sh's arguments choose its parts: llama, llama-lora, webgpu), read <files_at>/llama.txt's
+# (run.sh's arguments choose its parts: llama, llama-lora, peers, webgpu), read <files_at>/llama.txt's
 # tables, and render the webgpu rows here beside the CPU drivers':
 #   WEBGPU_ROWS=<files_at>/rows.txt npm run bench -- webgpu
 set -euo pipefail

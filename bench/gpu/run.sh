@@ -6,6 +6,9 @@
 #               then a random BF16 checkpoint of its shape on them (load, prefill, decode tok/s)
 #   llama-lora  `npm run bench -- llama-lora`: a LoRA forward + backward at that shape
 #               (LLAMA_LORA_T × LLAMA_LORA_B tokens, default 8 × 1, the batch of the README's estimate)
+#   peers       the lab's kernel rows of `npm run bench -- peers` (bench/peersLab.ts: SmolLM2-135M's
+#               and Qwen2.5-0.5B's shapes, prompt, decode and a GRPO group's rows; PEERS_* as
+#               there); llama.cpp's side runs in a browser page, which this bundle cannot carry
 #   webgpu      the lab's kernels and tfjs-webgpu on each GPT-2 preset (BENCH_PRESETS, BENCH_VARIANTS)
 # LLAMA_BENCH_LAYERS (default 24) cuts the Llama sections' depth. The parts share one deadline,
 # GPU_BENCH_SECONDS (default 540) from the start, inside the device call's 600 s: a part with
@@ -15,11 +18,11 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(llama llama-lora webgpu)
+[ ${#parts[@]} -eq 0 ] && parts=(llama llama-lora peers webgpu)
 for part in "${parts[@]}"; do
   case $part in
-    llama | llama-lora | webgpu) ;;
-    *) echo "run.sh: unknown part $part (llama, llama-lora, webgpu)" >&2 && exit 2 ;;
+    llama | llama-lora | peers | webgpu) ;;
+    *) echo "run.sh: unknown part $part (llama, llama-lora, peers, webgpu)" >&2 && exit 2 ;;
   esac
 done
 deadline=$((SECONDS + ${GPU_BENCH_SECONDS:-540}))

@@ -1,17 +1,20 @@
 // The `npm run bench` sections the GPU bundle (bench/gpu/pack.sh, .gpu/bundle/gpuSections.mjs)
 // runs in plain Node on a lent GPU, beside bench/webgpuRun.ts: the Llama family's, at
 // Qwen2.5-Coder-0.5B's shape with random weights — `llama` (its kernels, then load, prefill and
-// decode tokens/s) and `llama-lora` (a LoRA forward + backward). Only these are bundled: the
+// decode tokens/s) and `llama-lora` (a LoRA forward + backward); and `peers`, the lab's kernel
+// rows of `npm run bench -- peers` (bench/peersLab.ts). Only these are bundled: the
 // other sections need vite-node, a browser or the CPU's wasm. BENCH_SECTIONS (comma-separated,
 // default all of these) chooses; each prints its table as `npm run bench` does, then how long
 // it took, so the device call's time can be planned.
 import { llamaBench } from '../llama';
 import { llamaLoraBench } from '../llamaLora';
+import { peersKernelsBench } from '../peersLab';
 import { type BenchSection, formatTable } from '../table';
 
 export const GPU_SECTIONS: Record<string, BenchSection> = {
   llama: llamaBench,
   'llama-lora': llamaLoraBench,
+  peers: peersKernelsBench,
 };
 
 const known = Object.keys(GPU_SECTIONS);
