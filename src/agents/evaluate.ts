@@ -5,7 +5,8 @@
 // sandbox judges every program: the extracted function, or the raw completion when none
 // was found. Greedy decoding makes it deterministic. Token caps are the run config's
 // (maxPlanTokens, maxProgramTokens). Options add the Coder given each task's reference
-// plan (what the Planner costs), K sampled plan→code pairs per task (pass@K), and the
+// plan (what the Planner costs), K sampled plan→code pairs per task (pass@K, and pass@1 of the
+// first sampled program that passes the statement's own examples: the examples as a check), and the
 // Collaboration Gain by intervention: the same Coder, greedy, on the same tasks, from (a) the
 // Planner's plan, (b) another task's plan of the same suite, (c) the reference plan, (d) no
 // plan; collaboration_gain = (a) − (b), planner_gap = (c) − (a), plan_vs_none = (a) − (d).
@@ -106,6 +107,12 @@ export interface TierReport {
   /** With samples > 1: mean pass rate of sampled pairs, and the unbiased pass@K (= any of K passed). */
   'pass@1_sampled'?: number;
   'pass@k'?: number;
+  /**
+   * With samples > 1: one program submitted per task, chosen without the hidden tests: the first
+   * of the K sampled ones that passes the examples its statement shows, else the greedy one
+   * (which is all a task without examples gets), judged on every test.
+   */
+  'pass@1_checked'?: number;
   /** Fraction of greedy plans equal to one of the task's reference plans. */
   plan_exact: number;
   /** Fraction of greedy completions holding a complete function that the sandbox could parse. */
@@ -327,6 +334,7 @@ export async function evaluateSuites(
 
   // K sampled plan→code pairs per task, task-major.
   let sampledPasses: number[] | null = null;
+  let checkedPasses: boolean[] | null = null;
   if (samples > 1) {
     const repeated = tasks.flatMap((t) => Array.from({ length: samples }, () => t));
     const sampled = await plansOf(repeated, decoding(options.maxPlanTokens, temperature, seed + 1));
@@ -339,6 +347,10 @@ export async function evaluateSuites(
     sampledPasses = tasks.map(
       (_, i) => sResults.slice(i * samples, (i + 1) * samples).filter((r) => r.passed).length,
     );
+    checkedPasses = tasks.map((task, i) => {
+      const sampled = sResults.slice(i * samples, (i + 1) * samples);
+      return (firstPassingShown(sampled, task.examples?.length ?? 0) ?? results[i]!).passed;
+    });
   }
 
   const tierReport = (indices: readonly number[]): TierReport => {
@@ -389,6 +401,10 @@ export async function evaluateSuites(
       report['pass@1_sampled'] = share(indices.reduce((s, i) => s + passes[i]! / samples, 0));
       report['pass@k'] = share(indices.filter((i) => passes[i]! > 0).length);
     }
+    if (checkedPasses) {
+      const checked = checkedPasses;
+      report['pass@1_checked'] = share(indices.filter((i) => checked[i]).length);
+    }
     return report;
   };
 
@@ -435,6 +451,20 @@ export async function evaluateSuites(
   if (all.exec_cost !== null) metrics[EVAL_METRICS.execCost] = all.exec_cost;
   if (all.peak_memory !== null) metrics[EVAL_METRICS.peakMemory] = all.peak_memory;
   return { metrics, suites: reports };
+}
+
+/**
+ * The first program whose verdicts pass the `shown` examples (a statement's examples are the
+ * first of its tests); none when there are no examples to check, or none passes them.
+ */
+export function firstPassingShown(
+  results: readonly RunResult[],
+  shown: number,
+): RunResult | undefined {
+  if (shown === 0) return undefined;
+  return results.find(
+    (r) => r.tests.length >= shown && r.tests.slice(0, shown).every((v) => v.passed),
+  );
 }
 
 /**

@@ -1,10 +1,12 @@
-// `npm run --silent eval -- --checkpoint DIR --suite heldout|L1|L2|L3|L4 [--samples K] [--json]`
-// DIR holds planner/ and coder/ checkpoints. Loads public/tasks/suite-<name>.json (or a
-// FILE.json in that format), runs
+// `npm run --silent eval -- --checkpoint DIR --suite heldout|L1|L2|L3|L4 [--samples K] [--self-plan] [--json]`
+// DIR holds planner/ and coder/ checkpoints (or coder/ alone: one model, single or self-plan).
+// Loads public/tasks/suite-<name>.json (or a FILE.json in that format), runs
 // Planner → Coder, judges the programs in the QuickJS sandbox and reports pass@1 (greedy),
-// pass@K over K sampled pairs, and the cost and peak memory of passing programs, per tier.
+// pass@K over K sampled pairs and pass@1 of the first that passes the statement's examples,
+// and the cost and peak memory of passing programs, per tier.
 // The evaluator is the engine's (src/agents/evaluate.ts), with the default run config's
 // token caps (maxPlanTokens, maxProgramTokens).
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { evaluateSuites, type TierReport } from '../agents/evaluate';
 import { DEFAULT_RUN_CONFIG } from '../engine/runConfig';
@@ -19,7 +21,14 @@ import { commandLine, exitWhenWritten, UsageError } from './runCli';
 import { readSuiteFile } from './suiteFiles';
 
 const FLAGS = {
-  checkpoint: { kind: 'string', help: 'a folder with planner/ and coder/ (required)' },
+  checkpoint: {
+    kind: 'string',
+    help: 'a folder with planner/ and coder/, or coder/ alone: one model (required)',
+  },
+  'self-plan': {
+    kind: 'boolean',
+    help: 'with coder/ alone: the model writes its own plan first (a self-plan warm start)',
+  },
   suite: {
     kind: 'string',
     help: `comma-separated: ${SUITE_NAMES.join(', ')} or FILE.json (default heldout)`,
@@ -42,7 +51,7 @@ const { flags: f } = commandLine('eval', FLAGS, {
 const checkpoint = f.checkpoint;
 const suites = (f.suite ?? 'heldout').split(',');
 if (!checkpoint)
-  throw new UsageError('--checkpoint DIR is required (DIR holds planner/ and coder/)');
+  throw new UsageError('--checkpoint DIR is required (DIR holds planner/ and coder/, or coder/)');
 // Every suite is read before any model: a bad suite costs no model load.
 const suiteTasks = new Map<string, Awaited<ReturnType<typeof readSuiteFile>>['tasks']>();
 for (const suite of suites) {
@@ -50,13 +59,18 @@ for (const suite of suites) {
   suiteTasks.set(suite, (await readSuiteFile(file)).tasks);
 }
 const backend = await initBackend((f.backend ?? 'auto') as BackendChoice);
-const planner = await loadCheckpointDir(join(checkpoint, 'planner'), false);
+// No planner/: one model (single, or self-plan with --self-plan), as the experiments' arms.
+const plannerDir = join(checkpoint, 'planner');
+const planner = existsSync(plannerDir) ? await loadCheckpointDir(plannerDir, false) : null;
+if (planner && f['self-plan'])
+  throw new UsageError(`--self-plan: ${checkpoint} holds planner/, a pair, not one model`);
 const coder = await loadCheckpointDir(join(checkpoint, 'coder'), false);
 const agents = {
-  tokenizer: planner.tokenizer,
-  planner: new KvCacheSampler(planner.model),
+  tokenizer: (planner ?? coder).tokenizer,
+  planner: planner ? new KvCacheSampler(planner.model) : null,
   coder: new KvCacheSampler(coder.model),
-  shared: planner.model.config.role === 'shared',
+  shared: planner?.model.config.role === 'shared',
+  selfPlan: f['self-plan'] === true,
 };
 const { maxPlanTokens, maxProgramTokens } = DEFAULT_RUN_CONFIG.grpo;
 const sandbox = await createSandbox();

@@ -146,7 +146,13 @@ const CASES = {
     script: 'src/cli/eval.ts',
     args: ['--checkpoint', '/no/such/dir', '--suite', 'L1'],
     status: 1,
-    line: /^eval: checkpoint \/no\/such\/dir\/planner: no such folder$/,
+    line: /^eval: checkpoint \/no\/such\/dir\/coder: no such folder$/,
+  },
+  evalSelfPlanPair: {
+    script: 'src/cli/eval.ts',
+    args: ['--checkpoint', 'public/checkpoints/tiny', '--self-plan', '--suite', 'L1'],
+    status: 2,
+    line: /^eval: --self-plan: public\/checkpoints\/tiny holds planner\/, a pair, not one model$/,
   },
   corruptResume: {
     script: 'src/cli/train.ts',

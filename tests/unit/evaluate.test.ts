@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evaluateSuites, swappedIndices } from '../../src/agents/evaluate';
+import { evaluateSuites, firstPassingShown, swappedIndices } from '../../src/agents/evaluate';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, makeConfig } from '../../src/model';
 import { KvCacheSampler } from '../../src/rollout';
+import type { RunResult } from '../../src/sandbox/types';
 import type { Task } from '../../src/tasks';
 import { CharTokenizer } from '../../src/tokenizer';
 import { fakeSandbox } from './sandbox-stand-in';
@@ -61,9 +62,36 @@ describe('planner → coder evaluation', () => {
     expect(report.tiers.L2!['pass@k']).toBe(1);
     expect(report.tiers.L2!['pass@1_sampled']).toBe(0.5);
     expect(report.tiers.L1!['pass@k']).toBe(0);
+    // No statement shows examples here: each task submits its greedy program.
+    expect(report.tiers.L1!['pass@1_checked']).toBe(0.5);
+    expect(report.tiers.L2!['pass@1_checked']).toBe(0);
     // Greedy (3) + reference-plan (3) + 2 samples × 3 tasks jobs, all for entry point solve.
     expect(sandbox.jobs).toHaveLength(12);
     expect(sandbox.jobs.every((j) => j.kind === 'cases' && j.entryPoint === 'solve')).toBe(true);
+  });
+
+  it('submits the first sampled program that passes the examples a statement shows', () => {
+    const verdicts = (...passed: boolean[]): RunResult => ({
+      id: passed.join(),
+      passed: passed.every(Boolean),
+      passCount: passed.filter(Boolean).length,
+      total: passed.length,
+      errorKind: null,
+      tests: passed.map((p) => ({ passed: p, errorKind: null })),
+      cost: { wallMs: 1, work: 1, peakBytes: 1 },
+    });
+    const crashed: RunResult = { ...verdicts(), errorKind: 'syntax', passed: false };
+    // Two examples shown, then a hidden test: the second program passes the examples and fails
+    // the hidden test; it is chosen all the same (the hidden tests are not looked at).
+    const results = [
+      crashed,
+      verdicts(true, false, true),
+      verdicts(true, true, false),
+      verdicts(true, true, true),
+    ];
+    expect(firstPassingShown(results, 2)?.id).toBe('true,true,false');
+    expect(firstPassingShown(results.slice(0, 2), 2)).toBeUndefined();
+    expect(firstPassingShown(results, 0)).toBeUndefined();
   });
 
   it('measures the Collaboration Gain by intervention: own plan, swapped plan, reference plan, no plan', async () => {
