@@ -131,6 +131,8 @@ export interface EvalExample {
   plan: string;
   code: string;
   passed: boolean;
+  /** With samples > 1: whether the examples-checked submission passed (pass@1_checked's). */
+  checked?: boolean;
 }
 
 /** One suite: all its tasks, each tier of them, and every task's greedy plan and program. */
@@ -429,6 +431,7 @@ export async function evaluateSuites(
         plan: plans[i]!,
         code: codes[i]!,
         passed: results[i]!.passed,
+        ...(checkedPasses && { checked: checkedPasses[i] }),
       })),
     };
     metrics[evalPassAt1Metric(name)] = overall['pass@1'];

@@ -65,6 +65,7 @@ describe('planner → coder evaluation', () => {
     // No statement shows examples here: each task submits its greedy program.
     expect(report.tiers.L1!['pass@1_checked']).toBe(0.5);
     expect(report.tiers.L2!['pass@1_checked']).toBe(0);
+    expect(report.examples.map((e) => e.checked)).toEqual([true, false, false]);
     // Greedy (3) + reference-plan (3) + 2 samples × 3 tasks jobs, all for entry point solve.
     expect(sandbox.jobs).toHaveLength(12);
     expect(sandbox.jobs.every((j) => j.kind === 'cases' && j.entryPoint === 'solve')).toBe(true);
