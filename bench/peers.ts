@@ -21,14 +21,21 @@ import { folderSource } from '../src/model/families/folderSourceNode';
 import { disposeLlamaModel } from '../src/model/families/llama';
 import { loadLlama } from '../src/model/families/load';
 import type { KvLayerCache } from '../src/model/policy';
-import { writeHfCheckpoint } from '../tests/unit/hf-fixtures';
 import {
   type LlamaCpp,
   type LlamaCppLoad,
   startLlamaCpp,
   writeRenderableLlamaGguf,
 } from '../tests/unit/llamaCpp-harness';
-import { argmax, envInt, GROUP_SIZES, labKernels, MODELS, type Speeds } from './peersLab';
+import {
+  argmax,
+  envInt,
+  GROUP_SIZES,
+  labKernels,
+  peersSettings,
+  type Speeds,
+  writePeerModel,
+} from './peersLab';
 import type { BenchSection, BenchTable } from './table';
 
 /**
@@ -125,12 +132,8 @@ async function llamaCppSpeeds(
 }
 
 export const peersBench: BenchSection = async (): Promise<BenchTable> => {
-  const names = (process.env.PEERS_MODELS ?? 'smollm2,qwen05b').split(',');
-  for (const n of names) if (!MODELS[n]) throw new Error(`PEERS_MODELS: unknown model ${n}`);
-  const promptTokens = envInt('PEERS_PROMPT', 128);
-  const decode = envInt('PEERS_DECODE', 64);
+  const { names, promptTokens, decode, layers } = peersSettings();
   const threads = envInt('PEERS_THREADS', 2);
-  const layers = process.env.PEERS_LAYERS ? envInt('PEERS_LAYERS', 1) : null;
   const kernelsFlag = process.env.PEERS_KERNELS ?? '1';
   if (kernelsFlag !== '0' && kernelsFlag !== '1')
     throw new Error(`PEERS_KERNELS must be 0 or 1, got ${JSON.stringify(kernelsFlag)}`);
@@ -155,12 +158,7 @@ export const peersBench: BenchSection = async (): Promise<BenchTable> => {
     // "x" is one byte token with no merges: the prompt is exactly promptTokens tokens in both.
     const prompt = 'x'.repeat(promptTokens);
     for (const name of names) {
-      const model = MODELS[name]!;
-      const spec = model.spec();
-      if (layers) spec.config = { ...spec.config, num_hidden_layers: layers };
-      const label = layers ? `${model.label}, ${layers} layers` : model.label;
-      const dir = join(root, name);
-      writeHfCheckpoint(dir, spec, 7);
+      const { dir, label } = writePeerModel(root, name, layers);
       const file = `${name}.gguf`;
       await writeRenderableLlamaGguf(dir, null, join(root, file), 'f16');
       // The fixture's vocabulary is byte-level: "x" is byte 0x78's token, id 120.

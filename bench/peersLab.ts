@@ -117,28 +117,45 @@ export async function labKernels(
   return { prefill: ids.length / prefillS, decode: single, batched };
 }
 
+/** The settings both halves read: PEERS_MODELS, PEERS_PROMPT, PEERS_DECODE, PEERS_LAYERS. */
+export function peersSettings() {
+  const names = (process.env.PEERS_MODELS ?? 'smollm2,qwen05b').split(',');
+  for (const n of names) if (!MODELS[n]) throw new Error(`PEERS_MODELS: unknown model ${n}`);
+  return {
+    names,
+    promptTokens: envInt('PEERS_PROMPT', 128),
+    decode: envInt('PEERS_DECODE', 64),
+    layers: process.env.PEERS_LAYERS ? envInt('PEERS_LAYERS', 1) : null,
+  };
+}
+
+/** Writes model `name`'s random checkpoint (cut to `layers` if given) under root; its label. */
+export function writePeerModel(
+  root: string,
+  name: string,
+  layers: number | null,
+): { dir: string; label: string } {
+  const model = MODELS[name]!;
+  const spec = model.spec();
+  if (layers) spec.config = { ...spec.config, num_hidden_layers: layers };
+  const dir = join(root, name);
+  writeHfCheckpoint(dir, spec, 7);
+  return { dir, label: layers ? `${model.label}, ${layers} layers` : model.label };
+}
+
 /**
  * The GPU bundle's `peers` section: the lab's kernel rows of `npm run bench -- peers` for each
  * model (PEERS_MODELS, PEERS_PROMPT, PEERS_DECODE, PEERS_LAYERS as there), without llama.cpp.
  */
 export const peersKernelsBench: BenchSection = async (): Promise<BenchTable> => {
-  const names = (process.env.PEERS_MODELS ?? 'smollm2,qwen05b').split(',');
-  for (const n of names) if (!MODELS[n]) throw new Error(`PEERS_MODELS: unknown model ${n}`);
-  const promptTokens = envInt('PEERS_PROMPT', 128);
-  const decode = envInt('PEERS_DECODE', 64);
-  const layers = process.env.PEERS_LAYERS ? envInt('PEERS_LAYERS', 1) : null;
+  const { names, promptTokens, decode, layers } = peersSettings();
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU adapter for the lab: ${opened.why}`);
   const root = mkdtempSync(join(tmpdir(), 'peers-lab-'));
   const rows: (string | number)[][] = [];
   try {
     for (const name of names) {
-      const model = MODELS[name]!;
-      const spec = model.spec();
-      if (layers) spec.config = { ...spec.config, num_hidden_layers: layers };
-      const label = layers ? `${model.label}, ${layers} layers` : model.label;
-      const dir = join(root, name);
-      writeHfCheckpoint(dir, spec, 7);
+      const { dir, label } = writePeerModel(root, name, layers);
       // The same prompt as beside llama.cpp: byte 0x78's token, promptTokens times.
       const speeds = await labKernels(dir, new Array<number>(promptTokens).fill(120), decode);
       rows.push([label, `prompt (${promptTokens} tokens)`, speeds.prefill]);
