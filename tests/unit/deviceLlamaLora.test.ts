@@ -272,6 +272,60 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       policy.free();
     }, 240_000);
 
+  it('a step in micro-batches (the memory budget) takes the step of one batch: the same log-probs, loss and adapters', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const [, over, dtype] = CASES[0] as (typeof CASES)[number];
+    const config = llamaConfig(over);
+    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 31), { contextLength: 8 });
+    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
+    const whole = new DeviceLlamaPolicy(rt, model, lora);
+    const parts = new DeviceLlamaPolicy(rt, model, lora);
+    const adapters = randomAdapters(whole, 6);
+    whole.importAdapters(adapters);
+    parts.importAdapters(adapters);
+    const sequences = [
+      [3, 17, 0, 42, 8, 1, 2],
+      [9, 1, 64, 5],
+      [7, 7, 7, 7, 7, 7],
+      [2, 40, 11],
+      [5, 6],
+    ];
+    // A loss linear in the log-probs, Σ g·logp, so dlogp = g whatever the split.
+    const g = sequences.map((q, b) =>
+      Array.from({ length: q.length - 1 }, (_, t) => Math.cos(b + 2 * t)),
+    );
+    const seen: Float32Array[][] = [];
+    const lossFn = (logp: Float32Array[]) => {
+      seen.push(logp);
+      const loss = logp.reduce(
+        (sum, lp, b) => sum + lp.reduce((s2, v, t) => s2 + v * (g[b]?.[t] ?? 0), 0),
+        0,
+      );
+      return { loss, dlogp: g };
+    };
+    const adamw = { lr: 1e-2, weightDecay: 0.01 };
+    const one = await whole.step({ sequences }, lossFn, adamw);
+    // 7 positions a row: at most 2 sequences a micro-batch, so 3 of them.
+    const split = await parts.step({ sequences }, lossFn, adamw, 14);
+    expect([one.microBatches, split.microBatches]).toEqual([1, 3]);
+    expect(split.ok).toBe(true);
+    for (const [b, lp] of seen[1]!.entries())
+      for (const [t, v] of lp.entries())
+        expect(Math.abs(v - (seen[0]![b]![t] as number))).toBeLessThan(1e-6);
+    expect(Math.abs(split.loss - one.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(one.loss)));
+    expect(Math.abs(split.gradNorm - one.gradNorm)).toBeLessThan(1e-5 * one.gradNorm);
+    const [a, b] = [await whole.exportAdapters(), await parts.exportAdapters()];
+    for (const [key, pair] of a)
+      for (const part of ['A', 'B'] as const)
+        for (const [i, v] of pair[part].entries())
+          expect(Math.abs(v - (b.get(key)![part][i] as number)), key).toBeLessThan(1e-6);
+    // The budget decides: a whole batch's activations fit a generous budget, not a tiny one.
+    expect(whole.rowsPerMicroBatch(2 ** 30, 7)).toBeGreaterThan(35);
+    expect(whole.rowsPerMicroBatch(1, 7)).toBe(7);
+    whole.free();
+    parts.free();
+  }, 240_000);
+
   it('Llama-like (F16, untied, GQA 4:1): prefill and decode with the adapters attached equal the merged float64 forward; detach returns the base', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = llamaConfig({

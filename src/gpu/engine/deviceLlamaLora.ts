@@ -272,9 +272,17 @@ export class DeviceLlamaPolicy {
     return out;
   }
 
-  /** Activations for B rows of T positions, kept for the backward; reused while the shape holds. */
-  private allocate(B: number, T: number) {
-    const rt = this.rt;
+  /**
+   * Activations for B rows of T positions, kept for the backward; reused while the shape holds.
+   * `buffer` makes each one (activationFloatsPerRow passes a counter instead).
+   */
+  private allocate(
+    B: number,
+    T: number,
+    buffer: (floats: number, label: string) => GPUBuffer = (floats, label) =>
+      this.rt.buffer(floats, label),
+  ) {
+    const rt = { buffer, device: this.rt.device };
     const c = this.model.config;
     const R = B * T;
     const { hiddenSize: D, intermediateSize: I, numHeads: H, headDim: hd } = c;
@@ -325,6 +333,29 @@ export class DeviceLlamaPolicy {
       dhm: rt.buffer(R * I, 'dmlp'),
       du: rt.buffer(R * r, 'du'),
     };
+  }
+
+  /** Floats of activations one position (a row of B·T) holds: every buffer is linear in rows. */
+  activationFloatsPerRow(): number {
+    let floats = 0;
+    this.allocate(1, 1, (n) => {
+      floats += n;
+      return this.rt.dummy.r as unknown as GPUBuffer;
+    });
+    return floats;
+  }
+
+  /**
+   * The most positions (B·T) a micro-batch of the update may hold: its activations within
+   * `budgetBytes`, and each of its buffers within the device's binding limit (the logits' rows
+   * are the widest). At least `atLeast` (one sequence must fit).
+   */
+  rowsPerMicroBatch(budgetBytes: number, atLeast: number): number {
+    const c = this.model.config;
+    const widest = Math.max(this.model.Vp, 2 * c.intermediateSize, this.model.W);
+    const byLimit = Math.floor(this.rt.device.limits.maxStorageBufferBindingSize / (4 * widest));
+    const byBudget = Math.floor(budgetBytes / (4 * this.activationFloatsPerRow()));
+    return Math.max(atLeast, Math.min(byLimit, byBudget));
   }
 
   private activations(B: number, T: number): Acts {
@@ -526,11 +557,11 @@ export class DeviceLlamaPolicy {
   }
 
   /** Uploads ids, next-token targets and dlogp for B rows of T = the longest sequence. */
-  private upload(batch: TokenBatch, dlogp?: readonly ArrayLike<number>[]): Acts {
+  private upload(batch: TokenBatch, dlogp?: readonly ArrayLike<number>[], width?: number): Acts {
     const seqs = batch.sequences;
     if (seqs.length === 0) throw new Error('an empty batch');
     const c = this.model.config;
-    const T = Math.max(...seqs.map((s) => s.length));
+    const T = width ?? Math.max(...seqs.map((s) => s.length));
     if (T < 2) throw new Error('every batch needs a sequence of at least 2 tokens');
     if (T > this.model.contextLength)
       throw new Error(
@@ -633,7 +664,7 @@ export class DeviceLlamaPolicy {
     );
   }
 
-  private backward(seq: Seq, a: Acts, invTemp: number) {
+  private backward(seq: Seq, a: Acts, invTemp: number, clearGradients = true) {
     const model = this.model;
     const c = model.config;
     const { hiddenSize: D, intermediateSize: I, numHeads: H, numKvHeads: kvH, headDim: hd } = c;
@@ -641,7 +672,8 @@ export class DeviceLlamaPolicy {
     const W = model.W;
     const dummy = this.rt.dummy;
     const dxOnly = (specs: DispatchSpec[]) => specs[0] as DispatchSpec;
-    seq.clear(this.grads);
+    // Every adapter gradient below adds to this.grads: a micro-batch after the first adds on.
+    if (clearGradients) seq.clear(this.grads);
     seq.run(
       headLogprobBackward(a.targets, a.g, a.headStats, a.logits, R, c.vocabSize, invTemp, model.Vp),
       ...this.projectT(R, a.logits, model.Vp, model.head, a.dxn),
@@ -748,8 +780,8 @@ export class DeviceLlamaPolicy {
   }
 
   /** The forward over `batch`, its activations kept for a backward, and its log-probs. */
-  private async forwardPass(batch: TokenBatch) {
-    const a = this.upload(batch);
+  private async forwardPass(batch: TokenBatch, width?: number) {
+    const a = this.upload(batch, undefined, width);
     const invTemp = 1 / (batch.temperature ?? 1);
     const seq = new Seq();
     this.forward(seq, a, invTemp);
@@ -846,15 +878,42 @@ export class DeviceLlamaPolicy {
     batch: TokenBatch,
     lossFn: (logp: Float32Array[]) => { loss: number; dlogp: ArrayLike<number>[] },
     o: AdamWOptions,
-  ): Promise<{ loss: number; gradNorm: number; ok: boolean }> {
-    const { a, invTemp, logp } = await this.forwardPass(batch);
+    maxRows = Number.POSITIVE_INFINITY,
+  ): Promise<{ loss: number; gradNorm: number; ok: boolean; microBatches: number }> {
+    const T = Math.max(...batch.sequences.map((s) => s.length));
+    const perPart = Math.max(1, Math.floor(maxRows / T));
+    if (perPart >= batch.sequences.length) {
+      const { a, invTemp, logp } = await this.forwardPass(batch);
+      const { loss, dlogp } = lossFn(logp);
+      this.writeDlogp(a, batch, dlogp);
+      this.rt.write(this.loss, Float32Array.from([loss]));
+      const backward = new Seq();
+      this.backward(backward, a, invTemp);
+      backward.submit(this.rt);
+      return { loss, ...(await this.applyAdamW(o)), microBatches: 1 };
+    }
+    // Micro-batches of perPart sequences, each padded to the batch's T (one or two shapes of
+    // activations): every part's log-probs first, then the loss over all of them on the host,
+    // then each part's forward again and its backward, the gradients summed on the device.
+    const parts: TokenBatch[] = [];
+    for (let first = 0; first < batch.sequences.length; first += perPart)
+      parts.push({ ...batch, sequences: batch.sequences.slice(first, first + perPart) });
+    const logp: Float32Array[] = [];
+    for (const part of parts) logp.push(...(await this.forwardPass(part, T)).logp);
     const { loss, dlogp } = lossFn(logp);
-    this.writeDlogp(a, batch, dlogp);
     this.rt.write(this.loss, Float32Array.from([loss]));
-    const backward = new Seq();
-    this.backward(backward, a, invTemp);
-    backward.submit(this.rt);
-    return { loss, ...(await this.applyAdamW(o)) };
+    const invTemp = 1 / (batch.temperature ?? 1);
+    let offset = 0;
+    parts.forEach((part, p) => {
+      const n = part.sequences.length;
+      const a = this.upload(part, dlogp.slice(offset, offset + n), T);
+      offset += n;
+      const seq = new Seq();
+      this.forward(seq, a, invTemp);
+      this.backward(seq, a, invTemp, p === 0);
+      seq.submit(this.rt);
+    });
+    return { loss, ...(await this.applyAdamW(o)), microBatches: parts.length };
   }
 
   /** Frees the adapters, their moments and the activations (the base stays, detached). */

@@ -2,10 +2,12 @@
 // role's adapter on the device): per iteration the device's log-probs of the batch (adapter
 // on), the loss and ∂loss/∂logπ on the host by the lab's reference formula
 // (rl/grpoLossReference.ts, float64), the device's backward of Σ dlogp·logπ to the adapter and
-// its guarded AdamW step; the KL reference is the base alone (a zero-B policy), read once.
+// its guarded AdamW step, in micro-batches within the run's memory budget; the KL reference is
+// the base alone (a zero-B policy), read once.
 // Afterwards the adapter is written back into tfjs. Null: engine off or a device failure (the
 // caller runs the update on tfjs from the adapter tfjs still holds).
 import type { LlamaModel } from '../../model/families/llama';
+import { defaultMemoryBudgetBytes } from '../../model/memory';
 import type { SkipReason } from '../../model/safeUpdate';
 import {
   averageLossMetrics,
@@ -105,6 +107,14 @@ export async function updateLlamaOnDevice(
     const metrics: GrpoLossMetrics[] = [];
     const gradNorms: number[] = [];
     const skipped: SkipReason[] = [];
+    // Micro-batches within the run's memory budget (and the device's binding limit), at least
+    // one sequence each: a real base's full batch holds gigabytes of activations.
+    const longest = Math.max(...batch.sequences.map((s) => s.length));
+    const maxRows = policy.rowsPerMicroBatch(
+      options.memoryBudgetBytes ?? defaultMemoryBudgetBytes('webgpu'),
+      longest,
+    );
+    let microBatches = 1;
     for (let iteration = 0; iteration < options.numIterations; iteration++) {
       const report = await policy.step(
         batch,
@@ -129,7 +139,9 @@ export async function updateLlamaOnDevice(
           weightDecay: 0,
           maxGradNorm: options.maxGradNorm,
         },
+        maxRows,
       );
+      microBatches = report.microBatches;
       gradNorms.push(report.gradNorm);
       if (!report.ok)
         skipped.push(Number.isFinite(report.loss) ? 'non_finite_gradient' : 'non_finite_loss');
@@ -139,7 +151,7 @@ export async function updateLlamaOnDevice(
       metrics: averageLossMetrics(metrics),
       gradNorm: gradNorms.reduce((a, b) => a + b, 0) / Math.max(1, gradNorms.length),
       skipped,
-      microBatches: 1,
+      microBatches,
     };
   } catch (error) {
     markEngineFailed(e, error);
