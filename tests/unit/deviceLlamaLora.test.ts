@@ -319,6 +319,12 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       for (const part of ['A', 'B'] as const)
         for (const [i, v] of pair[part].entries())
           expect(Math.abs(v - (b.get(key)![part][i] as number)), key).toBeLessThan(1e-6);
+    // The log-probs alone in micro-batches (the KL reference's pass): the same numbers.
+    const partLogp = await parts.logProbs({ sequences }, 7);
+    const wholeLogp = await parts.logProbs({ sequences });
+    for (const [b, lp] of partLogp.entries())
+      for (const [t, v] of lp.entries())
+        expect(Math.abs(v - (wholeLogp[b]![t] as number))).toBeLessThan(1e-6);
     // The budget decides: a whole batch's activations fit a generous budget, not a tiny one.
     expect(whole.rowsPerMicroBatch(2 ** 30, 7)).toBeGreaterThan(35);
     expect(whole.rowsPerMicroBatch(1, 7)).toBe(7);

@@ -71,6 +71,16 @@ export interface TokenBatch {
   temperature?: number;
 }
 
+/** Consecutive parts of the batch, each at most maxRows positions at its longest length (≥ 1 sequence). */
+function microBatchesOf(batch: TokenBatch, maxRows: number): TokenBatch[] {
+  const T = Math.max(...batch.sequences.map((s) => s.length));
+  const perPart = Math.max(1, Math.floor(maxRows / T));
+  const parts: TokenBatch[] = [];
+  for (let first = 0; first < batch.sequences.length; first += perPart)
+    parts.push({ ...batch, sequences: batch.sequences.slice(first, first + perPart) });
+  return parts;
+}
+
 export interface AdamWOptions {
   lr: number;
   beta1?: number;
@@ -774,9 +784,17 @@ export class DeviceLlamaPolicy {
     return batch.sequences.map((s, b) => f.slice(b * a.T, b * a.T + s.length - 1));
   }
 
-  /** Per sequence, the log-probs of its next tokens [len − 1], with the adapters applied. */
-  async logProbs(batch: TokenBatch): Promise<Float32Array[]> {
-    return (await this.forwardPass(batch)).logp;
+  /**
+   * Per sequence, the log-probs of its next tokens [len − 1], with the adapters applied; in
+   * micro-batches of at most maxRows positions (at least one sequence each), as step() takes them.
+   */
+  async logProbs(batch: TokenBatch, maxRows = Number.POSITIVE_INFINITY): Promise<Float32Array[]> {
+    const T = Math.max(...batch.sequences.map((s) => s.length));
+    const parts = microBatchesOf(batch, maxRows);
+    if (parts.length === 1) return (await this.forwardPass(batch)).logp;
+    const logp: Float32Array[] = [];
+    for (const part of parts) logp.push(...(await this.forwardPass(part, T)).logp);
+    return logp;
   }
 
   /** The forward over `batch`, its activations kept for a backward, and its log-probs. */
@@ -881,8 +899,8 @@ export class DeviceLlamaPolicy {
     maxRows = Number.POSITIVE_INFINITY,
   ): Promise<{ loss: number; gradNorm: number; ok: boolean; microBatches: number }> {
     const T = Math.max(...batch.sequences.map((s) => s.length));
-    const perPart = Math.max(1, Math.floor(maxRows / T));
-    if (perPart >= batch.sequences.length) {
+    const parts = microBatchesOf(batch, maxRows);
+    if (parts.length === 1) {
       const { a, invTemp, logp } = await this.forwardPass(batch);
       const { loss, dlogp } = lossFn(logp);
       this.writeDlogp(a, batch, dlogp);
@@ -892,15 +910,10 @@ export class DeviceLlamaPolicy {
       backward.submit(this.rt);
       return { loss, ...(await this.applyAdamW(o)), microBatches: 1 };
     }
-    // Micro-batches of perPart sequences, each padded to the batch's T (one or two shapes of
+    // Micro-batches (microBatchesOf), each padded to the batch's T (one or two shapes of
     // activations): every part's log-probs first, then the loss over all of them on the host,
     // then each part's forward again and its backward, the gradients summed on the device.
-    const parts: TokenBatch[] = [];
-    for (let first = 0; first < batch.sequences.length; first += perPart)
-      parts.push({ ...batch, sequences: batch.sequences.slice(first, first + perPart) });
-    const logp: Float32Array[] = [];
-    for (const part of parts) logp.push(...(await this.forwardPass(part, T)).logp);
-    const { loss, dlogp } = lossFn(logp);
+    const { loss, dlogp } = lossFn(await this.logProbs(batch, maxRows));
     this.rt.write(this.loss, Float32Array.from([loss]));
     const invTemp = 1 / (batch.temperature ?? 1);
     let offset = 0;

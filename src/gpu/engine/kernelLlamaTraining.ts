@@ -83,10 +83,11 @@ async function referenceRows(
   sequences: readonly PolicySequence[],
   batch: TokenBatch,
   L: number,
+  maxRows = Number.POSITIVE_INFINITY,
 ): Promise<number[][]> {
   const reference = await llamaReferencePolicy(model);
   if (!reference) throw new Error('the kernels are not on');
-  return completionRows(sequences, await reference.logProbs(batch), L);
+  return completionRows(sequences, await reference.logProbs(batch, maxRows), L);
 }
 
 export async function updateLlamaOnDevice(
@@ -102,11 +103,6 @@ export async function updateLlamaOnDevice(
     if (!policy) return null;
     const prepared = lossInputs(sequences);
     const batch = { ...prepared.batch, temperature: options.temperature };
-    const ref =
-      loss.beta > 0 ? await referenceRows(model, sequences, batch, prepared.L) : undefined;
-    const metrics: GrpoLossMetrics[] = [];
-    const gradNorms: number[] = [];
-    const skipped: SkipReason[] = [];
     // Micro-batches within the run's memory budget (and the device's binding limit), at least
     // one sequence each: a real base's full batch holds gigabytes of activations.
     const longest = Math.max(...batch.sequences.map((s) => s.length));
@@ -114,6 +110,11 @@ export async function updateLlamaOnDevice(
       options.memoryBudgetBytes ?? defaultMemoryBudgetBytes('webgpu'),
       longest,
     );
+    const ref =
+      loss.beta > 0 ? await referenceRows(model, sequences, batch, prepared.L, maxRows) : undefined;
+    const metrics: GrpoLossMetrics[] = [];
+    const gradNorms: number[] = [];
+    const skipped: SkipReason[] = [];
     let microBatches = 1;
     for (let iteration = 0; iteration < options.numIterations; iteration++) {
       const report = await policy.step(
