@@ -43,7 +43,10 @@ export function matMulByRows(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   return viaWeightRows(x);
 }
 
-/** A packed copy made for one call holds at most this many floats (32 MB: a 0.5B model's MLP weight is one block, its head 17). */
+/**
+ * A copy packed for one call holds at most this many floats (32 MB): a 0.5B model's MLP weight is
+ * one block, its tied head 17.
+ */
 const PACKED_COPY_ELEMENTS = 1 << 23;
 /**
  * Below this many bytes in tfjs, XNNPACK may keep its packed copies: held twice, the weights
