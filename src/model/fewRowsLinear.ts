@@ -161,14 +161,22 @@ export type RowsFunction = (
   n: number,
 ) => void;
 
-/** Instantiates the kernel over a memory; null where this engine lacks WebAssembly SIMD. */
+/**
+ * Instantiates the kernel over a memory; null where this engine lacks WebAssembly SIMD or will
+ * not compile it (a page's policy may allow tfjs's own module and not a second one): the
+ * products then stay on XNNPACK.
+ */
 export function instantiateFewRows(memory: WebAssembly.Memory): RowsFunction | null {
   const shared =
     typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer;
   const bytes = fewRowsModule(shared);
-  if (!WebAssembly.validate(bytes)) return null;
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-  return instance.exports.rows as RowsFunction;
+  try {
+    if (!WebAssembly.validate(bytes)) return null;
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
+    return instance.exports.rows as RowsFunction;
+  } catch {
+    return null;
+  }
 }
 
 /** What this file needs of tfjs's wasm backend (its public class keeps these untyped). */
