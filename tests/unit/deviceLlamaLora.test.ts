@@ -332,6 +332,46 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
     parts.free();
   }, 240_000);
 
+  it('the head in row chunks (a device whose binding limit holds fewer rows of logits) gives the same log-probs and gradients', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
+    const config = llamaConfig(over);
+    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 41), {
+      contextLength: 8,
+      maxBindingBytes,
+    });
+    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
+    const whole = new DeviceLlamaPolicy(rt, model, lora);
+    const chunked = new DeviceLlamaPolicy(rt, model, lora);
+    chunked.logitsRows = 64;
+    const adapters = randomAdapters(whole, 8);
+    whole.importAdapters(adapters);
+    chunked.importAdapters(adapters);
+    // 12 rows of 8 positions: 96 rows of logits, in chunks of 64 and 32.
+    const rng = new Rng(5);
+    const sequences = Array.from({ length: 12 }, (_, b) =>
+      Array.from({ length: 8 - (b % 3) }, () => rng.int(0, config.vocabSize - 1)),
+    );
+    const dlogp = sequences.map((q, b) =>
+      Array.from({ length: q.length - 1 }, (_, t) => Math.sin(3 * b + t)),
+    );
+    const one = await whole.adapterGradients({ sequences }, dlogp);
+    const two = await chunked.adapterGradients({ sequences }, dlogp);
+    for (const [b, lp] of two.logp.entries())
+      for (const [t, v] of lp.entries())
+        expect(Math.abs(v - (one.logp[b]![t] as number))).toBeLessThan(1e-6);
+    for (const [key, pair] of one.grads)
+      for (const part of ['A', 'B'] as const) {
+        const big = Math.max(...[...pair[part]].map(Math.abs));
+        for (const [i, v] of pair[part].entries())
+          expect(Math.abs(v - (two.grads.get(key)![part][i] as number)), key).toBeLessThan(
+            1e-5 * big,
+          );
+      }
+    whole.free();
+    chunked.free();
+  }, 240_000);
+
   it('Llama-like (F16, untied, GQA 4:1): prefill and decode with the adapters attached equal the merged float64 forward; detach returns the base', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = llamaConfig({

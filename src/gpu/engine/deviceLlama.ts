@@ -332,7 +332,7 @@ export class DeviceLlama {
   /** C [M, m.rows] (+)= A·Wᵀ for every row range of W. */
   project(
     M: number,
-    a: GPUBuffer,
+    a: Bindable,
     m: DeviceMatrix,
     c: GPUBuffer,
     o: { bias?: GPUBuffer | null; accumulate?: boolean; cStride?: number } = {},

@@ -120,6 +120,10 @@ class Seq {
   copy(from: GPUBuffer, to: GPUBuffer, floats: number) {
     this.parts.push((e) => e.copyBufferToBuffer(from, 0, to, 0, floats * 4));
   }
+  /** Floats from one offset to another (in floats). */
+  copyAt(from: GPUBuffer, fromAt: number, to: GPUBuffer, toAt: number, floats: number) {
+    this.parts.push((e) => e.copyBufferToBuffer(from, fromAt * 4, to, toAt * 4, floats * 4));
+  }
   clear(buffer: GPUBuffer) {
     this.parts.push((e) => e.clearBuffer(buffer));
   }
@@ -167,6 +171,9 @@ export class DeviceLlamaPolicy {
       if (!LORA_TARGETS.includes(t))
         throw new Error(`LoRA target ${t} is not one of ${LORA_TARGETS.join(', ')}`);
     this.scale = lora.rslora ? lora.alpha / Math.sqrt(lora.rank) : lora.alpha / lora.rank;
+    const rowBytes = 4 * model.Vp;
+    const limit = rt.device.limits.maxStorageBufferBindingSize;
+    this.logitsRows = Math.max(64, Math.floor(limit / rowBytes / 64) * 64);
     let at = 0;
     for (let layer = 0; layer < c.numLayers; layer++)
       for (const target of LORA_TARGETS) {
@@ -298,12 +305,7 @@ export class DeviceLlamaPolicy {
     const { hiddenSize: D, intermediateSize: I, numHeads: H, headDim: hd } = c;
     const W = this.model.W;
     const r = this.lora.rank;
-    const logitsBytes = R * this.model.Vp * 4;
-    const limit = rt.device.limits.maxStorageBufferBindingSize;
-    if (logitsBytes > limit)
-      throw new Error(
-        `a batch of ${R} positions needs ${logitsBytes} bytes of logits, over this device's binding limit of ${limit}`,
-      );
+    const L = Math.min(R, this.logitsRows);
     const layers = Array.from({ length: c.numLayers }, (_, l) => l);
     return {
       B,
@@ -331,8 +333,11 @@ export class DeviceLlamaPolicy {
       u: new Map(this.slots.map((s) => [s.key, rt.buffer(R * r, `u ${s.key}`)])),
       xnF: rt.buffer(R * D, 'xn final'),
       rstdF: rt.buffer(R, 'rstd final'),
-      logits: rt.buffer(R * this.model.Vp, 'logits'),
+      // The head's logits for L of the R rows at a time (L = R where they fit one binding).
+      logitsRows: L,
+      logits: rt.buffer(L * this.model.Vp, 'logits'),
       headStats: rt.buffer(3 * R, 'logp|entropy|lse'),
+      chunkStats: L < R ? rt.buffer(3 * L, 'logp|entropy|lse of a chunk') : null,
       dx: rt.buffer(R * D, 'dx'),
       dxn: rt.buffer(R * D, 'dxn'),
       datt: rt.buffer(R * H * hd, 'datt'),
@@ -344,6 +349,13 @@ export class DeviceLlamaPolicy {
       du: rt.buffer(R * r, 'du'),
     };
   }
+
+  /**
+   * The most rows of logits held at once: the device's binding limit over a row's bytes, in
+   * steps of 64 rows (a chunk's offsets stay 256-byte aligned). Past it the head runs in row
+   * chunks, recomputing a chunk's logits for the backward. Settable (tests force chunks).
+   */
+  logitsRows: number;
 
   /** Floats of activations one position (a row of B·T) holds: every buffer is linear in rows. */
   activationFloatsPerRow(): number {
@@ -362,7 +374,8 @@ export class DeviceLlamaPolicy {
    */
   rowsPerMicroBatch(budgetBytes: number, atLeast: number): number {
     const c = this.model.config;
-    const widest = Math.max(this.model.Vp, 2 * c.intermediateSize, this.model.W);
+    // The logits go in row chunks (logitsRows): the widest other buffer bounds a micro-batch.
+    const widest = Math.max(2 * c.intermediateSize, this.model.W, 3);
     const byLimit = Math.floor(this.rt.device.limits.maxStorageBufferBindingSize / (4 * widest));
     const byBudget = Math.floor(budgetBytes / (4 * this.activationFloatsPerRow()));
     return Math.max(atLeast, Math.min(byLimit, byBudget));
@@ -534,7 +547,7 @@ export class DeviceLlamaPolicy {
     dy: GPUBuffer,
     dyStride: number,
     m: DeviceMatrix,
-    dx: GPUBuffer,
+    dx: Bindable,
   ): DispatchSpec[] {
     return m.parts.map((part, i) => {
       const a = { buffer: dy, offset: part.row0 };
@@ -667,10 +680,38 @@ export class DeviceLlamaPolicy {
       this.loraForward(seq, a, l, ['down_proj'], s.hm, next);
     });
     const last = a.xs[c.numLayers] as GPUBuffer;
+    seq.run(rmsNormForward(last, model.finalNorm, a.xnF, a.rstdF, R, D, eps, dummy));
+    if (!a.chunkStats) {
+      seq.run(
+        ...model.project(R, a.xnF, model.head, a.logits, { cStride: model.Vp }),
+        headLogprobForward(a.logits, a.targets, a.headStats, R, c.vocabSize, invTemp, model.Vp),
+      );
+      return;
+    }
+    for (let r0 = 0; r0 < R; r0 += a.logitsRows) {
+      const n = Math.min(a.logitsRows, R - r0);
+      this.headChunk(seq, a, invTemp, r0, n);
+      // The chunk's [logp | entropy | lse] into the batch's, each at its rows.
+      for (let k = 0; k < 3; k++) seq.copyAt(a.chunkStats, k * n, a.headStats, k * R + r0, n);
+    }
+  }
+
+  /** Rows r0..r0+n of the head: their logits, then their log-probs into a.chunkStats. */
+  private headChunk(seq: Seq, a: Acts, invTemp: number, r0: number, n: number) {
+    const model = this.model;
+    const c = model.config;
+    const xn = { buffer: a.xnF, offset: r0 * c.hiddenSize };
     seq.run(
-      rmsNormForward(last, model.finalNorm, a.xnF, a.rstdF, R, D, eps, dummy),
-      ...model.project(R, a.xnF, model.head, a.logits, { cStride: model.Vp }),
-      headLogprobForward(a.logits, a.targets, a.headStats, R, c.vocabSize, invTemp, model.Vp),
+      ...model.project(n, xn, model.head, a.logits, { cStride: model.Vp }),
+      headLogprobForward(
+        a.logits,
+        { buffer: a.targets, offset: r0 },
+        a.chunkStats as GPUBuffer,
+        n,
+        c.vocabSize,
+        invTemp,
+        model.Vp,
+      ),
     );
   }
 
@@ -684,9 +725,40 @@ export class DeviceLlamaPolicy {
     const dxOnly = (specs: DispatchSpec[]) => specs[0] as DispatchSpec;
     // Every adapter gradient below adds to this.grads: a micro-batch after the first adds on.
     if (clearGradients) seq.clear(this.grads);
+    if (!a.chunkStats)
+      seq.run(
+        headLogprobBackward(
+          a.targets,
+          a.g,
+          a.headStats,
+          a.logits,
+          R,
+          c.vocabSize,
+          invTemp,
+          model.Vp,
+        ),
+        ...this.projectT(R, a.logits, model.Vp, model.head, a.dxn),
+      );
+    // In chunks: each chunk's logits again, then its gradient into its rows of dxn.
+    else
+      for (let r0 = 0; r0 < R; r0 += a.logitsRows) {
+        const n = Math.min(a.logitsRows, R - r0);
+        this.headChunk(seq, a, invTemp, r0, n);
+        seq.run(
+          headLogprobBackward(
+            { buffer: a.targets, offset: r0 },
+            { buffer: a.g, offset: r0 },
+            a.chunkStats,
+            a.logits,
+            n,
+            c.vocabSize,
+            invTemp,
+            model.Vp,
+          ),
+          ...this.projectT(n, a.logits, model.Vp, model.head, { buffer: a.dxn, offset: r0 * D }),
+        );
+      }
     seq.run(
-      headLogprobBackward(a.targets, a.g, a.headStats, a.logits, R, c.vocabSize, invTemp, model.Vp),
-      ...this.projectT(R, a.logits, model.Vp, model.head, a.dxn),
       dxOnly(
         rmsNormBackward(
           a.xs[c.numLayers] as GPUBuffer,
