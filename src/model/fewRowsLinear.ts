@@ -203,8 +203,12 @@ function rowsFunctionOf(backend: WasmBackendLike): RowsFunction | null {
   return instances.get(backend) ?? null;
 }
 
+const ROW_BLOCK_KERNEL = 'CoreLabRowBlock';
+const offsetOf = (wasm: WasmBackendLike, t: tf.TensorInfo) =>
+  wasm.dataIdMap.get(t.dataId).memoryOffset;
 let registered = false;
 
+/** Registers this file's two kernels on tfjs wasm, once. */
 function register(): void {
   if (registered) return;
   registered = true;
@@ -218,41 +222,41 @@ function register(): void {
       const [n, k] = x.shape as [number, number];
       const m = w.shape[0] as number;
       const out = wasm.makeOutput([n, m], 'float32');
-      const at = (t: tf.TensorInfo) => wasm.dataIdMap.get(t.dataId).memoryOffset;
-      rowsFunction(at(w), at(x), at(out), m, k, n);
+      rowsFunction(offsetOf(wasm, w), offsetOf(wasm, x), offsetOf(wasm, out), m, k, n);
+      return out;
+    },
+  });
+  tf.registerKernel({
+    kernelName: ROW_BLOCK_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const { w: matrix } = inputs as { w: tf.TensorInfo };
+      const { first, rows } = attrs as unknown as { first: number; rows: number };
+      const wasm = backend as unknown as WasmBackendLike;
+      const width = matrix.shape[1] as number;
+      const out = wasm.makeOutput([rows, width], 'float32');
+      const start = offsetOf(wasm, matrix) + first * width * 4;
+      const memory = memoryOf(wasm) as WebAssembly.Memory;
+      new Uint8Array(memory.buffer).copyWithin(
+        offsetOf(wasm, out),
+        start,
+        start + rows * width * 4,
+      );
       return out;
     },
   });
 }
 
-const ROW_BLOCK_KERNEL = 'CoreLabRowBlock';
-let rowBlockRegistered = false;
-
 /**
- * Rows [first, first + rows) of a float32 matrix on tfjs wasm, as a new tensor: one memory copy
- * in place of tfjs wasm's Slice kernel, which walks element by element (0.9 s for 16 MB of a
+ * Rows [first, first + rows) of a float32 matrix as a new tensor. On tfjs wasm one memory copy
+ * in place of its Slice kernel, which walks element by element (0.9 s for 16 MB of a
  * Qwen2.5-0.5B head; ops.ts' inputGradient takes a large frozen weight in such blocks).
  */
 export function rowBlock(w: tf.Tensor2D, first: number, rows: number): tf.Tensor2D {
-  if (!rowBlockRegistered) {
-    rowBlockRegistered = true;
-    tf.registerKernel({
-      kernelName: ROW_BLOCK_KERNEL,
-      backendName: 'wasm',
-      kernelFunc: ({ inputs, backend, attrs }) => {
-        const { w: matrix } = inputs as { w: tf.TensorInfo };
-        const { first: from, rows: count } = attrs as unknown as { first: number; rows: number };
-        const wasm = backend as unknown as WasmBackendLike;
-        const width = matrix.shape[1] as number;
-        const out = wasm.makeOutput([count, width], 'float32');
-        const at = (t: tf.TensorInfo) => wasm.dataIdMap.get(t.dataId).memoryOffset;
-        const start = at(matrix) + from * width * 4;
-        const memory = memoryOf(wasm) as WebAssembly.Memory;
-        new Uint8Array(memory.buffer).copyWithin(at(out), start, start + count * width * 4);
-        return out;
-      },
-    });
-  }
+  const onWasmMemory =
+    tf.getBackend() === 'wasm' && memoryOf(tf.backend() as unknown as WasmBackendLike) !== null;
+  if (!onWasmMemory) return tf.slice(w, [first, 0], [rows, w.shape[1]]);
+  register();
   const attrs = { first, rows } as unknown as tf.NamedAttrMap;
   return tf.engine().runKernel(ROW_BLOCK_KERNEL, { w }, attrs) as tf.Tensor2D;
 }

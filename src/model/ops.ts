@@ -3,7 +3,7 @@
 // at every size, and slicing is slow, so attention loops 2D matMuls over batch×heads,
 // taking its slices with `rows` (copies in JS on the CPU backends; `npm run bench -- tfjs-ops`).
 import * as tf from '@tensorflow/tfjs-core';
-import { fewRowsApplies, fewRowsLinear, fewRowsReady, rowBlock } from './fewRowsLinear';
+import { fewRowsApplies, fewRowsLinear, rowBlock } from './fewRowsLinear';
 
 /** x [n,k] @ w [k,m] with a gradient built from explicit transposes. */
 export const matMul2d = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
@@ -81,8 +81,7 @@ export function inputGradient(
   for (let first = 0; first < m; first += rowsPerBlock) {
     const rows = Math.min(rowsPerBlock, m - first);
     const dyPart = tf.slice(dy, [0, first], [dy.shape[0], rows]);
-    const block = fewRowsReady() ? rowBlock(w, first, rows) : tf.slice(w, [first, 0], [rows, k]);
-    const term = product(dyPart, block);
+    const term = product(dyPart, rowBlock(w, first, rows));
     dyPart.dispose();
     if (!dx) dx = term;
     else {

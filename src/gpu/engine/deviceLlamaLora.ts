@@ -357,14 +357,19 @@ export class DeviceLlamaPolicy {
    */
   logitsRows: number;
 
-  /** Floats of activations one position (a row of B·T) holds: every buffer is linear in rows. */
+  private floatsPerRow = 0;
+
+  /**
+   * Floats of activations one position (a row of B·T) holds: every buffer is linear in rows.
+   * Counted once, by allocating one row with a counter in place of buffers.
+   */
   activationFloatsPerRow(): number {
-    let floats = 0;
-    this.allocate(1, 1, (n) => {
-      floats += n;
-      return this.rt.dummy.r as unknown as GPUBuffer;
-    });
-    return floats;
+    if (this.floatsPerRow === 0)
+      this.allocate(1, 1, (n) => {
+        this.floatsPerRow += n;
+        return this.rt.dummy.r as unknown as GPUBuffer;
+      });
+    return this.floatsPerRow;
   }
 
   /**
@@ -375,7 +380,7 @@ export class DeviceLlamaPolicy {
   rowsPerMicroBatch(budgetBytes: number, atLeast: number): number {
     const c = this.model.config;
     // The logits go in row chunks (logitsRows): the widest other buffer bounds a micro-batch.
-    const widest = Math.max(2 * c.intermediateSize, this.model.W, 3);
+    const widest = Math.max(2 * c.intermediateSize, this.model.W, c.hiddenSize);
     const byLimit = Math.floor(this.rt.device.limits.maxStorageBufferBindingSize / (4 * widest));
     const byBudget = Math.floor(budgetBytes / (4 * this.activationFloatsPerRow()));
     return Math.max(atLeast, Math.min(byLimit, byBudget));
