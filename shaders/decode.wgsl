@@ -13,6 +13,8 @@
 //   sample      one workgroup per row: LN_f, tied logits, then (invocation 0) temperature,
 //               top-k (candidates in descending logit order, ties by index, as rollout/pick.ts),
 //               a seeded draw, the token's log-prob; writes the token and updates the row.
+//   pick        `sample`'s choice over logits other kernels wrote (the Llama family's head).
+//   feed        a row's token and position from its state into the Llama family's decode inputs.
 //   fill_cache  prefill: copies k, v of a full-sequence forward (qkv [U·T, 3D], one row per
 //               distinct prompt) into each row's cache.
 
@@ -289,8 +291,9 @@ struct SampleParams {
   B: u32, D: u32, V: u32, C: u32,
   eps: f32, inv_temp: f32, greedy: u32, top_k: u32,
   stop: u32, max_new: u32, lnf_g: u32, lnf_b: u32,
-  wte: u32, stop2: u32, _p1: u32, _p2: u32, // stop2: a second end token (stop again when none)
+  wte: u32, stop2: u32, stride: u32, _p2: u32, // stop2: a second end token (stop again when none)
 }
+// stride: `pick`'s logits row stride (a padded vocabulary); `sample` writes rows of V.
 
 @group(0) @binding(0) var<storage, read> s_params: array<vec4f>;
 @group(0) @binding(1) var<storage, read> s_x: array<vec4f>;
@@ -360,6 +363,26 @@ fn sample(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
   }
   storageBarrier();
   workgroupBarrier();
+  choose(b, lid, lrow);
+}
+
+// A row's logits computed by other kernels (a Llama-family head, rows `stride` apart): the same
+// choice as `sample`'s. Binds the state, the logits and the output (bindings 0, 1 unused).
+@compute @workgroup_size(WG)
+fn pick(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let b = wid.x;
+  if (lid == 0u) {
+    s_done = s_state[b * S + 1u];
+  }
+  if (workgroupUniformLoad(&s_done) != 0u) {
+    return;
+  }
+  choose(b, lid, b * sp.stride);
+}
+
+// Temperature, top-k, the seeded draw and the row's update, over the logits at `lrow`; called in
+// uniform control flow by every invocation of the row's workgroup.
+fn choose(b: u32, lid: u32, lrow: u32) {
   // Max, argmax (first index on ties, as pick.ts) and Σ exp over contiguous chunks, one per
   // invocation, so invocation 0 can walk the CDF in index order chunk by chunk.
   let V = sp.V;
@@ -479,6 +502,33 @@ fn sample(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
   if (finished || count + 1u >= sp.max_new || pos >= sp.C) {
     s_state[b * S + 1u] = 1u;
   }
+}
+
+// ---- a decode fed by the row state (the Llama family's layers) -------------------------------
+
+struct FeedParams {
+  B: u32, _f0: u32, _f1: u32, _f2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> fd_state: array<u32>;
+@group(0) @binding(1) var<storage, read_write> fd_ids: array<u32>;
+@group(0) @binding(2) var<storage, read_write> fd_pos: array<u32>;
+@group(0) @binding(3) var<storage, read_write> fd_lens: array<u32>;
+@group(0) @binding(7) var<uniform> fdp: FeedParams;
+
+// Each row's token at its position, as `pick` left them, into the layers' inputs: ids, the
+// positions (RoPE, the cache's row) and the lengths attended (position + 1). A finished row
+// keeps its last token and position: it decodes along, inside its cache, its output unread.
+@compute @workgroup_size(64)
+fn feed(@builtin(global_invocation_id) gid: vec3u) {
+  let b = gid.x;
+  if (b >= fdp.B) {
+    return;
+  }
+  let pos = fd_state[b * S];
+  fd_ids[b] = fd_state[b * S + 2u];
+  fd_pos[b] = pos;
+  fd_lens[b] = pos + 1u;
 }
 
 // ---- prefill --------------------------------------------------------------------------------

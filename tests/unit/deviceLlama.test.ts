@@ -5,8 +5,11 @@
 // head and embedding split over several bindings; bad checkpoints refused in words.
 import { describe, expect, it } from 'vitest';
 import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
+import { sampleOnDevice } from '../../src/gpu/engine/kernelLlamaRoles';
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
+import { pickToken, rowPrng } from '../../src/rollout/pick';
+import { Rng } from '../../src/tasks/random';
 import { kernelRuntime, needRuntime } from './kernels-harness';
 import {
   llamaConfig,
@@ -91,6 +94,67 @@ describe('device Llama forward', () => {
       await expect(model.decodeRows([1], [64])).rejects.toThrow('positions must be 1..63');
     }
   });
+
+  for (const [label, temperature, topK, threads] of [
+    ['greedy', 0, 0, 16],
+    ['T = 1', 1, 0, 64],
+    ['T = 0.7, top-k 5', 0.7, 5, 16],
+  ] as [string, number, number, number][])
+    it(`drawn on the device (${label}): each row's tokens as pick.ts draws them from its single-row logits`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const config = llamaConfig({ modelType: 'qwen2', attentionBias: true });
+      const weights = randomLlama(config, 'BF16', 13);
+      const model = new DeviceLlama(rt, config, weights, { contextLength: 24 });
+      // 18 rows (two batches of at most 16): rows 0, 2, 4 share a prompt, so do 1 and 5; row 3's
+      // prompt leaves it 3 positions of the context; the rest alone.
+      const prng = new Rng(3);
+      const fresh = (n: number) => Array.from({ length: n }, () => prng.below(config.vocabSize));
+      const [a, b] = [fresh(4), fresh(2)];
+      const prompts = [
+        a,
+        b,
+        a,
+        fresh(21),
+        a,
+        b,
+        ...Array.from({ length: 12 }, (_, i) => fresh(1 + (i % 5))),
+      ];
+      const free = { maxNewTokens: 8, temperature, topK, seed: 5, stopId: 0xffff };
+      const reference = async (options: typeof free) => {
+        const out: { tokens: number[]; logProbs: number[]; finished: boolean }[] = [];
+        for (const [r, prompt] of prompts.entries()) {
+          const stream = rowPrng(options.seed, r);
+          const budget = Math.min(options.maxNewTokens, 24 - prompt.length);
+          const row = { tokens: [] as number[], logProbs: [] as number[], finished: false };
+          let logits = await model.prefill(prompt);
+          for (;;) {
+            const pick = pickToken(logits, options.temperature, options.topK, stream);
+            row.tokens.push(pick.id);
+            row.logProbs.push(pick.logProb);
+            if (pick.id === options.stopId) row.finished = true;
+            if (row.finished || row.tokens.length >= budget) break;
+            logits = await model.step(pick.id);
+          }
+          out.push(row);
+        }
+        return out;
+      };
+      // A stop token row 1 meets at its 4th token: rows end at different steps.
+      const stopId = (await reference(free))[1]!.tokens[3]!;
+      const options = { ...free, stopId };
+      const want = await reference(options);
+      const got = await sampleOnDevice(model, prompts, options, threads);
+      expect(got.tokens).toEqual(want.map((r) => r.tokens));
+      expect(got.finished).toEqual(want.map((r) => r.finished));
+      expect(got.finished[1]).toBe(true);
+      expect(got.tokens[3]).toHaveLength(3);
+      if (temperature > 0) expect(new Set(got.tokens.flat()).size).toBeGreaterThan(10);
+      got.logProbs.forEach((row, r) => {
+        row.forEach((lp, i) => {
+          expect(Math.abs(lp - want[r]!.logProbs[i]!), `row ${r} token ${i}`).toBeLessThan(1e-5);
+        });
+      });
+    });
 
   it('embedding and head split over bindings (row ranges of 64) give the same logits', async (ctx) => {
     const rt = needRuntime(h, ctx);

@@ -28,7 +28,14 @@ import {
   swigluForward,
   type WeightDtype,
 } from './opsLlama';
-import type { Bindable, DispatchSpec, GpuRuntime, Program, Slice } from './runtime';
+import {
+  type Bindable,
+  type DispatchSpec,
+  type GpuRuntime,
+  type Program,
+  type Slice,
+  uniforms,
+} from './runtime';
 
 /** One tensor of a checkpoint as safetensors holds it: 16-bit as raw bits, F32 as floats. */
 export interface LlamaTensor {
@@ -181,7 +188,7 @@ export class DeviceLlama {
   }
 
   constructor(
-    private readonly rt: GpuRuntime,
+    readonly rt: GpuRuntime,
     readonly config: LlamaConfig,
     weights: LlamaTensors,
     options: DeviceLlamaOptions = {},
@@ -630,16 +637,76 @@ export class DeviceLlama {
 
   /** The prompt's layers into `target`'s caches, then the head on its last row. */
   private async runPrefill(ids: readonly number[], target: CacheTarget): Promise<Float32Array> {
+    this.submitPrefill(ids, target);
+    return this.readLogits();
+  }
+
+  /** runPrefill's passes, submitted; `after` records more commands in the same submission. */
+  private submitPrefill(
+    ids: readonly number[],
+    target: CacheTarget,
+    after?: (encoder: GPUCommandEncoder) => void,
+  ): void {
     this.checkIds(ids);
     const T = ids.length;
     this.rt.write(this.ids, Uint32Array.from(ids));
     this.setPosition(0);
     const body = this.rt.program(this.body(T, false, target));
     const head = this.rt.program(this.headSpecs());
-    this.rt.submit([body, this.lastRowCopy(T), head]);
+    this.rt.submit([body, this.lastRowCopy(T), head, ...(after ? [after] : [])]);
     this.rt.destroyProgram(body);
     this.rt.destroyProgram(head);
-    return this.readLogits();
+  }
+
+  /**
+   * Prefills `ids` into batch row `row` and leaves the last position's logits on the device, in
+   * the batch logits' rows `into` (the rows that share this prompt): nothing is read back.
+   */
+  prefillRowOnDevice(row: number, ids: readonly number[], into: readonly number[]): void {
+    const target = this.batchTarget(1, row);
+    if (ids.length === 0 || ids.length > target.C)
+      throw new Error(`prefillRow: ${ids.length} tokens for rows of ${target.C} positions`);
+    const b = this.needBatch(Math.max(row, ...into));
+    const bytes = this.config.vocabSize * 4;
+    this.submitPrefill(ids, target, (encoder) => {
+      for (const r of into)
+        encoder.copyBufferToBuffer(this.logits, 0, b.logits, r * this.Vp * 4, bytes);
+    });
+  }
+
+  /**
+   * A decode step of the first n batch rows that the device feeds itself: each row's token and
+   * position from `state` (decode.wgsl's row state, which its `pick` writes), the layers, and the
+   * head into the batch's logits (rows Vp apart). Put a pick before it and replay the two.
+   */
+  fedDecodeSpecs(n: number, state: GPUBuffer): DispatchSpec[] {
+    const b = this.needBatch(n - 1);
+    const feed: DispatchSpec = {
+      shader: 'decode.wgsl',
+      entry: 'feed',
+      bindings: [
+        ['r', state],
+        ['w', this.ids],
+        ['w', b.pos],
+        ['w', b.lens],
+      ],
+      uniforms: uniforms([
+        ['u', n],
+        ['u', 0],
+        ['u', 0],
+        ['u', 0],
+      ]),
+      workgroups: [Math.ceil(n / 64)],
+      label: 'decode_feed',
+    };
+    const body = this.body(1, true, this.batchTarget(n));
+    const xn = (this.act as NonNullable<typeof this.act>).xn;
+    return [feed, ...body, ...this.project(n, xn, this.head, b.logits, { cStride: this.Vp })];
+  }
+
+  /** The batch's logits, [rows, Vp] (batchCaches first). */
+  get batchLogits(): GPUBuffer {
+    return this.needBatch(0).logits;
   }
 
   /** One token at the next position, attending to the cache; its logits [vocab]. */

@@ -13,9 +13,7 @@ import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
 import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
 import { decodeHalves, f32ToHalf } from '../../model/halfFloat';
-import { pickToken, rowPrng } from '../../rollout/pick';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
-import type { Rng } from '../../tasks/random';
 import { DeviceLlama, type LlamaTensor } from './deviceLlama';
 import {
   type Adapters,
@@ -24,7 +22,14 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from './deviceLlamaLora';
-import { distinctPrompts } from './deviceSampler';
+import {
+  devicePicks,
+  distinctPrompts,
+  initialRowStates,
+  pickSpec,
+  ROW_STATE_WORDS,
+  replayDecode,
+} from './deviceSampler';
 import { type Engine, kernelEngine, llamaKernelEngine, markEngineFailed } from './kernelSampling';
 
 interface RoleOnDevice {
@@ -115,14 +120,18 @@ async function writeBack(role: RoleOnDevice, lora: GptLora): Promise<void> {
 
 /** Most rows decoded together (a GRPO step's group of samples, several groups at once). */
 const MAX_BATCH_ROWS = 16;
+/** Decode steps per submission (and per readback of the tokens). */
+const TOKENS_PER_READ = 16;
 
 /**
  * Samples every prompt with the role's adapter attached, rows decoded together on batch caches
- * of the base (one pass per token for up to MAX_BATCH_ROWS rows); tokens drawn as the tfjs
- * sampler draws them (pick.ts, row r's own stream). Rows are batched grouped by prompt, and each
- * distinct prompt is prefilled once: the other rows of the same prompt copy its cache and start
- * from its logits (a GRPO group's samples share their prompt). Null: engine off or a device
- * failure (the caller samples on tfjs).
+ * of the base, tokens drawn on the device as the GPT-2 sampler draws them (decode.wgsl's `pick`:
+ * temperature, top-k, row r's own rowPrng stream) and fed back by the device, so a submission
+ * runs TOKENS_PER_READ steps and only the tokens come back. Rows are batched grouped by prompt,
+ * and each distinct prompt is prefilled once: the other rows of the same prompt copy its cache
+ * and its logits (a GRPO group's samples share their prompt). Null: engine off, a draw the
+ * device does not do (top-k past 64, more than two stop tokens), or a device failure (the
+ * caller samples on tfjs).
  */
 export async function sampleLlamaOnDevice(
   model: LlamaModel,
@@ -130,102 +139,116 @@ export async function sampleLlamaOnDevice(
   options: SampleOptions,
 ): Promise<SampleResult | null> {
   const e = await llamaKernelEngine();
-  if (!e || !model.lora) return null;
+  if (!e || !model.lora || !devicePicks(options, model.config.vocabSize)) return null;
   try {
     const { policy } = await deviceRole(e, model);
-    const base = policy.model;
-    if (prompts.some((p) => p.length >= base.contextLength)) return null;
-    const stops = new Set([
-      ...(options.stopIds ?? []),
-      ...(options.stopId !== undefined ? [options.stopId] : []),
-    ]);
-    const result: SampleResult = {
-      tokens: prompts.map(() => []),
-      logProbs: prompts.map(() => []),
-      finished: prompts.map(() => false),
-    };
-    const budget = (r: number) =>
-      Math.min(options.maxNewTokens, base.contextLength - (prompts[r] as number[]).length);
-    // Rows by their prompt's index among the distinct ones (a stable sort: rows of one prompt
-    // stay together, each with its own stream).
-    const { source } = distinctPrompts(prompts);
-    const order = prompts
-      .map((_, r) => r)
-      .filter((r) => budget(r) > 0)
-      .sort((a, b) => (source[a] as number) - (source[b] as number));
+    if (prompts.some((p) => p.length >= policy.model.contextLength)) return null;
     policy.attach();
     try {
-      for (let at = 0; at < order.length; at += MAX_BATCH_ROWS) {
-        const rows = order.slice(at, at + MAX_BATCH_ROWS);
-        await sampleRows(base, rows, prompts, source, budget, stops, options, result);
-      }
+      const result = await sampleOnDevice(policy.model, prompts, options, e.gpu.software ? 16 : 64);
+      llamaDeviceCalls.sample++;
+      return result;
     } finally {
       policy.detach();
     }
-    llamaDeviceCalls.sample++;
-    return result;
   } catch (error) {
     markEngineFailed(e, error);
     return null;
   }
 }
 
-/** Rows `rows` (prompt indices) decoded together to their stop or budget, into `result`. */
+/**
+ * sampleLlamaOnDevice's draw over `base` as it stands (an adapter attached or none), `threads`
+ * invocations per row in the draw (16 on CPU drivers, 64 on GPUs).
+ */
+export async function sampleOnDevice(
+  base: DeviceLlama,
+  prompts: number[][],
+  options: SampleOptions,
+  threads: number,
+): Promise<SampleResult> {
+  const result: SampleResult = {
+    tokens: prompts.map(() => []),
+    logProbs: prompts.map(() => []),
+    finished: prompts.map(() => false),
+  };
+  const budget = (p: readonly number[]) =>
+    Math.min(options.maxNewTokens, base.contextLength - p.length);
+  // Rows by their prompt's index among the distinct ones (a stable sort: rows of one prompt
+  // stay together, each with its own stream).
+  const { source } = distinctPrompts(prompts);
+  const order = prompts
+    .map((_, r) => r)
+    .filter((r) => budget(prompts[r] as number[]) > 0)
+    .sort((a, b) => (source[a] as number) - (source[b] as number));
+  for (let at = 0; at < order.length; at += MAX_BATCH_ROWS) {
+    const rows = order.slice(at, at + MAX_BATCH_ROWS);
+    const part = await sampleRows(base, rows, prompts, source, budget, options, threads);
+    rows.forEach((r, slot) => {
+      const row = part[slot] as (typeof part)[number];
+      result.tokens[r] = row.tokens;
+      result.logProbs[r] = row.logProbs;
+      result.finished[r] = row.finished;
+    });
+  }
+  return result;
+}
+
+/** Rows `rows` (prompt indices) decoded together to their stop or budget: each row's draw. */
 async function sampleRows(
   base: DeviceLlama,
   rows: number[],
   prompts: number[][],
   source: ArrayLike<number>,
-  budget: (r: number) => number,
-  stops: Set<number>,
+  budget: (p: readonly number[]) => number,
   options: SampleOptions,
-  result: SampleResult,
-): Promise<void> {
-  const lengths = rows.map((r) => (prompts[r] as number[]).length);
-  base.batchCaches(
-    rows.length,
-    Math.max(...rows.map((r, slot) => (lengths[slot] as number) + budget(r))),
-  );
-  // Each distinct prompt into its first row; its other rows copy that row's cache.
-  let logits: Float32Array[] = [];
-  const firstSlot = new Map<number, number>();
-  for (const [slot, r] of rows.entries()) {
-    const distinct = source[r] as number;
-    const first = firstSlot.get(distinct);
-    if (first === undefined) {
-      firstSlot.set(distinct, slot);
-      logits[slot] = await base.prefillRow(slot, prompts[r] as number[]);
-      llamaDeviceCalls.prefilledTokens += lengths[slot] as number;
-    } else {
-      base.copyRow(first, slot, lengths[slot] as number);
-      logits[slot] = logits[first] as Float32Array;
-    }
+  threads: number,
+) {
+  const rt = base.rt;
+  const n = rows.length;
+  const own = rows.map((r) => prompts[r] as number[]);
+  base.batchCaches(n, Math.max(...own.map((p) => p.length + budget(p))));
+  // Each distinct prompt into its first row, its logits into all its rows; they copy its cache.
+  const slotsOf = new Map<number, number[]>();
+  rows.forEach((r, slot) => {
+    const slots = slotsOf.get(source[r] as number);
+    if (slots) slots.push(slot);
+    else slotsOf.set(source[r] as number, [slot]);
+  });
+  for (const [first, ...others] of slotsOf.values()) {
+    const prompt = own[first as number] as number[];
+    base.prefillRowOnDevice(first as number, prompt, [first as number, ...others]);
+    llamaDeviceCalls.prefilledTokens += prompt.length;
+    for (const slot of others) base.copyRow(first as number, slot, prompt.length);
   }
-  const prngs = rows.map((r) => rowPrng(options.seed, r));
-  const done = rows.map(() => false);
-  for (;;) {
-    const next = rows.map((r, slot) => {
-      if (done[slot]) return 0;
-      const pick = pickToken(
-        logits[slot] as Float32Array,
-        options.temperature,
-        options.topK,
-        prngs[slot] as Rng,
-      );
-      const tokens = result.tokens[r] as number[];
-      tokens.push(pick.id);
-      (result.logProbs[r] as number[]).push(pick.logProb);
-      if (stops.has(pick.id)) result.finished[r] = done[slot] = true;
-      else if (tokens.length >= budget(r)) done[slot] = true;
-      return pick.id;
-    });
-    if (done.every(Boolean)) return;
-    // A finished row decodes along, its output unread, at the position of its last token
-    // (inside its cache: prompt + budget fits the batch's rows).
-    logits = await base.decodeRows(next, lengths);
-    lengths.forEach((n, slot) => {
-      if (!done[slot]) lengths[slot] = n + 1;
-    });
+  const maxNew = options.maxNewTokens;
+  const state = rt.buffer(n * ROW_STATE_WORDS, 'row state');
+  const out = rt.buffer(2 * n * maxNew, 'sampled');
+  rt.write(state, initialRowStates(own, rows, options.seed, budget));
+  // Draw from the current logits, then decode the drawn tokens into the next ones. A row ends
+  // at its last allowed position: budget(p) tokens put its last at contextLength − 1.
+  const step = rt.program([
+    pickSpec({
+      B: n,
+      vocabSize: base.config.vocabSize,
+      stride: base.Vp,
+      lastPos: base.contextLength - 1,
+      maxNew,
+      options,
+      threads,
+      state,
+      logits: base.batchLogits,
+      out,
+      unused: rt.dummy.r,
+    }),
+    ...base.fedDecodeSpecs(n, state),
+  ]);
+  try {
+    return (await replayDecode(rt, step, { out, state }, n, maxNew, TOKENS_PER_READ)).rows;
+  } finally {
+    rt.destroyProgram(step);
+    rt.free(state);
+    rt.free(out);
   }
 }
 
