@@ -1,13 +1,16 @@
 // The Llama family's kernels for the self-check: RMSNorm (forward, backward), RoPE (forward and
 // its inverse, the backward), SwiGLU (forward, backward), grouped-query attention (forward,
 // backward, cache store + decode), the 16-bit-weight matmul (F16, BF16) and its transpose
-// (v6_b16t, the backward's input gradients), LoRA's B side (lora.wgsl). Not in the start
+// (v6_b16t, the backward's input gradients), LoRA's B side (lora.wgsl), the sampler's draw over
+// a head's logits and its feed into the next step (decode.wgsl's pick, feed). Not in the start
 // registry: a GPT-2 run never runs them, so its start does not pay for them. The engine runs
 // them when a Llama base first reaches it (kernelSampling.ts' llamaKernelEngine), and so does
 // the Llama path of the CLI (llamaKernels.ts). Fixed odd sizes, off every workgroup.
 
 import { ropeInverseFrequencies } from '../../../model/families/rope';
 import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
+import { pickToken } from '../../../rollout/pick';
+import { Rng } from '../../../tasks/random';
 import {
   rmsNormBackwardRef,
   rmsNormRef,
@@ -22,10 +25,11 @@ import {
   attentionRef,
   matmulRef,
 } from '../../kernels/referenceOps';
+import { initialRowStates, pickSpec, rowStreamState } from '../deviceSampler';
 import * as op from '../ops';
 import * as ol from '../opsLlama';
 import * as olr from '../opsLora';
-import type { GpuRuntime } from '../runtime';
+import { type GpuRuntime, uniforms } from '../runtime';
 import { SELF_CHECK_SEED } from './index';
 import { type KernelCheck, randoms } from './registry';
 import { runChecks } from './run';
@@ -345,6 +349,98 @@ const loraCheck: KernelCheck<{ u: Float32Array; b: Float32Array; dy: Float32Arra
   },
 };
 
+/** decode.wgsl's pick over a padded head's rows (the Llama sampler's draw), then its feed. */
+const PK = { B: 6, V: 301, stride: 304, lastPos: 40, maxNew: 4, seed: 77 };
+
+const pickCheck: KernelCheck<{ logits: Float32Array; temperature: number; topK: number }> = {
+  name: 'decode/pick+feed',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  // Half the time a top-k draw, at a random temperature; scaled so a few tokens dominate.
+  inputs: (_s, rng) => ({
+    logits: randoms(rng, PK.B * PK.stride, 6),
+    temperature: 0.5 + rng.next(),
+    topK: rng.next() < 0.5 ? 0 : 1 + rng.below(20),
+  }),
+  async gpu(ctx, i) {
+    // Rows: 0–3 live at positions 5 + b; row 4 done already; row 5 at the last position.
+    const prompts = Array.from({ length: PK.B }, (_, b) => Array.from({ length: 6 + b }, () => b));
+    prompts[5] = Array.from({ length: PK.lastPos + 1 }, () => 5);
+    const init = initialRowStates(
+      prompts,
+      prompts.map((_, b) => b),
+      PK.seed,
+      (p) => (p.length === 10 ? 0 : PK.maxNew),
+    );
+    const state = ctx.upload(init);
+    const logits = ctx.upload(i.logits);
+    const out = ctx.buffer(2 * PK.B * PK.maxNew);
+    const fed = [ctx.buffer(PK.B), ctx.buffer(PK.B), ctx.buffer(PK.B)] as const;
+    const options = { maxNewTokens: PK.maxNew, temperature: i.temperature, topK: i.topK };
+    await ctx.run([
+      pickSpec({
+        B: PK.B,
+        vocabSize: PK.V,
+        stride: PK.stride,
+        lastPos: PK.lastPos,
+        maxNew: PK.maxNew,
+        options: { ...options, seed: PK.seed, stopId: 0xffffffff },
+        threads: ctx.software ? 16 : 64,
+        state,
+        logits,
+        out,
+        unused: ctx.rt.dummy.r,
+      }),
+      {
+        shader: 'decode.wgsl',
+        entry: 'feed',
+        bindings: [['r', state], ...fed.map((b) => ['w', b] as ['w', GPUBuffer])],
+        uniforms: uniforms([
+          ['u', PK.B],
+          ['u', 0],
+          ['u', 0],
+          ['u', 0],
+        ]),
+        workgroups: [1],
+      },
+    ]);
+    const o = new Uint32Array((await ctx.read(out, 2 * PK.B * PK.maxNew)).buffer);
+    const words = async (b: GPUBuffer) =>
+      Float32Array.from(new Uint32Array((await ctx.read(b, PK.B)).buffer));
+    return {
+      token: Float32Array.from({ length: PK.B }, (_, b) => o[b * PK.maxNew] ?? 0),
+      logProb: Float32Array.from({ length: PK.B }, (_, b) =>
+        b === 4 ? 0 : (new Float32Array(o.buffer)[PK.B * PK.maxNew + b * PK.maxNew] ?? 0),
+      ),
+      ids: await words(fed[0]),
+      pos: await words(fed[1]),
+      lens: await words(fed[2]),
+    };
+  },
+  reference(i) {
+    const token = new Float64Array(PK.B);
+    const logProb = new Float64Array(PK.B);
+    const ids = new Float64Array(PK.B);
+    const pos = new Float64Array(PK.B);
+    for (let b = 0; b < PK.B; b++) {
+      const at = b === 5 ? PK.lastPos : 5 + b;
+      if (b === 4) {
+        // Done before the draw: nothing written, the state as it was.
+        ids[b] = b;
+        pos[b] = at;
+        continue;
+      }
+      const row = i.logits.subarray(b * PK.stride, b * PK.stride + PK.V);
+      const pick = pickToken(row, i.temperature, i.topK, new Rng(rowStreamState(PK.seed, b)));
+      token[b] = ids[b] = pick.id;
+      logProb[b] = pick.logProb;
+      pos[b] = at + 1;
+    }
+    return { token, logProb, ids, pos, lens: pos.map((p) => p + 1) };
+  },
+};
+
 export const LLAMA_CHECKS: readonly KernelCheck[] = [
   rmsnormCheck,
   ropeCheck,
@@ -356,6 +452,7 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   matmul16TCheck('F16'),
   matmul16TCheck('BF16'),
   loraCheck,
+  pickCheck,
 ] as KernelCheck[];
 
 /** The Llama checks on this device, each result as the start's checks report theirs. */
