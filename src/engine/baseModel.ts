@@ -2,6 +2,8 @@
 // the Hub through its cache in the CLI and the page's Worker — with its size stated and checked
 // before the weights are fetched: config.json (and the shard index when there is one) are small,
 // the weights are not, so a base that cannot fit in tfjs is refused before its download.
+
+import { kernelEngine } from '../gpu/engine/kernelSampling';
 import {
   type CheckpointSource,
   INDEX_FILE,
@@ -115,7 +117,11 @@ export function checkBaseFits(size: BaseSize, name: string): void {
   );
 }
 
-/** Reads, checks and loads the base (frozen, float32 in tfjs) with its tokenizer. */
+/**
+ * Reads, checks and loads the base (frozen) with its tokenizer: float32 in tfjs, or, where the
+ * lab's kernels are on and will hold it (16-bit, on the device), each weight made in tfjs only
+ * if tfjs comes to run the model (a fall-back off the device), so tfjs holds no second copy.
+ */
 export async function loadBaseModel(
   source: CheckpointSource,
   name: string,
@@ -123,7 +129,7 @@ export async function loadBaseModel(
 ): Promise<{ base: BaseModel; size: BaseSize; dtypes: SafetensorsDtype[] }> {
   const size = await baseSize(source, name, run);
   checkBaseFits(size, name);
-  const loaded = await loadLlama(source);
+  const loaded = await loadLlama(source, undefined, { onDemand: kernelEngine() !== null });
   return {
     base: { id: name, model: loaded.model, tokenizer: loaded.tokenizer },
     size,

@@ -5,7 +5,7 @@
 // head and embedding split over several bindings; bad checkpoints refused in words.
 import { describe, expect, it } from 'vitest';
 import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
-import { sampleOnDevice } from '../../src/gpu/engine/kernelLlamaRoles';
+import { sampleDeviceLlama } from '../../src/gpu/engine/kernelLlamaRoles';
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { pickToken, rowPrng } from '../../src/rollout/pick';
@@ -143,7 +143,7 @@ describe('device Llama forward', () => {
       const stopId = (await reference(free))[1]!.tokens[3]!;
       const options = { ...free, stopId };
       const want = await reference(options);
-      const got = await sampleOnDevice(model, prompts, options, threads);
+      const got = await sampleDeviceLlama(model, prompts, options, threads);
       expect(got.tokens).toEqual(want.map((r) => r.tokens));
       expect(got.finished).toEqual(want.map((r) => r.finished));
       expect(got.finished[1]).toBe(true);

@@ -11,10 +11,11 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
+import { LlamaWeights } from '../../model/families/llamaWeights';
 import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
-import { decodeHalves, f32ToHalf } from '../../model/halfFloat';
+import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
-import { DeviceLlama, type LlamaTensor } from './deviceLlama';
+import { checkpointTensors, DeviceLlama, type LlamaTensor, type LlamaTensors } from './deviceLlama';
 import {
   type Adapters,
   adapterKey,
@@ -47,27 +48,43 @@ const roles = new WeakMap<GptLora, RoleOnDevice>();
  */
 export const llamaDeviceCalls = { sample: 0, update: 0, prefilledTokens: 0 };
 
-/** A float32 matrix as the checkpoint held it: 16-bit where every value is one, else F32. */
+/**
+ * A float32 matrix as the checkpoint held it: 16-bit where every value is one, else F32. In
+ * loops, not typed-array helpers: at a 151,936-token vocabulary the embedding alone is 136M
+ * values, and the helpers' intermediate arrays run the JS heap out.
+ */
 function asCheckpointTensor(shape: number[], data: Float32Array): LlamaTensor {
   if (shape.length === 2)
     for (const dtype of ['BF16', 'F16'] as const) {
-      const bits = Uint16Array.from(data, (v) => f32ToHalf(dtype, v));
-      if (decodeHalves(dtype, bits).every((v, i) => Object.is(v, data[i])))
-        return { dtype, shape, data: bits };
+      const bits = new Uint16Array(data.length);
+      let exact = true;
+      for (let i = 0; i < data.length && exact; i++) {
+        const half = f32ToHalf(dtype, data[i] as number);
+        bits[i] = half;
+        exact = Object.is(halfToF32(dtype, half), data[i]);
+      }
+      if (exact) return { dtype, shape, data: bits };
     }
   return { dtype: 'F32', shape, data };
 }
 
-/** The engine's one device copy of `base` (its frozen weights are read from tfjs once). */
+/**
+ * The engine's one device copy of `base`: each weight from the checkpoint's stored tensor where
+ * tfjs has not made it (a base loaded on demand: tfjs then never holds it), else from tfjs.
+ */
 async function deviceBase(e: Engine, base: LlamaModel): Promise<DeviceLlama> {
   const held = bases.get(base.weights);
   if (held && held.engine === e) return held.model;
-  const tensors = new Map<string, LlamaTensor>();
-  for (const [name, tensor] of base.weights)
-    tensors.set(
-      name,
-      asCheckpointTensor(tensor.shape, (await tensor.data()) as unknown as Float32Array),
-    );
+  const weights = base.weights;
+  const stored = weights instanceof LlamaWeights ? weights : null;
+  const tensors: LlamaTensors = {
+    get(name) {
+      const kept = stored?.storedTensor(name);
+      if (kept) return checkpointTensors(new Map([[name, kept]])).get(name);
+      const tensor = weights.get(name);
+      return tensor && asCheckpointTensor(tensor.shape, tensor.dataSync() as Float32Array);
+    },
+  };
   const contextLength = Math.min(base.config.maxPositionEmbeddings || 512, 4096);
   const model = new DeviceLlama(e.rt, base.config, tensors, { contextLength });
   bases.set(base.weights, { engine: e, model });
@@ -145,7 +162,12 @@ export async function sampleLlamaOnDevice(
     if (prompts.some((p) => p.length >= policy.model.contextLength)) return null;
     policy.attach();
     try {
-      const result = await sampleOnDevice(policy.model, prompts, options, e.gpu.software ? 16 : 64);
+      const result = await sampleDeviceLlama(
+        policy.model,
+        prompts,
+        options,
+        e.gpu.software ? 16 : 64,
+      );
       llamaDeviceCalls.sample++;
       return result;
     } finally {
@@ -161,7 +183,7 @@ export async function sampleLlamaOnDevice(
  * sampleLlamaOnDevice's draw over `base` as it stands (an adapter attached or none), `threads`
  * invocations per row in the draw (16 on CPU drivers, 64 on GPUs).
  */
-export async function sampleOnDevice(
+export async function sampleDeviceLlama(
   base: DeviceLlama,
   prompts: number[][],
   options: SampleOptions,

@@ -1,14 +1,15 @@
 // A Llama-family checkpoint from any source (hfCheckpoint.ts), with its tokenizer and an
 // optional PEFT adapter, as a tfjs model behind the policy interface. Everything is read and
 // checked first (weights, tokenizer, chat template, the adapter's targets); only then are the
-// weights widened to float32 one at a time and handed to tfjs, so a refusal leaves nothing behind;
-// the files' bytes are let go at the end, so a 0.5B model holds its float32 weights and no more.
-import * as tf from '@tensorflow/tfjs-core';
+// weights widened to float32 one at a time and handed to tfjs (llamaWeights.ts), so a refusal
+// leaves nothing behind, and the files' bytes are let go, so a 0.5B model holds its float32
+// weights and no more; or, for a base the kernels hold, each is made when tfjs first reads it.
 import type { HfTokenizer } from '../../tokenizer/hfTokenizer';
 import type { CausalLM } from '../policy';
-import { type SafetensorsDtype, toFloat32 } from '../safetensors';
+import type { SafetensorsDtype } from '../safetensors';
 import { type CheckpointSource, type HfCheckpoint, readHfCheckpoint } from './hfCheckpoint';
-import { type LlamaModel, llamaCausalLM } from './llama';
+import { disposeLlamaModel, type LlamaModel, llamaCausalLM } from './llama';
+import { LlamaWeights } from './llamaWeights';
 import { addLora, checkLoraTargets, type LoraAdapter, readLoraAdapter } from './lora';
 
 export interface LoadedLlama {
@@ -24,27 +25,32 @@ export interface LoadedLlama {
 export async function loadLlama(
   source: CheckpointSource,
   adapterSource?: CheckpointSource,
+  /** onDemand: tfjs makes each weight when a forward first reads it (a base the kernels hold). */
+  options: { onDemand?: boolean } = {},
 ): Promise<LoadedLlama> {
   const checkpoint = await readHfCheckpoint(source);
   const { config, weights, tokenizer } = checkpoint;
   const adapter = adapterSource ? await readLoraAdapter(adapterSource) : null;
   if (adapter) checkLoraTargets(new Map([...weights].map(([n, t]) => [n, t.shape])), adapter);
 
-  const model: LlamaModel = { config, weights: new Map() };
-  try {
-    for (const [name, stored] of weights) {
-      const data = toFloat32(stored);
-      const pair = adapter?.modules.get(name.replace(/\.weight$/, ''));
-      if (pair && adapter) addLora(data, stored.shape, pair, adapter.scale);
-      model.weights.set(name, tf.tensor(data, stored.shape, 'float32'));
-    }
-  } catch (err) {
-    for (const t of model.weights.values()) t.dispose();
-    throw err;
-  }
   const dtypes = [...new Set([...weights.values()].map((t) => t.dtype))];
-  // Let the files' bytes go: tfjs holds float32 copies now. (The WGSL engine, which keeps the
-  // weights 16-bit, reads readHfCheckpoint's raw views instead of this.)
+  const merge = adapter
+    ? (name: string, data: Float32Array, shape: number[]) => {
+        const pair = adapter.modules.get(name.replace(/\.weight$/, ''));
+        if (pair) addLora(data, shape, pair, adapter.scale);
+      }
+    : undefined;
+  const model: LlamaModel = { config, weights: new LlamaWeights(new Map(weights), merge) };
+  if (!options.onDemand) {
+    try {
+      (model.weights as LlamaWeights).makeAll();
+    } catch (err) {
+      disposeLlamaModel(model);
+      throw err;
+    }
+  }
+  // The checkpoint's own map is let go: the model's weights hold what is still needed (nothing
+  // once tfjs holds every weight; the stored tensors while they are made on demand).
   weights.clear();
   return { checkpoint, model, lm: llamaCausalLM(model), tokenizer, adapter, dtypes };
 }
