@@ -9,11 +9,12 @@
 // LLAMA_LORA_SHAPE=fixture runs the tests' random Qwen2 instead (tests/unit/hf-fixtures.ts:
 // 2 layers, hidden 32, MLP 64, 4/2 heads × 8, vocabulary 280), where the kernels' fixed costs
 // show rather than their arithmetic.
-import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
+import { DeviceLlama, type LlamaTensors } from '../src/gpu/engine/deviceLlama';
 import { DeviceLlamaPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLlamaLora';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { asSlice, type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
+import type { LlamaConfig } from '../src/model/families/llamaConfig';
 import { llamaConfig, randomLlama } from '../tests/unit/llama-device-fixtures';
 import { benchLayers } from './llama';
 import type { BenchSection, BenchTable } from './table';
@@ -23,6 +24,67 @@ const GPUS: [string, number, number, number][] = [
   ['laptop-class GPU (4 TFLOP/s, 200 GB/s, 20 µs a dispatch)', 4e12, 200e9, 20e-6],
   ['desktop-class GPU (15 TFLOP/s, 600 GB/s, 10 µs a dispatch)', 15e12, 600e9, 10e-6],
 ];
+
+/** Qwen2.5-Coder-0.5B's published shape (random weights stand in for its own). */
+export const QWEN05B_SHAPE = llamaConfig({
+  modelType: 'qwen2',
+  vocabSize: 151936,
+  hiddenSize: 896,
+  intermediateSize: 4864,
+  numLayers: 24,
+  numHeads: 14,
+  numKvHeads: 2,
+  headDim: 64,
+  ropeTheta: 1000000,
+  attentionBias: true,
+  tieWordEmbeddings: true,
+  maxPositionEmbeddings: 32768,
+});
+
+/** The tests' random Qwen2 (tests/unit/hf-fixtures.ts' chat fixture). */
+const FIXTURE_SHAPE = llamaConfig({
+  modelType: 'qwen2',
+  vocabSize: 280,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 8,
+  ropeTheta: 1000000,
+  attentionBias: true,
+  tieWordEmbeddings: true,
+  maxPositionEmbeddings: 4096,
+});
+
+/**
+ * A base on the device with rank-8 adapters on every target (B ≠ 0, so every path carries
+ * gradient; PEFT starts it at 0) and a batch of B × T tokens with its ∂loss/∂logπ.
+ */
+export function loraPass(
+  rt: GpuRuntime,
+  config: LlamaConfig,
+  weights: LlamaTensors,
+  B: number,
+  T: number,
+) {
+  const model = new DeviceLlama(rt, config, weights, { contextLength: T });
+  const policy = new DeviceLlamaPolicy(
+    rt,
+    model,
+    { rank: 8, alpha: 16, targets: LORA_TARGETS },
+    undefined,
+    5,
+  );
+  const adapters = policy.initialAdapters(5);
+  for (const a of adapters.values()) a.B.fill(0.01);
+  policy.importAdapters(adapters);
+  const sequences = Array.from({ length: B }, (_, b) =>
+    Array.from({ length: T }, (_, t) => (b * 7919 + t * 104729) % config.vocabSize),
+  );
+  const dlogp = sequences.map((s) => Float32Array.from({ length: s.length - 1 }, () => -1 / T));
+  return { model, policy, batch: { sequences }, dlogp };
+}
 
 /** A dispatch's arithmetic and memory traffic, from its kernel and uniforms. */
 function cost(spec: DispatchSpec): { flops: number; bytes: number } {
@@ -55,57 +117,16 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
   const B = Number(process.env.LLAMA_LORA_B ?? 1);
   try {
     const fixture = process.env.LLAMA_LORA_SHAPE === 'fixture';
-    const config = llamaConfig(
-      fixture
-        ? {
-            modelType: 'qwen2',
-            vocabSize: 280,
-            hiddenSize: 32,
-            intermediateSize: 64,
-            numLayers: 2,
-            numHeads: 4,
-            numKvHeads: 2,
-            headDim: 8,
-            ropeTheta: 1000000,
-            attentionBias: true,
-            tieWordEmbeddings: true,
-            maxPositionEmbeddings: 4096,
-          }
-        : {
-            modelType: 'qwen2',
-            vocabSize: 151936,
-            hiddenSize: 896,
-            intermediateSize: 4864,
-            numLayers: layers,
-            numHeads: 14,
-            numKvHeads: 2,
-            headDim: 64,
-            ropeTheta: 1000000,
-            attentionBias: true,
-            tieWordEmbeddings: true,
-            maxPositionEmbeddings: 32768,
-          },
-    );
+    const config = fixture ? FIXTURE_SHAPE : { ...QWEN05B_SHAPE, numLayers: layers };
     const rows: (string | number)[][] = [];
     const secs = (what: string, ms: number) => rows.push([what, (ms / 1000).toPrecision(3), 's']);
     let start = performance.now();
     const weights = randomLlama(config, 'BF16', 3, 0.05);
     secs('random BF16 weights made (host)', performance.now() - start);
     start = performance.now();
-    const model = new DeviceLlama(rt, config, weights, { contextLength: T });
-    const lora = { rank: 8, alpha: 16, targets: LORA_TARGETS };
-    const policy = new DeviceLlamaPolicy(rt, model, lora, undefined, 5);
-    // B ≠ 0, so every path carries gradient (PEFT starts it at 0).
-    const adapters = policy.initialAdapters(5);
-    for (const a of adapters.values()) a.B.fill(0.01);
-    policy.importAdapters(adapters);
+    const { model, policy, batch, dlogp } = loraPass(rt, config, weights, B, T);
     await rt.device.queue.onSubmittedWorkDone();
     secs('base and adapters onto the device', performance.now() - start);
-    const sequences = Array.from({ length: B }, (_, b) =>
-      Array.from({ length: T }, (_, t) => (b * 7919 + t * 104729) % config.vocabSize),
-    );
-    const dlogp = sequences.map((s) => Float32Array.from({ length: s.length - 1 }, () => -1 / T));
-    const batch = { sequences };
     start = performance.now();
     await policy.logProbs(batch);
     secs(

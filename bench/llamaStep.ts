@@ -7,14 +7,20 @@
 // runs to one task, 2 plans × 2 programs and 16 / 24 tokens (random weights never stop, so the
 // defaults run every sample to its cap: minutes a step on a CPU driver). Then the peak resident
 // memory of `model logits` at Qwen2.5-Coder-0.5B's shape (random BF16 weights, 1 GB on disk), on
-// the kernels and on tfjs cpu, each in its own process (LLAMA_STEP_05B=0 skips it), and the
+// the kernels and on tfjs cpu, each in its own process, and the LoRA forward + backward ÷ forward
+// over 64 tokens at that shape, in this process (~3 minutes; LLAMA_STEP_05B=0 skips both), and the
 // sampling counts of llamaSamplingCounts.ts (prefilled against distinct prompt tokens, dispatches
 // per sampled token).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SHADERS } from '../src/gpu/engine/ops';
+import { GpuRuntime } from '../src/gpu/engine/runtime';
+import { getKernelDevice } from '../src/gpu/kernels/device';
 import { chatFixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
+import { randomLlama } from '../tests/unit/llama-device-fixtures';
+import { loraPass, QWEN05B_SHAPE } from './llamaLora';
 import { samplingCountNotes } from './llamaSamplingCounts';
 import type { BenchSection, BenchTable } from './table';
 
@@ -82,6 +88,30 @@ async function logitsMemoryNote(root: string): Promise<string> {
   return `Qwen2.5-Coder-0.5B's shape (random BF16 weights): \`model logits\` of 3 tokens peaks at ${kernels.toFixed(2)} GiB resident on the kernels (weights 16-bit on the device; issue 31's target ≤ 1.6 GB) and ${cpu.toFixed(2)} GiB on tfjs cpu (float32 weights), each process alone.`;
 }
 
+/** Issue 31's LoRA figure: forward + backward ÷ forward over the same 1 × 64 tokens, 0.5B shape. */
+async function loraRatioNote(): Promise<string> {
+  const opened = await getKernelDevice();
+  if (!opened.ok) return `The 0.5B LoRA ratio: not measured (no WebGPU adapter: ${opened.why}).`;
+  const rt = new GpuRuntime(opened.gpu.device);
+  await rt.load([...SHADERS]);
+  try {
+    const T = 64;
+    const weights = randomLlama(QWEN05B_SHAPE, 'BF16', 3, 0.05);
+    const { policy, batch, dlogp } = loraPass(rt, QWEN05B_SHAPE, weights, 1, T);
+    await policy.logProbs(batch); // pipelines compiled
+    let start = performance.now();
+    await policy.logProbs(batch);
+    const forward = (performance.now() - start) / 1000;
+    start = performance.now();
+    await policy.backwardOnDevice(batch, dlogp);
+    const both = (performance.now() - start) / 1000;
+    policy.free();
+    return `Qwen2.5-Coder-0.5B's shape (random BF16 weights), LoRA rank 8 on every target, 1 × ${T} tokens on the kernels: forward + backward ${both.toFixed(1)} s against ${forward.toFixed(1)} s of forward, ${(both / forward).toFixed(2)}× (issue 31's target ≤ 3×).`;
+  } finally {
+    rt.destroy();
+  }
+}
+
 export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
   const quick = process.env.LLAMA_STEP_QUICK === '1';
   const root = mkdtempSync(join(tmpdir(), 'llama-step-'));
@@ -125,8 +155,9 @@ export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
       rows,
       notes: [
         ...(await samplingCountNotes(base)),
-        ...(process.env.LLAMA_STEP_05B === '0' ? [] : [await logitsMemoryNote(root)]),
-        "Not in this table: the 0.5B shape's LoRA forward + backward ÷ forward (`LLAMA_LORA_T=64 npm run bench -- llama-lora`: 2.2× on SwiftShader on 2026-12-04, ~2 minutes).",
+        ...(process.env.LLAMA_STEP_05B === '0'
+          ? []
+          : [await logitsMemoryNote(root), await loraRatioNote()]),
       ],
     };
   } finally {
