@@ -4,4 +4,3 @@
 import { provideNodeOnly } from '../gpu/host';
 
 provideNodeOnly('./nodeWebgpu', () => import('../gpu/nodeWebgpu'));
-provideNodeOnly('../model/hub/hubCacheNode', () => import('../model/hub/hubCacheNode'));

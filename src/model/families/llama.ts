@@ -27,17 +27,6 @@ export interface LlamaModel {
   lora?: GptLora;
 }
 
-/** Builds the model's tensors from float32 values under Hugging Face's names. */
-export function createLlamaModel(
-  config: LlamaConfig,
-  values: Map<string, { shape: number[]; data: Float32Array }>,
-): LlamaModel {
-  const weights = new Map<string, tf.Tensor>();
-  for (const [name, { shape, data }] of values)
-    weights.set(name, tf.tensor(data, shape, 'float32'));
-  return { config, weights };
-}
-
 export function disposeLlamaModel(model: LlamaModel): void {
   for (const t of model.weights.values()) t.dispose();
   model.weights.clear();

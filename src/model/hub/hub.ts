@@ -6,11 +6,9 @@
 // .safetensors file against its own header, JSON parsed. A file the checkpoint lacks is
 // remembered as absent; a checkpoint the loaders refuse is forgotten (forget). A missing (404),
 // gated (401/403) or unreachable model is named in words.
-import { importNodeOnly, isNodeHost } from '../../gpu/host';
 import { type CheckpointSource, TransferError } from '../families/hfCheckpoint';
 import { readSafetensorsHeader } from '../safetensors';
 import type { HubCache } from './hubCacheStorage';
-import { cacheStorageHubCache } from './hubCacheStorage';
 import { download } from './hubDownload';
 import { type HubId, hubCacheKey, normalEndpoint } from './hubId';
 
@@ -127,12 +125,4 @@ export function hubSource(id: HubId, options: HubOptions): CheckpointSource {
       touched.clear();
     },
   };
-}
-
-/** The host's cache: a folder in Node (hubCacheNode.ts), Cache Storage in a browser. */
-export async function defaultHubCache(): Promise<HubCache> {
-  if (!isNodeHost) return cacheStorageHubCache();
-  // Resolved from gpu/host.ts, where importNodeOnly lives.
-  const node = await importNodeOnly<{ nodeHubCache(): HubCache }>('../model/hub/hubCacheNode');
-  return node.nodeHubCache();
 }
