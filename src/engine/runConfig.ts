@@ -113,14 +113,6 @@ export function runConfigProblems(config: RunConfig): ConfigProblem[] {
     });
   }
   problems.push(...loraProblems(config));
-  // Over a base the kernels train each role's adapter (gpu/engine/kernelLlamaRoles.ts).
-  if ((config.loraRank ?? 0) > 0 && config.backend === 'kernels' && config.base === undefined) {
-    problems.push({
-      field: 'loraRank',
-      message:
-        "loraRank > 0 (LoRA) is not on the lab's WebGPU kernels yet: use backend wasm, cpu or tfjs-webgpu, or loraRank 0",
-    });
-  }
   problems.push(...baseProblems(config));
   if (config.taskSet !== undefined && !TASK_SETS.includes(config.taskSet)) {
     problems.push({

@@ -2,8 +2,9 @@
 // (`c_attn`, `c_proj` in attention and MLP, `c_fc`). A and B keep PEFT's layout (A [r, in],
 // B [out, r]; GPT-2's Conv1D weight is [in, out], so PEFT marks it fan_in_fan_out), A starts as
 // PEFT's kaiming-uniform (a = √5: U(−1/√in, 1/√in)), B at zero, so a fresh adapter changes
-// nothing. The adapter is applied in the forward, never merged: the base's variables stay
-// untouched and are shared by every role's adapter and by the KL reference (adapter off).
+// nothing. tfjs applies the adapter in the forward, never merged: the base's variables stay
+// untouched and are shared by every role's adapter and by the KL reference (adapter off). Copies
+// made for another engine merge it (mergeConv1dLora: the kernels' sampler, a GGUF export).
 import * as tf from '@tensorflow/tfjs-core';
 import { Rng } from '../tasks/random';
 import { gptTransformerConfig, type ModelConfig } from './config';
@@ -132,4 +133,26 @@ export function disposeLora(lora: GptLora): void {
     a.dispose();
     b.dispose();
   }
+}
+
+/**
+ * A Conv1D weight [in, out] (row-major, changed in place) ← weight + scale·(B·A)ᵀ, with
+ * A [r, in] and B [out, r] as PEFT stores them; each sum over r in float64.
+ */
+export function mergeConv1dLora(
+  w: Float32Array,
+  inn: number,
+  out: number,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  rank: number,
+  scale: number,
+): void {
+  for (let i = 0; i < inn; i++)
+    for (let o = 0; o < out; o++) {
+      let sum = 0;
+      for (let k = 0; k < rank; k++)
+        sum += (b[o * rank + k] as number) * (a[k * inn + i] as number);
+      w[i * out + o] = (w[i * out + o] as number) + scale * sum;
+    }
 }

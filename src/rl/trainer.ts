@@ -83,7 +83,7 @@ export class RoleTrainer {
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
     // The lab's WebGPU engine when it is on (gpu/engine/kernelTraining.ts); null: train here.
-    // (GPT-2's LoRA is not on the kernels yet: its adapter's update runs here.)
+    // (GPT-2's LoRA update runs here; its sampling is on the kernels, the adapter merged.)
     // A Llama-family role's adapter trains on the kernels too (gpu/engine/kernelLlamaTraining.ts).
     const onDevice = isLlamaModel(this.model)
       ? await updateLlamaOnDevice(

@@ -55,10 +55,11 @@ export class KvCacheSampler implements Sampler {
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
     // The lab's WebGPU engine, when it is on (gpu/engine/kernelSampling.ts); null: sample here.
-    // (Not GPT-2 with a LoRA adapter yet; a Llama-family role with its adapter attached.)
+    // (GPT-2 with its LoRA adapter merged into the device's copy; a Llama-family role with its
+    // adapter attached.)
     const onDevice = this.llama
       ? await sampleLlamaOnDevice(this.llama, prompts, options)
-      : this.gpt && !this.gpt.lora
+      : this.gpt
         ? await sampleOnDevice(this.gpt, prompts, options)
         : null;
     if (onDevice) return onDevice;

@@ -214,13 +214,11 @@ describe('LoRA on GPT-2', () => {
     expect(filesToRun(zipped).snapshot).toEqual(snapshot);
   });
 
-  it('settings: rank, alpha and targets checked; LoRA refused on the kernels in words', () => {
+  it('settings: rank, alpha and targets checked (LoRA runs on the kernels too)', () => {
     expect(runConfigProblems(defaultRunConfig({ loraRank: 8 }))).toEqual([]);
     const problems = (c: Parameters<typeof defaultRunConfig>[0]) =>
       runConfigProblems(defaultRunConfig(c)).map((p) => `${p.field}: ${p.message}`);
-    expect(problems({ loraRank: 8, backend: 'kernels' })).toEqual([
-      expect.stringMatching(/^loraRank: .*not on the lab's WebGPU kernels yet/),
-    ]);
+    expect(problems({ loraRank: 8, backend: 'kernels' })).toEqual([]);
     expect(problems({ loraRank: 0, backend: 'kernels' })).toEqual([]);
     expect(problems({ loraRank: 1.5 })).toEqual([
       'loraRank: loraRank must be a whole number >= 0, got 1.5',

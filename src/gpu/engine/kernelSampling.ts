@@ -5,6 +5,7 @@
 // error) turns the engine off for the rest of the run and the call returns null: the caller
 // samples on its own backend (wasm on a CPU), from the same step, with the same seeded streams.
 import type { GPT } from '../../model/gpt';
+import { type GptLora, mergeConv1dLora } from '../../model/gptLora';
 import { readValues } from '../../model/params';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
 import { getKernelDevice, type KernelDevice } from '../kernels/device';
@@ -71,7 +72,29 @@ export function deviceWeightUploads(): number {
 }
 
 const weightsKey = (model: GPT): unknown[] =>
-  [...model.params.values()].map((v) => (v as unknown as { dataId: unknown }).dataId);
+  [
+    ...model.params.values(),
+    ...[...(model.lora?.modules.values() ?? [])].flatMap((pair) => [pair.a, pair.b]),
+  ].map((v) => (v as unknown as { dataId: unknown }).dataId);
+
+/**
+ * The model's weights as the device holds them: tfjs's values, with a LoRA adapter merged into
+ * its projections (a role's copy for sampling; its update runs on tfjs, over the adapter).
+ */
+async function deviceValues(model: GPT): Promise<Map<string, Float32Array>> {
+  const values = await readValues(model.params);
+  for (const [module, pair] of model.lora?.modules ?? []) {
+    const name = `${module}.weight`;
+    const [rank, inn] = pair.a.shape as [number, number];
+    const out = pair.b.shape[0] as number;
+    // A copy: a backend may hand out its own storage, which is the frozen base's.
+    const merged = Float32Array.from(values.get(name) as Float32Array);
+    const [a, b] = [await pair.a.data(), await pair.b.data()];
+    mergeConv1dLora(merged, inn, out, a, b, rank, (model.lora as GptLora).scale);
+    values.set(name, merged);
+  }
+  return values;
+}
 
 /** The engine's copy of `model`, its weights uploaded first where tfjs changed them since. */
 export async function deviceCopy(e: Engine, model: GPT): Promise<DeviceCopy> {
@@ -80,7 +103,7 @@ export async function deviceCopy(e: Engine, model: GPT): Promise<DeviceCopy> {
   const key = weightsKey(model);
   if (copy && key.length === copy.key.length && key.every((id, i) => id === copy.key[i]))
     return copy;
-  const values = await readValues(model.params);
+  const values = await deviceValues(model);
   weightUploads++;
   if (copy) {
     copy.dm.writeParams(values);

@@ -5,6 +5,7 @@
 // written again as `output`, as that converter does.
 import { fromGpt2Config } from '../checkpoint';
 import type { LoraAdapter } from '../families/lora';
+import { mergeConv1dLora } from '../gptLora';
 import { decodeSafetensors, type NamedTensor } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
 import { FILE_TYPE, type GgufDtype, ggufTensor } from './ggufTensors';
@@ -26,24 +27,6 @@ function transpose(values: Float32Array, rows: number, cols: number): Float32Arr
   for (let r = 0; r < rows; r++)
     for (let c = 0; c < cols; c++) out[c * rows + r] = values[r * cols + c]!;
   return out;
-}
-
-/** Conv1D weight [in, out] ← weight + scale·(B·A)ᵀ, A [r, in], B [out, r]; float64 sums. */
-function addConv1dLora(
-  w: NamedTensor,
-  a: Float32Array,
-  b: Float32Array,
-  rank: number,
-  scale: number,
-) {
-  const [inn, out] = w.shape as [number, number];
-  for (let i = 0; i < inn; i++) {
-    for (let o = 0; o < out; o++) {
-      let sum = 0;
-      for (let k = 0; k < rank; k++) sum += b[o * rank + k]! * a[k * inn + i]!;
-      w.data[i * out + o]! += scale * sum;
-    }
-  }
 }
 
 const LAYER: Array<[string, string, boolean]> = [
@@ -78,7 +61,7 @@ export function gpt2Gguf(input: Gpt2GgufInput): GgufContents {
       const [inn, out] = (w?.shape ?? []) as [number, number];
       if (!w || pair.a.length !== pair.rank * inn || pair.b.length !== out * pair.rank)
         throw new Error(`${input.adapter.label}: the adapter's ${module} does not fit ${label}`);
-      addConv1dLora(w, pair.a, pair.b, pair.rank, input.adapter.scale);
+      mergeConv1dLora(w.data, inn, out, pair.a, pair.b, pair.rank, input.adapter.scale);
     }
   }
   const u32 = (value: number): GgufValue => ({ type: 'u32', value });
