@@ -45,8 +45,11 @@ export interface BaseSize {
 
 const MB = 1024 * 1024;
 
-/** "qwen2 · 1.2M parameters · 2.4 MB to download · 4.9 MB as float32 in tfjs". */
-export function describeBaseSize(size: BaseSize): string {
+/**
+ * "qwen2 · 1.2M parameters · 2.4 MB to download · 4.9 MB as float32 in tfjs", or where the lab's
+ * kernels will hold it (`onDevice`), the weights as the device keeps them: tfjs then holds none.
+ */
+export function describeBaseSize(size: BaseSize, onDevice = false): string {
   const params =
     size.parameters >= 1e9
       ? `${(size.parameters / 1e9).toFixed(2)}B`
@@ -59,7 +62,10 @@ export function describeBaseSize(size: BaseSize): string {
     size.kvCacheBytes > 0
       ? ` · a step needs about ${(size.kvCacheBytes / MB).toFixed(1)} MB of KV cache to sample and ${(size.trainingSequenceBytes / MB).toFixed(1)} MB of activations per training sequence (micro-batched to the memory budget)`
       : '';
-  return `${size.modelType} · ${params} parameters · ${(size.fileBytes / MB).toFixed(1)} MB to download · ${(size.float32Bytes / MB).toFixed(1)} MB as float32 in tfjs${adapters}${step}`;
+  const held = onDevice
+    ? `held on the GPU as stored (tfjs makes its ${(size.float32Bytes / MB).toFixed(1)} MB of float32 only if it runs the model)`
+    : `${(size.float32Bytes / MB).toFixed(1)} MB as float32 in tfjs`;
+  return `${size.modelType} · ${params} parameters · ${(size.fileBytes / MB).toFixed(1)} MB to download · ${held}${adapters}${step}`;
 }
 
 /** The base's size from config.json and the shard index, before any weight file is read. */

@@ -2,6 +2,8 @@
 // browser's Cache Storage (a reload reads the weights from there, not the network), its size
 // stated before the download and a base that cannot fit refused in words, then the download's
 // progress (bytes, ETA) as the page's progress events.
+
+import { kernelEngine } from '../gpu/engine/kernelSampling';
 import { cacheStorageHubCache, type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { baseSize, checkBaseFits, describeBaseSize, loadBaseModel } from './baseModel';
 import type { BaseModel } from './baseRoles';
@@ -31,7 +33,7 @@ export async function loadHubBase(
     onProgress: (p: HubProgress) => post(progressEvent(task, p)),
   });
   const size = await baseSize(source, name, config);
-  task = `Loading ${name} (${describeBaseSize(size)})`;
+  task = `Loading ${name} (${describeBaseSize(size, kernelEngine() !== null)})`;
   post({ type: 'progress', task, fraction: 0, message: 'checking the size', etaSec: null });
   checkBaseFits(size, name);
   return (await loadBaseModel(source, name, config)).base;

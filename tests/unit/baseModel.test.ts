@@ -87,6 +87,11 @@ describe('a base model’s size', () => {
     expect(describeBaseSize(withRun)).toMatch(
       /a step needs about [\d.]+ MB of KV cache to sample and [\d.]+ MB of activations per training sequence/,
     );
+    expect(describeBaseSize(withRun)).toMatch(/ MB as float32 in tfjs/);
+    // With the kernels on, the base lives on the device only (llamaWeights.ts).
+    expect(describeBaseSize(withRun, true)).toMatch(
+      /held on the GPU as stored \(tfjs makes its [\d.]+ MB of float32 only if it runs the model\)/,
+    );
     expect(size.kvCacheBytes).toBe(0); // no run, no step to size
     const single = defaultRunConfig({ loraRank: 4, base: 'qwen3', grpo: { mode: 'single' } });
     expect((await baseSize(source, 'qwen3', single)).adapterBytes).toBe(
