@@ -372,6 +372,74 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
     chunked.free();
   }, 240_000);
 
+  it("the head on the scored positions only (GRPO: the completion) gives their log-probs and the full head's gradients, in one shot, in chunks and in micro-batches", async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
+    const config = llamaConfig(over);
+    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 43), {
+      contextLength: 16,
+      maxBindingBytes,
+    });
+    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
+    const full = new DeviceLlamaPolicy(rt, model, lora);
+    const scored = new DeviceLlamaPolicy(rt, model, lora);
+    const chunked = new DeviceLlamaPolicy(rt, model, lora);
+    chunked.logitsRows = 64;
+    const adapters = randomAdapters(full, 9);
+    for (const p of [full, scored, chunked]) p.importAdapters(adapters);
+    // 12 sequences of 11–16 tokens, each scored from its own "prompt" end: 70–100 scored rows,
+    // more than one chunk of 64.
+    const rng = new Rng(8);
+    const sequences = Array.from({ length: 12 }, (_, b) =>
+      Array.from({ length: 16 - (b % 6) }, () => rng.int(0, config.vocabSize - 1)),
+    );
+    const scoredFrom = sequences.map((_, b) => 2 + (b % 5));
+    const dlogp = sequences.map((q, b) =>
+      Array.from({ length: q.length - 1 }, (_, t) =>
+        t >= (scoredFrom[b] as number) ? Math.sin(3 * b + t) : 0,
+      ),
+    );
+    expect(sequences.reduce((n, q, b) => n + q.length - 1 - scoredFrom[b]!, 0)).toBeGreaterThan(64);
+    const want = await full.adapterGradients({ sequences }, dlogp);
+    for (const [label, policy] of [
+      ['one shot', scored],
+      ['chunks of 64', chunked],
+    ] as const) {
+      const got = await policy.adapterGradients({ sequences, scoredFrom }, dlogp);
+      for (const [b, lp] of got.logp.entries())
+        for (const [t, v] of lp.entries())
+          if (t >= scoredFrom[b]!)
+            expect(Math.abs(v - (want.logp[b]![t] as number)), `${label} ${b} ${t}`).toBeLessThan(
+              1e-6,
+            );
+          else expect(v, `${label}: an unscored position reads 0`).toBe(0);
+      for (const [key, pair] of want.grads)
+        for (const part of ['A', 'B'] as const) {
+          const big = Math.max(...[...pair[part]].map(Math.abs));
+          expect(big).toBeGreaterThan(0);
+          for (const [i, v] of pair[part].entries())
+            expect(
+              Math.abs(v - (got.grads.get(key)![part][i] as number)),
+              `${label} ${key}`,
+            ).toBeLessThan(1e-5 * big);
+        }
+    }
+    // A step in micro-batches (scoredFrom split with the sequences) takes the one-batch step.
+    const lossFn = (logp: Float32Array[]) => ({
+      loss: logp.reduce(
+        (sum, lp, b) => sum + lp.reduce((s2, v, t) => s2 + v * dlogp[b]![t]!, 0),
+        0,
+      ),
+      dlogp,
+    });
+    const one = await scored.step({ sequences, scoredFrom }, lossFn, { lr: 1e-2 });
+    const split = await chunked.step({ sequences, scoredFrom }, lossFn, { lr: 1e-2 }, 48);
+    expect([one.microBatches, split.microBatches]).toEqual([1, 4]);
+    expect(Math.abs(split.loss - one.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(one.loss)));
+    expect(Math.abs(split.gradNorm - one.gradNorm)).toBeLessThan(1e-5 * one.gradNorm);
+    for (const p of [full, scored, chunked]) p.free();
+  }, 240_000);
+
   it('Llama-like (F16, untied, GQA 4:1): prefill and decode with the adapters attached equal the merged float64 forward; detach returns the base', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = llamaConfig({

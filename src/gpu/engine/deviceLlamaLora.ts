@@ -16,11 +16,13 @@ import {
   adamwUniforms,
   attentionBackward,
   attentionForward,
+  gatherRows,
   headLogprobBackward,
   headLogprobForward,
   MM_ACCUMULATE,
   matmul,
   NORM_PARTIALS,
+  scatterRows,
 } from './ops';
 import {
   embeddingLookup,
@@ -69,6 +71,25 @@ export interface TokenBatch {
   sequences: readonly (readonly number[])[];
   /** Softmax temperature of the log-probs (default 1). */
   temperature?: number;
+  /**
+   * Per sequence, the first position whose log-prob is wanted (GRPO's: the prompt's last, which
+   * predicts the first completion token). The head runs on those positions only, as GPT-2's
+   * trainer does (rows.wgsl); the others' log-probs read 0 and take no gradient. Default: all.
+   */
+  scoredFrom?: readonly number[];
+}
+
+/**
+ * The positions (rows b·T + t of the padded batch) whose log-probs are wanted: t from the
+ * sequence's scoredFrom to its last but one, in order.
+ */
+function scoredRows(batch: TokenBatch, T: number): Uint32Array {
+  const rows: number[] = [];
+  batch.sequences.forEach((seq, b) => {
+    for (let t = Math.max(0, batch.scoredFrom?.[b] ?? 0); t < seq.length - 1; t++)
+      rows.push(b * T + t);
+  });
+  return Uint32Array.from(rows);
 }
 
 /** Consecutive parts of the batch, each at most maxRows positions at its longest length (≥ 1 sequence). */
@@ -77,7 +98,11 @@ function microBatchesOf(batch: TokenBatch, maxRows: number): TokenBatch[] {
   const perPart = Math.max(1, Math.floor(maxRows / T));
   const parts: TokenBatch[] = [];
   for (let first = 0; first < batch.sequences.length; first += perPart)
-    parts.push({ ...batch, sequences: batch.sequences.slice(first, first + perPart) });
+    parts.push({
+      ...batch,
+      sequences: batch.sequences.slice(first, first + perPart),
+      ...(batch.scoredFrom ? { scoredFrom: batch.scoredFrom.slice(first, first + perPart) } : {}),
+    });
   return parts;
 }
 
@@ -333,6 +358,14 @@ export class DeviceLlamaPolicy {
       u: new Map(this.slots.map((s) => [s.key, rt.buffer(R * r, `u ${s.key}`)])),
       xnF: rt.buffer(R * D, 'xn final'),
       rstdF: rt.buffer(R, 'rstd final'),
+      // The head's rows (scored positions, in order): R while every position is scored; else
+      // their indices (gather), each row's place among them (scatter), and their xn and dxn.
+      headRows: R,
+      scored: new Uint32Array(0) as Uint32Array,
+      sel: rt.buffer(R, 'scored rows'),
+      inv: rt.buffer(R, 'row → scored'),
+      xnS: rt.buffer(R * D, 'xn of scored rows'),
+      dxnS: rt.buffer(R * D, 'dxn of scored rows'),
       // The head's logits for L of the R rows at a time (L = R where they fit one binding).
       logitsRows: L,
       logits: rt.buffer(L * this.model.Vp, 'logits'),
@@ -606,9 +639,23 @@ export class DeviceLlamaPolicy {
         if (t > 0) targets[b * T + t - 1] = id;
       });
     });
+    // Without scoredFrom the head runs on every row of the padded batch, as it always has.
+    a.scored = batch.scoredFrom ? scoredRows(batch, T) : new Uint32Array(0);
+    a.headRows = batch.scoredFrom ? a.scored.length : a.R;
+    if (a.headRows < a.R) {
+      const inv = new Uint32Array(a.R).fill(a.R);
+      a.scored.forEach((row, i) => {
+        inv[row] = i;
+      });
+      this.rt.write(a.sel, a.scored);
+      this.rt.write(a.inv, inv);
+    }
     this.writeDlogp(a, batch, dlogp);
     this.rt.write(a.ids, ids);
-    this.rt.write(a.targets, targets);
+    this.rt.write(
+      a.targets,
+      a.headRows < a.R ? targets.map((_, i) => targets[a.scored[i] ?? 0] ?? 0) : targets,
+    );
     return a;
   }
 
@@ -621,7 +668,8 @@ export class DeviceLlamaPolicy {
           throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
         for (let t = 0; t < seq.length - 1; t++) g[b * a.T + t] = dlogp[b]?.[t] ?? 0;
       });
-    this.rt.write(a.g, g);
+    // The head's rows only (an unscored position's dlogp has no row to go to).
+    this.rt.write(a.g, a.headRows < a.R ? g.map((_, i) => g[a.scored[i] ?? 0] ?? 0) : g);
   }
 
   private forward(seq: Seq, a: Acts, invTemp: number) {
@@ -686,26 +734,33 @@ export class DeviceLlamaPolicy {
     });
     const last = a.xs[c.numLayers] as GPUBuffer;
     seq.run(rmsNormForward(last, model.finalNorm, a.xnF, a.rstdF, R, D, eps, dummy));
-    if (!a.chunkStats) {
+    const S = a.headRows;
+    if (S < R) seq.run(gatherRows(a.xnF, a.sel, a.xnS, S, R, D));
+    if (!a.chunkStats || S <= a.logitsRows) {
       seq.run(
-        ...model.project(R, a.xnF, model.head, a.logits, { cStride: model.Vp }),
-        headLogprobForward(a.logits, a.targets, a.headStats, R, c.vocabSize, invTemp, model.Vp),
+        ...model.project(S, this.headInput(a), model.head, a.logits, { cStride: model.Vp }),
+        headLogprobForward(a.logits, a.targets, a.headStats, S, c.vocabSize, invTemp, model.Vp),
       );
       return;
     }
-    for (let r0 = 0; r0 < R; r0 += a.logitsRows) {
-      const n = Math.min(a.logitsRows, R - r0);
+    for (let r0 = 0; r0 < S; r0 += a.logitsRows) {
+      const n = Math.min(a.logitsRows, S - r0);
       this.headChunk(seq, a, invTemp, r0, n);
       // The chunk's [logp | entropy | lse] into the batch's, each at its rows.
-      for (let k = 0; k < 3; k++) seq.copyAt(a.chunkStats, k * n, a.headStats, k * R + r0, n);
+      for (let k = 0; k < 3; k++) seq.copyAt(a.chunkStats, k * n, a.headStats, k * S + r0, n);
     }
+  }
+
+  /** The head's input rows: every position's final xn, or the scored ones gathered. */
+  private headInput(a: Acts): GPUBuffer {
+    return a.headRows < a.R ? a.xnS : a.xnF;
   }
 
   /** Rows r0..r0+n of the head: their logits, then their log-probs into a.chunkStats. */
   private headChunk(seq: Seq, a: Acts, invTemp: number, r0: number, n: number) {
     const model = this.model;
     const c = model.config;
-    const xn = { buffer: a.xnF, offset: r0 * c.hiddenSize };
+    const xn = { buffer: this.headInput(a), offset: r0 * c.hiddenSize };
     seq.run(
       ...model.project(n, xn, model.head, a.logits, { cStride: model.Vp }),
       headLogprobForward(
@@ -730,24 +785,28 @@ export class DeviceLlamaPolicy {
     const dxOnly = (specs: DispatchSpec[]) => specs[0] as DispatchSpec;
     // Every adapter gradient below adds to this.grads: a micro-batch after the first adds on.
     if (clearGradients) seq.clear(this.grads);
-    if (!a.chunkStats)
+    const S = a.headRows;
+    // The head's rows' dxn: every position's, or the scored ones', scattered after (zero rows
+    // for the others).
+    const dxnHead = S < R ? a.dxnS : a.dxn;
+    if (!a.chunkStats || S <= a.logitsRows)
       seq.run(
         headLogprobBackward(
           a.targets,
           a.g,
           a.headStats,
           a.logits,
-          R,
+          S,
           c.vocabSize,
           invTemp,
           model.Vp,
         ),
-        ...this.projectT(R, a.logits, model.Vp, model.head, a.dxn),
+        ...this.projectT(S, a.logits, model.Vp, model.head, dxnHead),
       );
     // In chunks: each chunk's logits again, then its gradient into its rows of dxn.
     else
-      for (let r0 = 0; r0 < R; r0 += a.logitsRows) {
-        const n = Math.min(a.logitsRows, R - r0);
+      for (let r0 = 0; r0 < S; r0 += a.logitsRows) {
+        const n = Math.min(a.logitsRows, S - r0);
         this.headChunk(seq, a, invTemp, r0, n);
         seq.run(
           headLogprobBackward(
@@ -760,9 +819,13 @@ export class DeviceLlamaPolicy {
             invTemp,
             model.Vp,
           ),
-          ...this.projectT(n, a.logits, model.Vp, model.head, { buffer: a.dxn, offset: r0 * D }),
+          ...this.projectT(n, a.logits, model.Vp, model.head, {
+            buffer: dxnHead,
+            offset: r0 * D,
+          }),
         );
       }
+    if (S < R) seq.run(scatterRows(a.dxnS, a.inv, a.dxn, S, R, D));
     seq.run(
       dxOnly(
         rmsNormBackward(
@@ -856,9 +919,15 @@ export class DeviceLlamaPolicy {
   }
 
   private async readLogp(a: Acts, batch: TokenBatch): Promise<Float32Array[]> {
-    const [all] = await this.rt.read([{ buffer: a.headStats, offset: 0, length: a.R }]);
+    const [all] = await this.rt.read([{ buffer: a.headStats, offset: 0, length: a.headRows }]);
     const f = all as Float32Array;
-    return batch.sequences.map((s, b) => f.slice(b * a.T, b * a.T + s.length - 1));
+    if (a.headRows === a.R)
+      return batch.sequences.map((s, b) => f.slice(b * a.T, b * a.T + s.length - 1));
+    const out = batch.sequences.map((s) => new Float32Array(s.length - 1));
+    a.scored.forEach((row, i) => {
+      (out[Math.floor(row / a.T)] as Float32Array)[row % a.T] = f[i] as number;
+    });
+    return out;
   }
 
   /**

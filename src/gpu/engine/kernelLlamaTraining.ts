@@ -36,6 +36,8 @@ function lossInputs(sequences: readonly PolicySequence[]) {
     L,
     batch: {
       sequences: sequences.map((s) => [...s.prompt, ...s.completion]),
+      // The loss reads the completion's log-probs only: the head skips the prompt's positions.
+      scoredFrom: sequences.map((s) => s.prompt.length - 1),
     } satisfies TokenBatch,
     oldLogProbs: sequences.map((s) =>
       Array.from({ length: L }, (_, j) => (j < s.completion.length ? (s.oldLogProbs[j] ?? 0) : 0)),
