@@ -1,7 +1,8 @@
 // A Llama-family model (Llama, Qwen2, Qwen3) on the lab's own kernels: weights by Hugging Face
 // name, matrices kept 16-bit on the device (F16/BF16 two to a u32 word, decoded in matmul.wgsl
 // v5_b16 with f32 accumulation; F32 checkpoints stay f32 and run v4_vec4), a prefill over a
-// prompt and KV-cache decode steps, each giving the last position's logits.
+// prompt and KV-cache decode steps, each giving the last position's logits, in rows of batch caches
+// (one sequence is row 0: the model keeps no caches of its own).
 // Per layer: RMSNorm → fused q|k|v projection (+bias) → q/k RMSNorm per head (Qwen3) → RoPE →
 // the k, v rows into the cache → grouped-query attention → o_proj added to the residual →
 // RMSNorm → fused gate|up projection → SwiGLU → down_proj added to the residual; then the final
@@ -82,8 +83,6 @@ export interface DeviceLlamaLayer {
   postNorm: GPUBuffer;
   gateUp: DeviceMatrix;
   down: DeviceMatrix;
-  kCache: GPUBuffer;
-  vCache: GPUBuffer;
 }
 
 /** Where a pass keeps keys and values: B sequences of C positions per layer, their positions and lengths. */
@@ -152,7 +151,6 @@ export class DeviceLlama {
   private act: Record<'x' | 'xn' | 'qkv' | 'att' | 'gu' | 'hm' | 'rstd' | 'lse', GPUBuffer> | null =
     null;
   private actRows = 0;
-  private decodeProgram: Program | null = null;
   /** Caches, positions and logits of batched sampling (batchCaches), with a program per row count. */
   private batch: {
     rows: number;
@@ -177,8 +175,6 @@ export class DeviceLlama {
 
   /** Drops the cached decode programs (they bind the activations and the adapter hook). */
   private forgetPrograms(): void {
-    if (this.decodeProgram) this.rt.destroyProgram(this.decodeProgram);
-    this.decodeProgram = null;
     for (const p of this.batch?.programs.values() ?? []) this.rt.destroyProgram(p);
     this.batch?.programs.clear();
   }
@@ -236,8 +232,6 @@ export class DeviceLlama {
           c.hiddenSize,
         ),
         down: this.matrix(weights, [at('mlp.down_proj.weight')], c.intermediateSize),
-        kCache: rt.buffer(this.contextLength * KD, `k cache ${i}`),
-        vCache: rt.buffer(this.contextLength * KD, `v cache ${i}`),
       });
     }
     this.table = rt.buffer(this.contextLength * hd, 'rope table');
@@ -405,7 +399,7 @@ export class DeviceLlama {
    * causal attention over the rows) or one decode step (T = 1, at the position in `pos`,
    * attention over the cache).
    */
-  private body(T: number, decode: boolean, at: CacheTarget = this.ownCaches()): DispatchSpec[] {
+  private body(T: number, decode: boolean, at: CacheTarget): DispatchSpec[] {
     const c = this.config;
     const { numHeads: H, numKvHeads: kvH, headDim: hd, hiddenSize: D } = c;
     // A decode step is one position of each of B sequences; a prefill, T positions of one.
@@ -465,18 +459,6 @@ export class DeviceLlama {
     });
     specs.push(rmsNormForward(a.x, this.finalNorm, a.xn, a.rstd, R, D, eps, dummy));
     return specs;
-  }
-
-  /** The model's own caches (one sequence of contextLength positions). */
-  private ownCaches(): CacheTarget {
-    return {
-      B: 1,
-      C: this.contextLength,
-      k: (i) => (this.layers[i] as DeviceLlamaLayer).kCache,
-      v: (i) => (this.layers[i] as DeviceLlamaLayer).vCache,
-      pos: this.pos,
-      lens: this.lens,
-    };
   }
 
   /**
@@ -625,12 +607,16 @@ export class DeviceLlama {
         throw new Error(`token id ${id} is outside the vocabulary (${this.config.vocabSize})`);
   }
 
-  /** Runs the prompt from an empty cache; the last position's logits [vocab]. */
+  /**
+   * Runs the prompt from an empty cache (batch row 0, room for contextLength positions); the last
+   * position's logits [vocab]. step() then continues it.
+   */
   async prefill(ids: readonly number[]): Promise<Float32Array> {
     if (ids.length === 0) throw new Error('prefill: an empty prompt');
     if (ids.length > this.contextLength)
       throw new Error(`prefill: ${ids.length} tokens exceed the context of ${this.contextLength}`);
-    const logits = await this.runPrefill(ids, this.ownCaches());
+    this.batchCaches(1, this.contextLength);
+    const logits = await this.prefillRow(0, ids);
     this.length = ids.length;
     return logits;
   }
@@ -709,26 +695,14 @@ export class DeviceLlama {
     return this.needBatch(0).logits;
   }
 
-  /** One token at the next position, attending to the cache; its logits [vocab]. */
+  /** One token at the next position of prefill()'s sequence, attending to its cache; its logits. */
   async step(id: number): Promise<Float32Array> {
     if (this.length === 0) throw new Error('step: prefill a prompt first');
     if (this.length >= this.contextLength)
       throw new Error(`step: the context of ${this.contextLength} positions is full`);
-    this.checkIds([id]);
-    this.activations(1);
-    if (!this.decodeProgram)
-      this.decodeProgram = this.rt.program([...this.body(1, true), ...this.headSpecsFromXn()]);
-    this.rt.write(this.ids, Uint32Array.from([id]));
-    this.setPosition(this.length);
-    this.rt.submit([this.decodeProgram]);
+    const [logits] = await this.decodeRows([id], [this.length]);
     this.length++;
-    return this.readLogits();
-  }
-
-  /** A decode step's head reads the one row of xn directly. */
-  private headSpecsFromXn(): DispatchSpec[] {
-    const xn = (this.act as NonNullable<typeof this.act>).xn;
-    return this.project(1, xn, this.head, this.logits, { cStride: this.Vp });
+    return logits as Float32Array;
   }
 
   private async readLogits(): Promise<Float32Array> {
