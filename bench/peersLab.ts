@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkpointTensors, DeviceLlama } from '../src/gpu/engine/deviceLlama';
+import { sampleDeviceLlama } from '../src/gpu/engine/kernelLlamaRoles';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
@@ -69,8 +70,9 @@ export const GROUP_SIZES = [4, 8] as const;
 
 /**
  * The lab's kernels: prefill the prompt, then `decode` greedy steps (logits read back, argmax on
- * the host); then a GRPO group of G rows of the same prompt decoded together (prefilled once,
- * copied to the other rows; tokens per second over all rows), for each group size.
+ * the host); then a GRPO group of G rows of the same prompt sampled as a run samples them
+ * (prefilled once, copied to the other rows, drawn on the device; tokens per second over all
+ * rows), for each group size.
  */
 export async function labKernels(
   dir: string,
@@ -94,25 +96,27 @@ export async function labKernels(
   start = performance.now();
   for (let i = 0; i < decode; i++) next = argmax(await model.step(next));
   const single = decode / ((performance.now() - start) / 1000);
+  // A GRPO group as the lab samples it (kernelLlamaRoles.ts): one prompt prefilled once, its G
+  // rows drawn and fed back on the device (greedy here), tokens read once every 16 steps. The
+  // decode rate: the rows' tokens past the first over the time past a one-token call.
   const batched = new Map<number, number>();
+  const threads = opened.gpu.software ? 16 : 64;
   for (const G of GROUP_SIZES) {
-    model.batchCaches(G, ids.length + decode + 1);
-    const first = argmax(await model.prefillRow(0, ids));
-    for (let row = 1; row < G; row++) model.copyRow(0, row, ids.length);
-    let tokens = new Array<number>(G).fill(first);
-    await model.decodeRows(
-      tokens,
-      tokens.map(() => ids.length),
-    ); // compiles the G-row program
+    const group = Array.from({ length: G }, () => ids);
+    const options = (maxNewTokens: number) => ({
+      maxNewTokens,
+      temperature: 0,
+      topK: 0,
+      seed: 1,
+      stopId: 0xffffffff,
+    });
+    await sampleDeviceLlama(model, group, options(2), threads); // compiles the G-row program
     start = performance.now();
-    for (let i = 0; i < decode; i++) {
-      const logits = await model.decodeRows(
-        tokens,
-        tokens.map(() => ids.length + i),
-      );
-      tokens = logits.map(argmax);
-    }
-    batched.set(G, (G * decode) / ((performance.now() - start) / 1000));
+    await sampleDeviceLlama(model, group, options(1), threads);
+    const one = performance.now() - start;
+    start = performance.now();
+    await sampleDeviceLlama(model, group, options(decode), threads);
+    batched.set(G, (G * (decode - 1)) / ((performance.now() - start - one) / 1000));
   }
   return { prefill: ids.length / prefillS, decode: single, batched };
 }
