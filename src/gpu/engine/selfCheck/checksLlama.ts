@@ -1,12 +1,12 @@
-// The Llama family's kernels for the self-check: RMSNorm (forward, backward), RoPE (forward and
-// its inverse, the backward), SwiGLU (forward, backward), grouped-query attention (forward,
-// backward, cache store + decode), the 16-bit-weight matmul (F16, BF16) and its transpose
-// (v6_b16t, the backward's input gradients), LoRA's B side (lora.wgsl), the sampler's draw over
-// a head's logits and its feed into the next step (decode.wgsl's pick, feed). Not in the start
-// registry: a GPT-2 run never runs them, so its start does not pay for them. The engine runs
-// them when a Llama base first reaches it (kernelSampling.ts' llamaKernelEngine), and so does
-// the Llama path of the CLI (llamaKernels.ts). Fixed odd sizes, off every workgroup.
-
+// The Llama family's kernels for the self-check: RMSNorm (forward, backward; per head, Qwen3's
+// q/k norm), RoPE (forward and its inverse, the backward), SwiGLU (forward, backward),
+// grouped-query attention (forward, backward, cache store + decode), the 16-bit-weight matmul
+// (F16, BF16) and its transpose (v6_b16t, the backward's input gradients), LoRA's B side
+// (lora.wgsl), the sampler's draw over a head's logits and its feed into the next step
+// (decode.wgsl's pick, feed). Not in the start registry: a GPT-2 run never runs them, so its
+// start does not pay for them. The engine runs them when a Llama base first reaches it
+// (kernelSampling.ts' llamaKernelEngine), and so does the Llama path of the CLI
+// (llamaKernels.ts). Fixed odd sizes, off every workgroup.
 import { ropeInverseFrequencies } from '../../../model/families/rope';
 import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
 import { pickToken } from '../../../rollout/pick';
@@ -70,6 +70,50 @@ const rmsnormCheck: KernelCheck<Arrays> = {
   reference(i) {
     const b = rmsNormBackwardRef(i.x, i.w, i.dy, i.R, i.D, 1e-6);
     return { y: rmsNormRef(i.x, i.w, i.R, i.D, 1e-6).y, dx: b.dx, dw: b.dw };
+  },
+};
+
+/** Qwen3's q/k norm: RMSNorm over each head of the q|k|v rows, in place (rows W apart). */
+const QK = { R: 9, H: 6, kvH: 2, hd: 12 };
+const QK_W = (QK.H + 2 * QK.kvH) * QK.hd;
+
+const qkNormCheck: KernelCheck<{ qkv: Float32Array; wq: Float32Array; wk: Float32Array }> = {
+  name: 'rmsnorm/per-head (q/k norm)',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => ({
+    qkv: randoms(rng, QK.R * QK_W, 3),
+    wq: randoms(rng, QK.hd).map((v) => 1 + v / 2),
+    wk: randoms(rng, QK.hd).map((v) => 1 + v / 2),
+  }),
+  async gpu(ctx, i) {
+    const [qkv, wq, wk] = [i.qkv, i.wq, i.wk].map((t) => ctx.upload(t)) as GPUBuffer[];
+    const rstd = ctx.buffer(QK.R * QK.H);
+    const { R, H, kvH, hd } = QK;
+    await ctx.run([
+      ol.rmsNormForward(null, wq!, qkv!, rstd, R * H, hd, 1e-6, ctx.rt.dummy, {
+        group: H,
+        stride: QK_W,
+      }),
+      ol.rmsNormForward(null, wk!, qkv!, rstd, R * kvH, hd, 1e-6, ctx.rt.dummy, {
+        group: kvH,
+        stride: QK_W,
+        off: H * hd,
+      }),
+    ]);
+    return { qkv: await ctx.read(qkv!, R * QK_W) };
+  },
+  reference(i) {
+    const { R, H, kvH, hd } = QK;
+    const out = Float64Array.from(i.qkv);
+    for (let r = 0; r < R; r++)
+      for (let h = 0; h < H + kvH; h++) {
+        const at = r * QK_W + h * hd;
+        const { y } = rmsNormRef(i.qkv.subarray(at, at + hd), h < H ? i.wq : i.wk, 1, hd, 1e-6);
+        out.set(y, at);
+      }
+    return { qkv: out };
   },
 };
 
@@ -443,6 +487,7 @@ const pickCheck: KernelCheck<{ logits: Float32Array; temperature: number; topK: 
 
 export const LLAMA_CHECKS: readonly KernelCheck[] = [
   rmsnormCheck,
+  qkNormCheck,
   ropeCheck,
   swigluCheck,
   gqaCheck,
