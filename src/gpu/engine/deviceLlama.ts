@@ -58,11 +58,14 @@ export function checkpointTensors(weights: ReadonlyMap<string, StoredTensor>): L
   return {
     get(name) {
       const t = weights.get(name);
-      return (
-        t && { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) }
-      );
+      return t && deviceTensor(t);
     },
   };
+}
+
+/** A stored tensor as the device takes it: 16-bit as raw bits, F32 as floats. */
+export function deviceTensor(t: StoredTensor): LlamaTensor {
+  return { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) };
 }
 
 /** A matrix W [rows, cols] on the device, in row ranges that each fit one binding. */
@@ -527,10 +530,8 @@ export class DeviceLlama {
 
   /** Prefills `ids` into batch row `row`; the last position's logits [vocab]. */
   async prefillRow(row: number, ids: readonly number[]): Promise<Float32Array> {
-    const target = this.batchTarget(1, row);
-    if (ids.length === 0 || ids.length > target.C)
-      throw new Error(`prefillRow: ${ids.length} tokens for rows of ${target.C} positions`);
-    return this.runPrefill(ids, target);
+    this.prefillRowOnDevice(row, ids, []);
+    return this.readLogits();
   }
 
   /** Batch row `to` takes row `from`'s first `length` positions (a prompt prefilled once). */
@@ -563,11 +564,7 @@ export class DeviceLlama {
     this.activations(n);
     let program = b.programs.get(n);
     if (!program) {
-      const xn = (this.act as NonNullable<typeof this.act>).xn;
-      program = this.rt.program([
-        ...this.body(1, true, this.batchTarget(n)),
-        ...this.project(n, xn, this.head, b.logits, { cStride: this.Vp }),
-      ]);
+      program = this.rt.program(this.decodeSpecs(n));
       b.programs.set(n, program);
     }
     this.rt.write(this.ids, Uint32Array.from(ids));
@@ -621,13 +618,10 @@ export class DeviceLlama {
     return logits;
   }
 
-  /** The prompt's layers into `target`'s caches, then the head on its last row. */
-  private async runPrefill(ids: readonly number[], target: CacheTarget): Promise<Float32Array> {
-    this.submitPrefill(ids, target);
-    return this.readLogits();
-  }
-
-  /** runPrefill's passes, submitted; `after` records more commands in the same submission. */
+  /**
+   * The prompt's layers into `target`'s caches, then the head on its last row (into `logits`),
+   * submitted; `after` records more commands in the same submission.
+   */
   private submitPrefill(
     ids: readonly number[],
     target: CacheTarget,
@@ -685,9 +679,15 @@ export class DeviceLlama {
       workgroups: [Math.ceil(n / 64)],
       label: 'decode_feed',
     };
+    return [feed, ...this.decodeSpecs(n)];
+  }
+
+  /** One position of each of the first n batch rows through the layers, the head into the batch's logits. */
+  private decodeSpecs(n: number): DispatchSpec[] {
     const body = this.body(1, true, this.batchTarget(n));
     const xn = (this.act as NonNullable<typeof this.act>).xn;
-    return [feed, ...body, ...this.project(n, xn, this.head, b.logits, { cStride: this.Vp })];
+    const logits = this.needBatch(n - 1).logits;
+    return [...body, ...this.project(n, xn, this.head, logits, { cStride: this.Vp })];
   }
 
   /** The batch's logits, [rows, Vp] (batchCaches first). */

@@ -92,6 +92,17 @@ function scoredRows(batch: TokenBatch, T: number): Uint32Array {
   return Uint32Array.from(rows);
 }
 
+/** A value per row of the padded batch, as the head's rows take them (the scored rows', in order). */
+function headValues<V extends Uint32Array | Float32Array>(
+  a: { R: number; headRows: number; scored: Uint32Array },
+  values: V,
+): V {
+  if (a.headRows === a.R) return values;
+  return values.map((_, i) =>
+    i < a.headRows ? (values[a.scored[i] as number] as number) : 0,
+  ) as V;
+}
+
 /** Consecutive parts of the batch, each at most maxRows positions at its longest length (≥ 1 sequence). */
 function microBatchesOf(batch: TokenBatch, maxRows: number): TokenBatch[] {
   const T = Math.max(...batch.sequences.map((s) => s.length));
@@ -652,10 +663,7 @@ export class DeviceLlamaPolicy {
     }
     this.writeDlogp(a, batch, dlogp);
     this.rt.write(a.ids, ids);
-    this.rt.write(
-      a.targets,
-      a.headRows < a.R ? targets.map((_, i) => targets[a.scored[i] ?? 0] ?? 0) : targets,
-    );
+    this.rt.write(a.targets, headValues(a, targets));
     return a;
   }
 
@@ -668,8 +676,7 @@ export class DeviceLlamaPolicy {
           throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
         for (let t = 0; t < seq.length - 1; t++) g[b * a.T + t] = dlogp[b]?.[t] ?? 0;
       });
-    // The head's rows only (an unscored position's dlogp has no row to go to).
-    this.rt.write(a.g, a.headRows < a.R ? g.map((_, i) => g[a.scored[i] ?? 0] ?? 0) : g);
+    this.rt.write(a.g, headValues(a, g));
   }
 
   private forward(seq: Seq, a: Acts, invTemp: number) {
@@ -736,18 +743,15 @@ export class DeviceLlamaPolicy {
     seq.run(rmsNormForward(last, model.finalNorm, a.xnF, a.rstdF, R, D, eps, dummy));
     const S = a.headRows;
     if (S < R) seq.run(gatherRows(a.xnF, a.sel, a.xnS, S, R, D));
-    if (!a.chunkStats || S <= a.logitsRows) {
-      seq.run(
-        ...model.project(S, this.headInput(a), model.head, a.logits, { cStride: model.Vp }),
-        headLogprobForward(a.logits, a.targets, a.headStats, S, c.vocabSize, invTemp, model.Vp),
-      );
-      return;
-    }
+    // In row chunks of logitsRows where the logits would pass the binding limit (one chunk
+    // otherwise, its stats straight into the batch's).
     for (let r0 = 0; r0 < S; r0 += a.logitsRows) {
       const n = Math.min(a.logitsRows, S - r0);
       this.headChunk(seq, a, invTemp, r0, n);
       // The chunk's [logp | entropy | lse] into the batch's, each at its rows.
-      for (let k = 0; k < 3; k++) seq.copyAt(a.chunkStats, k * n, a.headStats, k * S + r0, n);
+      if (n < S)
+        for (let k = 0; k < 3; k++)
+          seq.copyAt(a.chunkStats as GPUBuffer, k * n, a.headStats, k * S + r0, n);
     }
   }
 
@@ -756,7 +760,10 @@ export class DeviceLlamaPolicy {
     return a.headRows < a.R ? a.xnS : a.xnF;
   }
 
-  /** Rows r0..r0+n of the head: their logits, then their log-probs into a.chunkStats. */
+  /**
+   * Rows r0..r0+n of the head: their logits, then their log-probs into headChunkStats (the
+   * batch's own stats when the chunk is every head row).
+   */
   private headChunk(seq: Seq, a: Acts, invTemp: number, r0: number, n: number) {
     const model = this.model;
     const c = model.config;
@@ -766,13 +773,17 @@ export class DeviceLlamaPolicy {
       headLogprobForward(
         a.logits,
         { buffer: a.targets, offset: r0 },
-        a.chunkStats as GPUBuffer,
+        this.headChunkStats(a, n),
         n,
         c.vocabSize,
         invTemp,
         model.Vp,
       ),
     );
+  }
+
+  private headChunkStats(a: Acts, n: number): GPUBuffer {
+    return n < a.headRows ? (a.chunkStats as GPUBuffer) : a.headStats;
   }
 
   private backward(seq: Seq, a: Acts, invTemp: number, clearGradients = true) {
@@ -789,42 +800,25 @@ export class DeviceLlamaPolicy {
     // The head's rows' dxn: every position's, or the scored ones', scattered after (zero rows
     // for the others).
     const dxnHead = S < R ? a.dxnS : a.dxn;
-    if (!a.chunkStats || S <= a.logitsRows)
+    // Chunk by chunk as the forward ran them; a chunk short of every head row computes its
+    // logits again (one chunk's are still there).
+    for (let r0 = 0; r0 < S; r0 += a.logitsRows) {
+      const n = Math.min(a.logitsRows, S - r0);
+      if (n < S) this.headChunk(seq, a, invTemp, r0, n);
       seq.run(
         headLogprobBackward(
-          a.targets,
-          a.g,
-          a.headStats,
+          { buffer: a.targets, offset: r0 },
+          { buffer: a.g, offset: r0 },
+          this.headChunkStats(a, n),
           a.logits,
-          S,
+          n,
           c.vocabSize,
           invTemp,
           model.Vp,
         ),
-        ...this.projectT(S, a.logits, model.Vp, model.head, dxnHead),
+        ...this.projectT(n, a.logits, model.Vp, model.head, { buffer: dxnHead, offset: r0 * D }),
       );
-    // In chunks: each chunk's logits again, then its gradient into its rows of dxn.
-    else
-      for (let r0 = 0; r0 < S; r0 += a.logitsRows) {
-        const n = Math.min(a.logitsRows, S - r0);
-        this.headChunk(seq, a, invTemp, r0, n);
-        seq.run(
-          headLogprobBackward(
-            { buffer: a.targets, offset: r0 },
-            { buffer: a.g, offset: r0 },
-            a.chunkStats,
-            a.logits,
-            n,
-            c.vocabSize,
-            invTemp,
-            model.Vp,
-          ),
-          ...this.projectT(n, a.logits, model.Vp, model.head, {
-            buffer: dxnHead,
-            offset: r0 * D,
-          }),
-        );
-      }
+    }
     if (S < R) seq.run(scatterRows(a.dxnS, a.inv, a.dxn, S, R, D));
     seq.run(
       dxOnly(

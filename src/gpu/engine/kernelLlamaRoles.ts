@@ -15,7 +15,7 @@ import { LlamaWeights } from '../../model/families/llamaWeights';
 import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
 import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
-import { checkpointTensors, DeviceLlama, type LlamaTensor, type LlamaTensors } from './deviceLlama';
+import { DeviceLlama, deviceTensor, type LlamaTensor, type LlamaTensors } from './deviceLlama';
 import {
   type Adapters,
   adapterKey,
@@ -80,7 +80,7 @@ async function deviceBase(e: Engine, base: LlamaModel): Promise<DeviceLlama> {
   const tensors: LlamaTensors = {
     get(name) {
       const kept = stored?.storedTensor(name);
-      if (kept) return checkpointTensors(new Map([[name, kept]])).get(name);
+      if (kept) return deviceTensor(kept);
       const tensor = weights.get(name);
       return tensor && asCheckpointTensor(tensor.shape, tensor.dataSync() as Float32Array);
     },
