@@ -18,6 +18,12 @@
 // heads (query head h reads kv head h / (H / KVH)); qkv rows are W = (H + 2·KVH)·HD wide (q
 // heads | k heads | v heads). KVH = 0 in the uniforms means KVH = H (GPT-2's [q | k | v]).
 // backward_dkdv then runs per (b, kv head, block of keys) and sums over its query heads.
+// Shared prompts (SEG = 1 in the uniforms; the update's packed rows, packedBatch.ts): a row holds
+// one prompt once and then several completions, each a segment that sees the prompt's first
+// pre[b] positions and its own positions from lo[t] on: query t sees key s iff s ≤ t and
+// (s < pre[b] or s ≥ lo[t]). seg = [lo per position (B·T) | pre per row (B)]; SEG = 0 reads
+// none of it (lo = pre = 0: plain causal). The keys a query sees are visited in the same order
+// as in its own unpacked row, so its output is the same to the bit.
 // No shared memory, no barriers. The head size HD is a pipeline constant (a multiple of 4,
 // ≤ 4·MAX_V4: 64 here; ops.ts' attentionShader loads variants, attention.wgsl?MAX_V4=32 for
 // Qwen3's 128-wide heads and ?MAX_V4=4 for heads up to 16, whose smaller arrays compile faster):
@@ -27,6 +33,7 @@
 struct Params {
   B: u32, T: u32, H: u32, hd: u32,
   scale: f32, C: u32, KVH: u32, q_rs: u32,
+  SEG: u32, _p0: u32, _p1: u32, _p2: u32,
 }
 
 /** Key/value heads (0 in the uniforms: one per query head). */
@@ -57,6 +64,7 @@ fn ld4(i: u32) -> vec4f {
 @group(0) @binding(0) var<storage, read> qkv: array<vec4f>;
 @group(0) @binding(1) var<storage, read_write> y: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> lse: array<f32>;
+@group(0) @binding(3) var<storage, read> fseg: array<u32>;
 @group(0) @binding(7) var<uniform> p: Params;
 
 fn flat(gid: vec3u, nwg: vec3u) -> u32 {
@@ -88,6 +96,11 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
   var acc: array<array<vec4f, MAX_V4>, QB_MAX>;
   var m: array<f32, QB_MAX>;
   var l: array<f32, QB_MAX>;
+  var lo: array<u32, QB_MAX>;
+  var pre = 0u;
+  if (p.SEG != 0u) {
+    pre = fseg[p.B * p.T + b];
+  }
   for (var j = 0u; j < QB; j++) {
     let rowq = (b * p.T + min(t0 + j, p.T - 1u)) * W + h * HD;
     for (var i = 0u; i < HD / 4u; i++) {
@@ -96,6 +109,10 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
     }
     m[j] = -3.4e38;
     l[j] = 0.0;
+    lo[j] = 0u;
+    if (p.SEG != 0u) {
+      lo[j] = fseg[b * p.T + min(t0 + j, p.T - 1u)];
+    }
   }
   let last = min(t0 + QB - 1u, p.T - 1u);
   for (var s = 0u; s <= last; s++) {
@@ -107,8 +124,8 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
       v[i] = ld4(rowk + KD + 4u * i);
     }
     for (var j = 0u; j < QB; j++) {
-      if (s > t0 + j) {
-        continue; // causal: query t0 + j sees keys 0..t0 + j
+      if (s > t0 + j || (s >= pre && s < lo[j])) {
+        continue; // causal: query t0 + j sees keys 0..t0 + j (of the prompt and its segment)
       }
       var score = 0.0;
       for (var i = 0u; i < HD / 4u; i++) {
@@ -143,6 +160,7 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
 @group(0) @binding(3) var<storage, read> glse: array<f32>;
 @group(0) @binding(4) var<storage, read_write> dqkv: array<vec4f>;
 @group(0) @binding(5) var<storage, read_write> dsum: array<f32>;
+@group(0) @binding(6) var<storage, read> qseg: array<u32>;
 
 fn g4(i: u32) -> vec4f {
   return gqkv[i >> 2u];
@@ -167,8 +185,17 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
   var dq: array<array<vec4f, MAX_V4>, QB_MAX>;
   var dt: array<f32, QB_MAX>;
   var L: array<f32, QB_MAX>;
+  var lo: array<u32, QB_MAX>;
+  var pre = 0u;
+  if (p.SEG != 0u) {
+    pre = qseg[p.B * p.T + b];
+  }
   for (var j = 0u; j < QB; j++) {
     let t = min(t0 + j, p.T - 1u);
+    lo[j] = 0u;
+    if (p.SEG != 0u) {
+      lo[j] = qseg[b * p.T + t];
+    }
     let rowq = (b * p.T + t) * W + h * HD;
     let rowy = (b * p.T + t) * D + h * HD;
     dt[j] = 0.0;
@@ -191,7 +218,7 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
       v[i] = g4(rowk + KD + 4u * i);
     }
     for (var j = 0u; j < QB; j++) {
-      if (s > t0 + j) {
+      if (s > t0 + j || (s >= pre && s < lo[j])) {
         continue;
       }
       var score = 0.0;
@@ -224,6 +251,7 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
 @group(0) @binding(2) var<storage, read> klse: array<f32>;
 @group(0) @binding(3) var<storage, read> kdsum: array<f32>;
 @group(0) @binding(4) var<storage, read_write> kdqkv: array<vec4f>;
+@group(0) @binding(5) var<storage, read> kseg: array<u32>;
 
 fn k4(i: u32) -> vec4f {
   return kqkv[i >> 2u];
@@ -244,6 +272,10 @@ fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
   let W = row_width();
   let KD = KVH * HD;
   let G = p.H / KVH; // query heads per kv head
+  var pre = 0u;
+  if (p.SEG != 0u) {
+    pre = kseg[p.B * p.T + b];
+  }
   var k: array<array<vec4f, MAX_V4>, QB_MAX>;
   var v: array<array<vec4f, MAX_V4>, QB_MAX>;
   var dk: array<array<vec4f, MAX_V4>, QB_MAX>;
@@ -271,9 +303,14 @@ fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
     }
     let lse_t = klse[bh * p.T + t];
     let dsum_t = kdsum[bh * p.T + t];
+    var lo_t = 0u;
+    if (p.SEG != 0u) {
+      lo_t = kseg[b * p.T + t];
+    }
     for (var j = 0u; j < QB; j++) {
-      if (t < s0 + j) {
-        continue; // causal: key s0 + j is seen by queries s0 + j..T − 1
+      let s = s0 + j;
+      if (t < s || (s >= pre && s < lo_t)) {
+        continue; // causal: key s is seen by queries s..T − 1 (of the prompt or its segment)
       }
       var score = 0.0;
       var dp = 0.0;

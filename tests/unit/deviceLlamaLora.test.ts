@@ -15,6 +15,7 @@ import {
 } from '../../src/gpu/engine/deviceLlamaLora';
 import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
 import { loraGradB, loraGradU, loraUp } from '../../src/gpu/engine/opsLora';
+import { packBatch } from '../../src/gpu/engine/packedBatch';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
 import { Rng } from '../../src/tasks/random';
@@ -438,6 +439,72 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
     expect(Math.abs(split.loss - one.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(one.loss)));
     expect(Math.abs(split.gradNorm - one.gradNorm)).toBeLessThan(1e-5 * one.gradNorm);
     for (const p of [full, scored, chunked]) p.free();
+  }, 240_000);
+
+  it('GRPO groups that share a prompt run it once (packed rows): the log-probs and gradients of each sequence alone, in one shot and in micro-batches', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
+    const config = llamaConfig(over);
+    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 44), {
+      contextLength: 16,
+      maxBindingBytes,
+    });
+    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
+    const alone = new DeviceLlamaPolicy(rt, model, lora);
+    const packed = new DeviceLlamaPolicy(rt, model, lora);
+    const split = new DeviceLlamaPolicy(rt, model, lora);
+    const adapters = randomAdapters(alone, 10);
+    for (const p of [alone, packed, split]) p.importAdapters(adapters);
+    // Three prompts (6, 9 and 4 tokens), four completions each (1–6 tokens), interleaved as a
+    // GRPO batch need not be; one more sequence alone.
+    const rng = new Rng(12);
+    const tokens = (n: number) => Array.from({ length: n }, () => rng.int(0, config.vocabSize - 1));
+    const prompts = [tokens(6), tokens(9), tokens(4)];
+    const sequences: number[][] = [];
+    const scoredFrom: number[] = [];
+    for (let j = 0; j < 4; j++)
+      for (const prompt of prompts) {
+        sequences.push([...prompt, ...tokens(1 + ((j * 5 + prompt.length) % 6))]);
+        scoredFrom.push(prompt.length - 1);
+      }
+    sequences.push(tokens(7));
+    scoredFrom.push(3);
+    const batch = { sequences, scoredFrom };
+    expect(packBatch(batch).map((p) => p.B)).toEqual([4]);
+    const dlogp = sequences.map((q, b) =>
+      Array.from({ length: q.length - 1 }, (_, t) =>
+        t >= (scoredFrom[b] as number) ? Math.cos(2 * b + t) : 0,
+      ),
+    );
+    const want = await alone.adapterGradients({ sequences }, dlogp);
+    const got = await packed.adapterGradients(batch, dlogp);
+    for (const [b, lp] of got.logp.entries())
+      for (const [t, v] of lp.entries())
+        if (t >= scoredFrom[b]!)
+          expect(Math.abs(v - want.logp[b]![t]!), `${b} ${t}`).toBeLessThan(1e-6);
+        else expect(v).toBe(0);
+    for (const [key, pair] of want.grads)
+      for (const part of ['A', 'B'] as const) {
+        const big = Math.max(...[...pair[part]].map(Math.abs));
+        expect(big).toBeGreaterThan(0);
+        for (const [i, v] of pair[part].entries())
+          expect(Math.abs(v - got.grads.get(key)![part][i]!), key).toBeLessThan(1e-5 * big);
+      }
+    // The step in micro-batches of whole rows (a row of 20+ positions each) takes the one-shot's.
+    const lossFn = (logp: Float32Array[]) => ({
+      loss: logp.reduce(
+        (sum, lp, b) => sum + lp.reduce((s2, v, t) => s2 + v * dlogp[b]![t]!, 0),
+        0,
+      ),
+      dlogp,
+    });
+    const one = await packed.step(batch, lossFn, { lr: 1e-2 });
+    const parts = await split.step(batch, lossFn, { lr: 1e-2 }, 40);
+    expect([one.microBatches, parts.microBatches]).toEqual([1, packBatch(batch, 40).length]);
+    expect(parts.microBatches).toBeGreaterThan(1);
+    expect(Math.abs(parts.loss - one.loss)).toBeLessThan(1e-5 * Math.max(1, Math.abs(one.loss)));
+    expect(Math.abs(parts.gradNorm - one.gradNorm)).toBeLessThan(1e-5 * one.gradNorm);
+    for (const p of [alone, packed, split]) p.free();
   }, 240_000);
 
   it('Llama-like (F16, untied, GQA 4:1): prefill and decode with the adapters attached equal the merged float64 forward; detach returns the base', async (ctx) => {

@@ -278,6 +278,96 @@ describe('grouped-query attention', () => {
     });
   }
 
+  // Rows that hold a prompt once and then several completions (the update's packed GRPO
+  // groups): each segment sees the prompt and itself. Reference: each segment's own sequence
+  // (prompt rows, then its rows) through the plain causal reference; the prompt's dy goes with
+  // the first segment only, so the packed row's dqkv is the sum of the sequences' mapped back.
+  for (const [H, kvH, hd] of [
+    [4, 2, 8],
+    [2, 2, 16],
+    [8, 2, 64],
+  ] as number[][])
+    it(`shared-prompt rows (segments) at H=${H}, kvH=${kvH}, hd=${hd}: each segment as its own sequence`, async (ctx) => {
+      const rt = needRuntime(h!, ctx);
+      const [hq, hk, d] = [H!, kvH!, hd!];
+      const W = (hq + 2 * hk) * d;
+      const D = hq * d;
+      // Row 0: a prompt of 5, segments of 3, 4 and 2; row 1: a prompt of 3, segments of 5 and 1;
+      // row 2 a plain sequence of 6 (pre 0).
+      const rows = [
+        { pre: 5, segs: [3, 4, 2] },
+        { pre: 3, segs: [5, 1] },
+        { pre: 0, segs: [6] },
+      ];
+      const lengths = rows.map((r) => r.pre + r.segs.reduce((a, b) => a + b, 0));
+      const T = Math.max(...lengths) + 1; // a padding position too
+      const B = rows.length;
+      const qkv = randoms(B * T * W, 91 + d, 2);
+      const dy = randoms(B * T * D, 92 + d);
+      const seg = new Uint32Array(B * T + B);
+      rows.forEach((r, b) => {
+        seg[B * T + b] = r.pre;
+        let at = r.pre;
+        for (const n of r.segs) {
+          for (let k = 0; k < n; k++) seg[b * T + at + k] = r.pre > 0 ? at : 0;
+          at += n;
+        }
+        for (let t = lengths[b]!; t < T; t++) dy.fill(0, (b * T + t) * D, (b * T + t + 1) * D);
+      });
+      const QKV = upload(rt, qkv);
+      const Y = rt.buffer(B * T * D);
+      const lse = rt.buffer(B * hq * T);
+      const dqkv = rt.buffer(B * T * W);
+      const SEG = rt.buffer(seg.length);
+      rt.write(SEG, seg);
+      const shape = { B, T, H: hq, hd: d, kvH: hk };
+      await run(rt, [
+        attentionForward(shape, QKV, Y, lse, SEG),
+        ...attentionBackward(shape, QKV, Y, upload(rt, dy), lse, dqkv, rt.buffer(B * hq * T), SEG),
+      ]);
+      const y = await readBack(rt, Y, B * T * D);
+      const dq = await readBack(rt, dqkv, B * T * W);
+      const wantY: number[] = [];
+      const gotY: number[] = [];
+      const wantDq = new Float64Array(B * T * W);
+      rows.forEach((r, b) => {
+        let at = r.pre;
+        r.segs.forEach((n, j) => {
+          // The sequence's packed positions: the prompt's, then this segment's.
+          const idx = [
+            ...Array.from({ length: r.pre }, (_, t) => t),
+            ...Array.from({ length: n }, (_, k) => at + k),
+          ];
+          const sq = new Float32Array(idx.length * W);
+          const sdy = new Float32Array(idx.length * D);
+          idx.forEach((t, i) => {
+            sq.set(qkv.subarray((b * T + t) * W, (b * T + t + 1) * W), i * W);
+            if (j === 0 || i >= r.pre)
+              sdy.set(dy.subarray((b * T + t) * D, (b * T + t + 1) * D), i * D);
+          });
+          const ref = attentionRef(sq, 1, idx.length, hq, d, hk).y;
+          const dref = attentionBackwardRef(sq, sdy, 1, idx.length, hq, d, hk);
+          idx.forEach((t, i) => {
+            if (j === 0 || i >= r.pre)
+              for (let e = 0; e < D; e++) {
+                wantY.push(ref[i * D + e]!);
+                gotY.push(y[(b * T + t) * D + e]!);
+              }
+            for (let e = 0; e < W; e++) wantDq[(b * T + t) * W + e]! += dref[i * W + e]!;
+          });
+          at += n;
+        });
+      });
+      expectClose(Float32Array.from(gotY), Float64Array.from(wantY), 1e-5, 1e-4, 'y');
+      const real = (v: ArrayLike<number>) =>
+        Float64Array.from(
+          rows.flatMap((_, b) =>
+            Array.from({ length: lengths[b]! * W }, (_, e) => v[b * T * W + e]!),
+          ),
+        );
+      expectClose(Float32Array.from(real(dq)), real(wantDq), 1e-5, 1e-3, 'dqkv');
+    });
+
   for (const hd of [16, 128])
     it(`cache store then decode at hd=${hd}: q read from qkv rows, kv heads shared by groups`, async (ctx) => {
       const rt = needRuntime(h, ctx);

@@ -34,6 +34,13 @@ import {
   swigluForward,
 } from './opsLlama';
 import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
+import {
+  headGradient,
+  logProbsOf,
+  type PackedPart,
+  packBatch,
+  type TokenBatch,
+} from './packedBatch';
 import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
 
 export const LORA_TARGETS = [
@@ -65,57 +72,6 @@ export interface AdapterTensors {
 export type Adapters = Map<string, AdapterTensors>;
 
 export const adapterKey = (layer: number, target: LoraTarget) => `${layer}.${target}`;
-
-/** Sequences of token ids; log-probs are of each next token, logp[t] = log p(ids[t+1] | ids[≤t]). */
-export interface TokenBatch {
-  sequences: readonly (readonly number[])[];
-  /** Softmax temperature of the log-probs (default 1). */
-  temperature?: number;
-  /**
-   * Per sequence, the first position whose log-prob is wanted (GRPO's: the prompt's last, which
-   * predicts the first completion token). The head runs on those positions only, as GPT-2's
-   * trainer does (rows.wgsl); the others' log-probs read 0 and take no gradient. Default: all.
-   */
-  scoredFrom?: readonly number[];
-}
-
-/**
- * The positions (rows b·T + t of the padded batch) whose log-probs are wanted: t from the
- * sequence's scoredFrom to its last but one, in order.
- */
-function scoredRows(batch: TokenBatch, T: number): Uint32Array {
-  const rows: number[] = [];
-  batch.sequences.forEach((seq, b) => {
-    for (let t = Math.max(0, batch.scoredFrom?.[b] ?? 0); t < seq.length - 1; t++)
-      rows.push(b * T + t);
-  });
-  return Uint32Array.from(rows);
-}
-
-/** A value per row of the padded batch, as the head's rows take them (the scored rows', in order). */
-function headValues<V extends Uint32Array | Float32Array>(
-  a: { R: number; headRows: number; scored: Uint32Array },
-  values: V,
-): V {
-  if (a.headRows === a.R) return values;
-  return values.map((_, i) =>
-    i < a.headRows ? (values[a.scored[i] as number] as number) : 0,
-  ) as V;
-}
-
-/** Consecutive parts of the batch, each at most maxRows positions at its longest length (≥ 1 sequence). */
-function microBatchesOf(batch: TokenBatch, maxRows: number): TokenBatch[] {
-  const T = Math.max(...batch.sequences.map((s) => s.length));
-  const perPart = Math.max(1, Math.floor(maxRows / T));
-  const parts: TokenBatch[] = [];
-  for (let first = 0; first < batch.sequences.length; first += perPart)
-    parts.push({
-      ...batch,
-      sequences: batch.sequences.slice(first, first + perPart),
-      ...(batch.scoredFrom ? { scoredFrom: batch.scoredFrom.slice(first, first + perPart) } : {}),
-    });
-  return parts;
-}
 
 export interface AdamWOptions {
   lr: number;
@@ -349,6 +305,10 @@ export class DeviceLlamaPolicy {
       R,
       ids: rt.buffer(R, 'ids'),
       targets: rt.buffer(R, 'targets'),
+      positions: rt.buffer(R, 'positions'),
+      // attention.wgsl's segments [lo per position | pre per row] where prompts are shared.
+      segments: rt.buffer(R + B, 'segments'),
+      shared: false,
       g: rt.buffer(R, 'dlogp'),
       xs: Array.from({ length: c.numLayers + 1 }, (_, l) => rt.buffer(R * D, `x ${l}`)),
       layers: layers.map((l) => ({
@@ -628,31 +588,27 @@ export class DeviceLlamaPolicy {
     });
   }
 
-  /** Uploads ids, next-token targets and dlogp for B rows of T = the longest sequence. */
-  private upload(batch: TokenBatch, dlogp?: readonly ArrayLike<number>[], width?: number): Acts {
-    const seqs = batch.sequences;
-    if (seqs.length === 0) throw new Error('an empty batch');
+  /** Uploads a part's ids, positions, segments, scored rows, their targets and dlogp. */
+  private upload(batch: TokenBatch, part: PackedPart, dlogp?: readonly ArrayLike<number>[]): Acts {
     const c = this.model.config;
-    const T = width ?? Math.max(...seqs.map((s) => s.length));
+    const { B, T } = part;
     if (T < 2) throw new Error('every batch needs a sequence of at least 2 tokens');
-    if (T > this.model.contextLength)
+    const longest = Math.max(...batch.sequences.map((s) => s.length));
+    if (longest > this.model.contextLength)
       throw new Error(
-        `a sequence of ${T} tokens exceeds the context of ${this.model.contextLength}`,
+        `a sequence of ${longest} tokens exceeds the context of ${this.model.contextLength}`,
       );
-    const a = this.activations(seqs.length, T);
-    const ids = new Uint32Array(a.R);
-    const targets = new Uint32Array(a.R);
-    seqs.forEach((seq, b) => {
-      seq.forEach((id, t) => {
+    for (const id of part.ids)
+      if (!Number.isInteger(id) || id >= c.vocabSize)
+        throw new Error(`token id ${id} is outside the vocabulary (${c.vocabSize})`);
+    for (const seq of batch.sequences)
+      for (const id of seq)
         if (!Number.isInteger(id) || id < 0 || id >= c.vocabSize)
           throw new Error(`token id ${id} is outside the vocabulary (${c.vocabSize})`);
-        ids[b * T + t] = id;
-        if (t > 0) targets[b * T + t - 1] = id;
-      });
-    });
+    const a = this.activations(B, T);
     // Without scoredFrom the head runs on every row of the padded batch, as it always has.
-    a.scored = batch.scoredFrom ? scoredRows(batch, T) : new Uint32Array(0);
-    a.headRows = batch.scoredFrom ? a.scored.length : a.R;
+    a.scored = part.scored ?? new Uint32Array(0);
+    a.headRows = part.scored ? part.scored.length : a.R;
     if (a.headRows < a.R) {
       const inv = new Uint32Array(a.R).fill(a.R);
       a.scored.forEach((row, i) => {
@@ -661,22 +617,16 @@ export class DeviceLlamaPolicy {
       this.rt.write(a.sel, a.scored);
       this.rt.write(a.inv, inv);
     }
-    this.writeDlogp(a, batch, dlogp);
-    this.rt.write(a.ids, ids);
-    this.rt.write(a.targets, headValues(a, targets));
+    a.shared = part.segments !== null;
+    if (part.segments) this.rt.write(a.segments, part.segments);
+    this.rt.write(a.g, headGradient(batch, part, dlogp));
+    this.rt.write(a.ids, part.ids);
+    this.rt.write(a.positions, part.positions);
+    this.rt.write(
+      a.targets,
+      part.scored ? part.scored.map((r) => part.targets[r] as number) : part.targets,
+    );
     return a;
-  }
-
-  /** The backward's per-token gradient on the log-probs (zero where `dlogp` is not given). */
-  private writeDlogp(a: Acts, batch: TokenBatch, dlogp?: readonly ArrayLike<number>[]): void {
-    const g = new Float32Array(a.R);
-    if (dlogp)
-      batch.sequences.forEach((seq, b) => {
-        if ((dlogp[b]?.length ?? -1) !== seq.length - 1)
-          throw new Error(`dlogp of sequence ${b} must hold ${seq.length - 1} values`);
-        for (let t = 0; t < seq.length - 1; t++) g[b * a.T + t] = dlogp[b]?.[t] ?? 0;
-      });
-    this.rt.write(a.g, headValues(a, g));
   }
 
   private forward(seq: Seq, a: Acts, invTemp: number) {
@@ -722,8 +672,9 @@ export class DeviceLlamaPolicy {
         );
       }
       seq.run(
-        rope({ R, T, H, kvH, hd }, model.table, s.qkv, 0, dummy),
-        attentionForward({ B, T, H, hd, kvH }, s.qkv, s.att, s.lse),
+        // Each position's angle from its place in its sequence (a shared row's segments restart).
+        rope({ R, T: 1, H, kvH, hd }, model.table, s.qkv, a.positions, dummy),
+        attentionForward({ B, T, H, hd, kvH }, s.qkv, s.att, s.lse, this.segmentsOf(a)),
       );
       seq.copy(x, s.xMid, R * D);
       seq.run(...model.project(R, s.att, w.o, s.xMid, { accumulate: true }));
@@ -753,6 +704,10 @@ export class DeviceLlamaPolicy {
         for (let k = 0; k < 3; k++)
           seq.copyAt(a.chunkStats as GPUBuffer, k * n, a.headStats, k * S + r0, n);
     }
+  }
+
+  private segmentsOf(a: Acts): GPUBuffer | undefined {
+    return a.shared ? a.segments : undefined;
   }
 
   /** The head's input rows: every position's final xn, or the scored ones gathered. */
@@ -851,8 +806,17 @@ export class DeviceLlamaPolicy {
       seq.run(...this.projectT(R, a.dx, D, w.o, a.datt));
       this.loraBackward(seq, a, l, ['o_proj'], s.att, a.dx, a.datt);
       seq.run(
-        ...attentionBackward({ B, T, H, hd, kvH }, s.qkv, s.att, a.datt, s.lse, a.dqkv, a.dsum),
-        rope({ R, T, H, kvH, hd }, model.table, a.dqkv, 0, dummy, true),
+        ...attentionBackward(
+          { B, T, H, hd, kvH },
+          s.qkv,
+          s.att,
+          a.datt,
+          s.lse,
+          a.dqkv,
+          a.dsum,
+          this.segmentsOf(a),
+        ),
+        rope({ R, T: 1, H, kvH, hd }, model.table, a.dqkv, a.positions, dummy, true),
       );
       let dPre = a.dqkv;
       if (s.qkvPre && a.dqkvPre && w.qNorm && w.kNorm) {
@@ -912,39 +876,31 @@ export class DeviceLlamaPolicy {
     }
   }
 
-  private async readLogp(a: Acts, batch: TokenBatch): Promise<Float32Array[]> {
+  /** The head's log-probs of the part on the device, in its scored order (every row's without). */
+  private async readHead(a: Acts): Promise<Float32Array> {
     const [all] = await this.rt.read([{ buffer: a.headStats, offset: 0, length: a.headRows }]);
-    const f = all as Float32Array;
-    if (a.headRows === a.R)
-      return batch.sequences.map((s, b) => f.slice(b * a.T, b * a.T + s.length - 1));
-    const out = batch.sequences.map((s) => new Float32Array(s.length - 1));
-    a.scored.forEach((row, i) => {
-      (out[Math.floor(row / a.T)] as Float32Array)[row % a.T] = f[i] as number;
-    });
-    return out;
+    return all as Float32Array;
   }
 
   /**
    * Per sequence, the log-probs of its next tokens [len − 1], with the adapters applied; in
-   * micro-batches of at most maxRows positions (at least one sequence each), as step() takes them.
+   * micro-batches of at most maxRows positions (at least one row each), as step() takes them.
    */
   async logProbs(batch: TokenBatch, maxRows = Number.POSITIVE_INFINITY): Promise<Float32Array[]> {
-    const T = Math.max(...batch.sequences.map((s) => s.length));
-    const parts = microBatchesOf(batch, maxRows);
-    if (parts.length === 1) return (await this.forwardPass(batch)).logp;
-    const logp: Float32Array[] = [];
-    for (const part of parts) logp.push(...(await this.forwardPass(part, T)).logp);
-    return logp;
+    const parts = packBatch(batch, maxRows);
+    const values: Float32Array[] = [];
+    for (const part of parts) values.push((await this.forwardPass(batch, part)).head);
+    return logProbsOf(batch, parts, values);
   }
 
-  /** The forward over `batch`, its activations kept for a backward, and its log-probs. */
-  private async forwardPass(batch: TokenBatch, width?: number) {
-    const a = this.upload(batch, undefined, width);
+  /** The forward over a part, its activations kept for a backward, and its head's log-probs. */
+  private async forwardPass(batch: TokenBatch, part: PackedPart) {
+    const a = this.upload(batch, part);
     const invTemp = 1 / (batch.temperature ?? 1);
     const seq = new Seq();
     this.forward(seq, a, invTemp);
     seq.submit(this.rt);
-    return { a, invTemp, logp: await this.readLogp(a, batch) };
+    return { a, invTemp, head: await this.readHead(a) };
   }
 
   /**
@@ -955,13 +911,18 @@ export class DeviceLlamaPolicy {
     batch: TokenBatch,
     dlogp: readonly ArrayLike<number>[],
   ): Promise<Float32Array[]> {
-    const a = this.upload(batch, dlogp);
-    const invTemp = 1 / (batch.temperature ?? 1);
-    const seq = new Seq();
-    this.forward(seq, a, invTemp);
-    this.backward(seq, a, invTemp);
-    seq.submit(this.rt);
-    return this.readLogp(a, batch);
+    const parts = packBatch(batch);
+    const values: Float32Array[] = [];
+    for (const [p, part] of parts.entries()) {
+      const a = this.upload(batch, part, dlogp);
+      const invTemp = 1 / (batch.temperature ?? 1);
+      const seq = new Seq();
+      this.forward(seq, a, invTemp);
+      this.backward(seq, a, invTemp, p === 0);
+      seq.submit(this.rt);
+      values.push(await this.readHead(a));
+    }
+    return logProbsOf(batch, parts, values);
   }
 
   /**
@@ -972,7 +933,7 @@ export class DeviceLlamaPolicy {
     batch: TokenBatch,
     dlogp: readonly ArrayLike<number>[],
   ): (DispatchSpec[] | ((e: GPUCommandEncoder) => void))[] {
-    const a = this.upload(batch, dlogp);
+    const a = this.upload(batch, packBatch(batch)[0] as PackedPart, dlogp);
     const invTemp = 1 / (batch.temperature ?? 1);
     const seq = new Seq();
     this.forward(seq, a, invTemp);
@@ -1038,29 +999,26 @@ export class DeviceLlamaPolicy {
     o: AdamWOptions,
     maxRows = Number.POSITIVE_INFINITY,
   ): Promise<{ loss: number; gradNorm: number; ok: boolean; microBatches: number }> {
-    const T = Math.max(...batch.sequences.map((s) => s.length));
-    const parts = microBatchesOf(batch, maxRows);
+    const parts = packBatch(batch, maxRows);
     if (parts.length === 1) {
-      const { a, invTemp, logp } = await this.forwardPass(batch);
-      const { loss, dlogp } = lossFn(logp);
-      this.writeDlogp(a, batch, dlogp);
+      const part = parts[0] as PackedPart;
+      const { a, invTemp, head } = await this.forwardPass(batch, part);
+      const { loss, dlogp } = lossFn(logProbsOf(batch, parts, [head]));
+      this.rt.write(a.g, headGradient(batch, part, dlogp));
       this.rt.write(this.loss, Float32Array.from([loss]));
       const backward = new Seq();
       this.backward(backward, a, invTemp);
       backward.submit(this.rt);
       return { loss, ...(await this.applyAdamW(o)), microBatches: 1 };
     }
-    // Micro-batches (microBatchesOf), each padded to the batch's T (one or two shapes of
-    // activations): every part's log-probs first, then the loss over all of them on the host,
-    // then each part's forward again and its backward, the gradients summed on the device.
+    // Micro-batches (packBatch's parts, all as wide as the longest row): every part's log-probs
+    // first, then the loss over all of them on the host, then each part's forward again and its
+    // backward, the gradients summed on the device.
     const { loss, dlogp } = lossFn(await this.logProbs(batch, maxRows));
     this.rt.write(this.loss, Float32Array.from([loss]));
     const invTemp = 1 / (batch.temperature ?? 1);
-    let offset = 0;
     parts.forEach((part, p) => {
-      const n = part.sequences.length;
-      const a = this.upload(part, dlogp.slice(offset, offset + n), T);
-      offset += n;
+      const a = this.upload(batch, part, dlogp);
       const seq = new Seq();
       this.forward(seq, a, invTemp);
       this.backward(seq, a, invTemp, p === 0);

@@ -16,9 +16,9 @@ import {
 } from '../../rl/grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
-import type { TokenBatch } from './deviceLlamaLora';
 import { llamaReferencePolicy, llamaRolePolicy, syncLlamaRole } from './kernelLlamaRoles';
 import { kernelEngine, markEngineFailed } from './kernelSampling';
+import type { TokenBatch } from './packedBatch';
 
 /** [G][L] completion log-probs out of the device's per-sequence next-token log-probs. */
 function completionRows(sequences: readonly PolicySequence[], logp: Float32Array[], L: number) {

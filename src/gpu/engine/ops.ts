@@ -303,7 +303,12 @@ export interface AttentionShape {
   kvH?: number;
 }
 
-const attnUniforms = ({ B, T, H, hd, kvH = H }: AttentionShape, C = 0, qStride = 0) => {
+const attnUniforms = (
+  { B, T, H, hd, kvH = H }: AttentionShape,
+  C = 0,
+  qStride = 0,
+  segments = false,
+) => {
   if (H % kvH !== 0) throw new Error(`attention: ${H} query heads are not a multiple of ${kvH}`);
   return uniforms([
     ['u', B],
@@ -314,6 +319,10 @@ const attnUniforms = ({ B, T, H, hd, kvH = H }: AttentionShape, C = 0, qStride =
     ['u', C],
     ['u', kvH],
     ['u', qStride],
+    ['u', segments ? 1 : 0],
+    ['u', 0],
+    ['u', 0],
+    ['u', 0],
   ]);
 };
 
@@ -352,11 +361,16 @@ export function attentionBlock(entry: 'forward' | 'backward_dq' | 'backward_dkdv
   return entry === 'backward_dkdv' && hd > 16 ? 2 : 4;
 }
 
+/**
+ * `segments`: rows that hold a prompt once and then its completions (attention.wgsl's SEG:
+ * [lo per position | pre per row], packedBatch.ts writes it); without it, plain causal rows.
+ */
 export function attentionForward(
   s: AttentionShape,
   qkv: Bindable,
   y: Bindable,
   lse: Bindable,
+  segments?: Bindable,
 ): DispatchSpec {
   checkHd(s.hd);
   return {
@@ -366,8 +380,10 @@ export function attentionForward(
       ['r', qkv],
       ['w', y],
       ['w', lse],
+      // Unread without segments; qkv stands in for the binding.
+      ['r', segments ?? qkv],
     ],
-    uniforms: attnUniforms(s),
+    uniforms: attnUniforms(s, 0, 0, segments !== undefined),
     constants: { HD: s.hd, QB: attentionBlock('forward', s.hd) },
     workgroups: grid2d(
       Math.ceil((s.B * s.H * Math.ceil(s.T / attentionBlock('forward', s.hd))) / 64),
@@ -384,6 +400,7 @@ export function attentionBackward(
   lse: Bindable,
   dqkv: Bindable,
   dsum: Bindable,
+  segments?: Bindable,
 ): DispatchSpec[] {
   const blocks = (entry: 'backward_dq' | 'backward_dkdv') => {
     const qb = attentionBlock(entry, s.hd);
@@ -405,8 +422,9 @@ export function attentionBackward(
         ['r', lse],
         ['w', dqkv],
         ['w', dsum],
+        ['r', segments ?? qkv],
       ],
-      uniforms: attnUniforms(s),
+      uniforms: attnUniforms(s, 0, 0, segments !== undefined),
       ...blocks('backward_dq'),
       label: 'attention_bwd_dq',
     },
@@ -419,8 +437,9 @@ export function attentionBackward(
         ['r', lse],
         ['r', dsum],
         ['w', dqkv],
+        ['r', segments ?? qkv],
       ],
-      uniforms: attnUniforms(s),
+      uniforms: attnUniforms(s, 0, 0, segments !== undefined),
       ...blocks('backward_dkdv'),
       label: 'attention_bwd_dkdv',
     },
