@@ -59,7 +59,9 @@ const FIXTURE_SHAPE = llamaConfig({
 
 /**
  * A base on the device with rank-8 adapters on every target (B ≠ 0, so every path carries
- * gradient; PEFT starts it at 0) and a batch of B × T tokens with its ∂loss/∂logπ.
+ * gradient; PEFT starts it at 0) and a batch of B × T tokens with its ∂loss/∂logπ. With a
+ * `grpo` shape, GRPO's: each `group` sequences share a prompt and score only their last
+ * `completion` tokens (the update packs each group in one row); without, every position.
  */
 export function loraPass(
   rt: GpuRuntime,
@@ -67,6 +69,7 @@ export function loraPass(
   weights: LlamaTensors,
   B: number,
   T: number,
+  grpo?: { group: number; completion: number },
 ) {
   const model = new DeviceLlama(rt, config, weights, { contextLength: T });
   const policy = new DeviceLlamaPolicy(
@@ -79,11 +82,16 @@ export function loraPass(
   const adapters = policy.initialAdapters(5);
   for (const a of adapters.values()) a.B.fill(0.01);
   policy.importAdapters(adapters);
+  const prompt = grpo ? T - grpo.completion : 0;
   const sequences = Array.from({ length: B }, (_, b) =>
-    Array.from({ length: T }, (_, t) => (b * 7919 + t * 104729) % config.vocabSize),
+    Array.from({ length: T }, (_, t) => {
+      const source = t < prompt && grpo ? Math.floor(b / grpo.group) : b;
+      return (source * 7919 + t * 104729) % config.vocabSize;
+    }),
   );
   const dlogp = sequences.map((s) => Float32Array.from({ length: s.length - 1 }, () => -1 / T));
-  return { model, policy, batch: { sequences }, dlogp };
+  const scoredFrom = grpo ? sequences.map(() => prompt - 1) : undefined;
+  return { model, policy, batch: { sequences, ...(scoredFrom ? { scoredFrom } : {}) }, dlogp };
 }
 
 /** A dispatch's arithmetic and memory traffic, from its kernel and uniforms. */
@@ -115,6 +123,10 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
   await rt.load([...SHADERS]);
   const T = Number(process.env.LLAMA_LORA_T ?? 8);
   const B = Number(process.env.LLAMA_LORA_B ?? 1);
+  // GRPO's batches: LLAMA_LORA_GROUP sequences per prompt, LLAMA_LORA_COMPLETION tokens scored.
+  const group = Number(process.env.LLAMA_LORA_GROUP ?? 0);
+  const grpo =
+    group > 0 ? { group, completion: Number(process.env.LLAMA_LORA_COMPLETION ?? 24) } : undefined;
   try {
     const fixture = process.env.LLAMA_LORA_SHAPE === 'fixture';
     const config = fixture ? FIXTURE_SHAPE : { ...QWEN05B_SHAPE, numLayers: layers };
@@ -124,7 +136,7 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
     const weights = randomLlama(config, 'BF16', 3, 0.05);
     secs('random BF16 weights made (host)', performance.now() - start);
     start = performance.now();
-    const { model, policy, batch, dlogp } = loraPass(rt, config, weights, B, T);
+    const { model, policy, batch, dlogp } = loraPass(rt, config, weights, B, T, grpo);
     await rt.device.queue.onSubmittedWorkDone();
     secs('base and adapters onto the device', performance.now() - start);
     start = performance.now();
@@ -197,7 +209,7 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
     policy.free();
     return {
       title: `LoRA forward + backward on the kernels, ${fixture ? "the tests' random Qwen2 (2 layers, hidden 32)" : label} (random BF16)`,
-      environment: `adapter: ${opened.gpu.adapter}; rank 8, alpha 16, q/k/v/o/gate/up/down, batch ${B} × ${T}`,
+      environment: `adapter: ${opened.gpu.adapter}; rank 8, alpha 16, q/k/v/o/gate/up/down, batch ${B} × ${T}${grpo ? ` (GRPO: ${grpo.group} per prompt, the last ${grpo.completion} scored, a group packed in one row)` : ''}`,
       columns: ['what', 'value', 'unit'],
       rows,
       notes: [
