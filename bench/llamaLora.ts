@@ -148,6 +148,8 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
     start = performance.now();
     await policy.logProbs(batch);
     secs(`log-probs (forward), ${B} × ${T} tokens`, performance.now() - start);
+    // Once to compile the backward's pipelines, then timed.
+    await policy.backwardOnDevice(batch, dlogp);
     start = performance.now();
     await policy.backwardOnDevice(batch, dlogp);
     const fbMs = performance.now() - start;

@@ -5,6 +5,10 @@
 //                  (race-free without atomics: each invocation owns a column; the tied
 //                  head's gradient lands in the same rows)
 //   backward_wpe   one invocation per (t, c): dwpe[t, c] += Σ_b dx[b·T + t, c]
+//   forward_at, backward_wpe_at   the same with each row's position read from `positions`
+//                  (rows that hold a shared prompt and then its completions, packedBatch.ts:
+//                  a completion's positions restart after the prompt); the backward owns a
+//                  column per invocation, rows in order, as backward_wte
 // The gradients go into the flat gradient buffer at wte_off / wpe_off.
 //   lookup         the Llama family's token embedding, no positions: x[r, :] = E[ids[r] − lo, :]
 //                  for the ids in [lo, hi) (an embedding too large for one binding is split in
@@ -32,6 +36,19 @@ fn forward(@builtin(global_invocation_id) gid: vec3u) {
   let c = e % p.D;
   let t = r % p.T;
   x[e] = params[p.wte_off + ids[r] * p.D + c] + params[p.wpe_off + t * p.D + c];
+}
+
+@group(0) @binding(3) var<storage, read> positions: array<u32>;
+
+@compute @workgroup_size(64)
+fn forward_at(@builtin(global_invocation_id) gid: vec3u) {
+  let e = gid.x + gid.y * 65535u * 64u;
+  if (e >= p.B * p.T * p.D) {
+    return;
+  }
+  let r = e / p.D;
+  let c = e % p.D;
+  x[e] = params[p.wte_off + ids[r] * p.D + c] + params[p.wpe_off + positions[r] * p.D + c];
 }
 
 @group(0) @binding(0) var<storage, read> bids: array<u32>;
@@ -63,6 +80,17 @@ fn backward_wpe(@builtin(global_invocation_id) gid: vec3u) {
     s += dx[(b * p.T + t) * p.D + c];
   }
   grads[p.wpe_off + e] += s;
+}
+
+@compute @workgroup_size(64)
+fn backward_wpe_at(@builtin(global_invocation_id) gid: vec3u) {
+  let c = gid.x;
+  if (c >= p.D) {
+    return;
+  }
+  for (var r = 0u; r < p.B * p.T; r++) {
+    grads[p.wpe_off + positions[r] * p.D + c] += dx[r * p.D + c];
+  }
 }
 
 @group(0) @binding(0) var<storage, read> lids: array<u32>;

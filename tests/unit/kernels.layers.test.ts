@@ -93,39 +93,46 @@ describe('layernorm', () => {
 });
 
 describe('embedding (tokens + positions)', () => {
-  it('forward and backward (wte rows summed over repeated ids, wpe over the batch)', async (ctx) => {
-    const rt = needRuntime(h, ctx);
-    const [B, T, D, V] = [3, 11, 24, 13];
-    const wteOff = 0;
-    const wpeOff = Math.ceil((V * D) / 64) * 64;
-    const total = wpeOff + T * D;
-    const params = randoms(total, 41);
-    const ids = ints(B * T, V, 42);
-    const dx = randoms(B * T * D, 43);
-    const grads0 = randoms(total, 44);
-    const P = upload(rt, params);
-    const I = upload(rt, ids);
-    const DX = upload(rt, dx);
-    const X = rt.buffer(B * T * D);
-    const grads = upload(rt, grads0);
-    await run(rt, [
-      embeddingForward(I, P, X, B, T, D, wteOff, wpeOff),
-      ...embeddingBackward(I, DX, grads, B, T, D, wteOff, wpeOff),
-    ]);
-    const wte = params.subarray(wteOff, wteOff + V * D);
-    const wpe = params.subarray(wpeOff, wpeOff + T * D);
-    expectClose(await readBack(rt, X, B * T * D), embeddingRef(ids, wte, wpe, B, T, D));
-    const ref = embeddingBackwardRef(ids, dx, V, B, T, D);
-    const gr = await readBack(rt, grads, total);
-    expectClose(
-      gr.subarray(wteOff, wteOff + V * D),
-      ref.dwte.map((v, i) => v + (grads0[wteOff + i] ?? 0)),
-    );
-    expectClose(
-      gr.subarray(wpeOff, wpeOff + T * D),
-      ref.dwpe.map((v, i) => v + (grads0[wpeOff + i] ?? 0)),
-    );
-  });
+  for (const packed of [false, true])
+    it(`forward and backward (wte rows summed over repeated ids, wpe over the batch)${packed ? ', positions per row (packed rows)' : ''}`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const [B, T, D, V] = [3, 11, 24, 13];
+      const wteOff = 0;
+      const wpeOff = Math.ceil((V * D) / 64) * 64;
+      const total = wpeOff + T * D;
+      const params = randoms(total, 41);
+      const ids = ints(B * T, V, 42);
+      const dx = randoms(B * T * D, 43);
+      const grads0 = randoms(total, 44);
+      const P = upload(rt, params);
+      const I = upload(rt, ids);
+      const DX = upload(rt, dx);
+      const X = rt.buffer(B * T * D);
+      const grads = upload(rt, grads0);
+      // Packed rows: positions repeat and skip (a prompt's, then each completion's from its end).
+      const positions = packed ? ints(B * T, T, 45) : undefined;
+      const POS = positions ? upload(rt, positions) : undefined;
+      await run(rt, [
+        embeddingForward(I, P, X, B, T, D, wteOff, wpeOff, POS),
+        ...embeddingBackward(I, DX, grads, B, T, D, wteOff, wpeOff, POS),
+      ]);
+      const wte = params.subarray(wteOff, wteOff + V * D);
+      const wpe = params.subarray(wpeOff, wpeOff + T * D);
+      expectClose(
+        await readBack(rt, X, B * T * D),
+        embeddingRef(ids, wte, wpe, B, T, D, positions),
+      );
+      const ref = embeddingBackwardRef(ids, dx, V, B, T, D, positions);
+      const gr = await readBack(rt, grads, total);
+      expectClose(
+        gr.subarray(wteOff, wteOff + V * D),
+        ref.dwte.map((v, i) => v + (grads0[wteOff + i] ?? 0)),
+      );
+      expectClose(
+        gr.subarray(wpeOff, wpeOff + T * D),
+        ref.dwpe.map((v, i) => v + (grads0[wpeOff + i] ?? 0)),
+      );
+    });
 });
 
 describe('attention (fused causal, online softmax)', () => {

@@ -18,12 +18,16 @@ beforeAll(async () => {
   await initBackend('cpu');
 });
 
-function sequences(seed: number): PolicySequence[] {
+/** Six sequences; `shared`: as GRPO's groups, three to a prompt (the update packs each group). */
+function sequences(seed: number, shared = false): PolicySequence[] {
   const prng = new Rng(seed);
+  const prompts = [5, 8].map((n) => Array.from({ length: n }, () => 1 + prng.below(36)));
   return Array.from({ length: 6 }, (_, g) => {
     const completion = Array.from({ length: 3 + ((g * 5) % 9) }, () => 1 + prng.below(36));
     return {
-      prompt: Array.from({ length: 2 + ((g * 3) % 7) }, () => 1 + prng.below(36)),
+      prompt: shared
+        ? [...(prompts[g % 2] as number[])]
+        : Array.from({ length: 2 + ((g * 3) % 7) }, () => 1 + prng.below(36)),
       completion,
       oldLogProbs: completion.map(() => -Math.log(37) + (prng.next() - 0.5) * 0.8),
       advantage: (prng.next() - 0.5) * 2,
@@ -32,8 +36,12 @@ function sequences(seed: number): PolicySequence[] {
 }
 
 describe('the device role trainer vs RoleTrainer (tfjs cpu)', () => {
-  for (const lossType of ['dapo', 'grpo'] as LossType[]) {
-    it(`${lossType}: metrics, gradient norm and updated weights over two iterations`, async (ctx) => {
+  for (const [lossType, shared] of [
+    ['dapo', false],
+    ['grpo', false],
+    ['grpo', true],
+  ] as [LossType, boolean][]) {
+    it(`${lossType}${shared ? ', groups sharing a prompt (packed rows)' : ''}: metrics, gradient norm and updated weights over two iterations`, async (ctx) => {
       const rt = needRuntime(h, ctx);
       const config = makeConfig('tiny', 37, 'coder', { nCtx: 24 });
       const values = initialValues(config, 21);
@@ -48,7 +56,7 @@ describe('the device role trainer vs RoleTrainer (tfjs cpu)', () => {
         padId: 0,
         memoryBudgetBytes: 1 << 30,
       };
-      const seqs = sequences(4);
+      const seqs = sequences(4, shared);
       const hostTrainer = new RoleTrainer(host, options);
       const first = await hostTrainer.gradients(seqs);
       const noise = new Map<string, Float32Array>();
@@ -104,33 +112,34 @@ describe('the device role trainer vs RoleTrainer (tfjs cpu)', () => {
 });
 
 describe('the device role trainer in micro-batches', () => {
-  it('three passes with accumulated gradients give the one-pass update', async (ctx) => {
-    const rt = needRuntime(h, ctx);
-    const config = makeConfig('tiny', 37, 'coder', { nCtx: 24 });
-    const values = initialValues(config, 22);
-    const one: GPT = { config, params: makeVariables(config, values) };
-    const many: GPT = { config, params: makeVariables(config, values) };
-    const options: RoleTrainerOptions = {
-      learningRate: 1e-3,
-      temperature: 1,
-      numIterations: 1,
-      maxGradNorm: 1,
-      loss: { lossType: 'dr_grpo', epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 },
-      padId: 0,
-    };
-    const seqs = sequences(9);
-    const a = await DeviceRoleTrainer.create(rt, one, options);
-    const b = await DeviceRoleTrainer.create(rt, many, options);
-    b.maxTokensPerPass = 24; // rows × width: the six sequences take three or more passes
-    const ua = await a.update(seqs);
-    const ub = await b.update(seqs);
-    expect(ua.microBatches).toBe(1);
-    expect(ub.microBatches).toBeGreaterThanOrEqual(3);
-    expectClose([ub.metrics.loss], [ua.metrics.loss], 1e-6, 1e-4, 'loss');
-    expectClose([ub.gradNorm], [ua.gradNorm], 1e-6, 1e-4, 'grad norm');
-    expectClose([ub.metrics.kl ?? 0], [ua.metrics.kl ?? 0], 1e-7, 1e-4, 'kl');
-    const x = await readValues(one.params);
-    const y = await readValues(many.params);
-    for (const [name, ref] of x) expectClose(y.get(name)!, ref, 2e-6, 1e-4, name);
-  });
+  for (const shared of [false, true])
+    it(`three passes with accumulated gradients give the one-pass update${shared ? ' (packed rows, whole rows a pass)' : ''}`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const config = makeConfig('tiny', 37, 'coder', { nCtx: 24 });
+      const values = initialValues(config, 22);
+      const one: GPT = { config, params: makeVariables(config, values) };
+      const many: GPT = { config, params: makeVariables(config, values) };
+      const options: RoleTrainerOptions = {
+        learningRate: 1e-3,
+        temperature: 1,
+        numIterations: 1,
+        maxGradNorm: 1,
+        loss: { lossType: 'dr_grpo', epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 },
+        padId: 0,
+      };
+      const seqs = sequences(9, shared);
+      const a = await DeviceRoleTrainer.create(rt, one, options);
+      const b = await DeviceRoleTrainer.create(rt, many, options);
+      b.maxTokensPerPass = 24; // rows × width: the six sequences take three or more passes
+      const ua = await a.update(seqs);
+      const ub = await b.update(seqs);
+      expect(ua.microBatches).toBe(1);
+      expect(ub.microBatches).toBeGreaterThanOrEqual(3);
+      expectClose([ub.metrics.loss], [ua.metrics.loss], 1e-6, 1e-4, 'loss');
+      expectClose([ub.gradNorm], [ua.gradNorm], 1e-6, 1e-4, 'grad norm');
+      expectClose([ub.metrics.kl ?? 0], [ua.metrics.kl ?? 0], 1e-7, 1e-4, 'kl');
+      const x = await readValues(one.params);
+      const y = await readValues(many.params);
+      for (const [name, ref] of x) expectClose(y.get(name)!, ref, 2e-6, 1e-4, name);
+    });
 });

@@ -38,6 +38,14 @@ export interface TrainBatch {
   refLogp: Float32Array;
   advantage: Float32Array;
   weight: Float32Array;
+  /** Rows that hold a shared prompt and then its completions (packedBatch.ts' layout). */
+  packed?: PackedRows;
+}
+
+/** Each position's place in its sequence [B·T] and attention.wgsl's segments [B·T + B]. */
+export interface PackedRows {
+  positions: Uint32Array;
+  segments: Uint32Array;
 }
 
 export interface StepOptions extends GrpoOptions {
@@ -71,6 +79,8 @@ interface Activations {
   B: number;
   T: number;
   ids: GPUBuffer;
+  /** Where the rows are packed (shared prompts): positions and segments to write. */
+  packed: { positions: GPUBuffer; segments: GPUBuffer } | null;
   /**
    * The rows whose next-token log-prob is computed (the head runs there only), with their
    * targets; the head's outputs, the loss's inputs and dlogp are then compact: entry i is row
@@ -207,13 +217,17 @@ export class DeviceModel {
     this.step = step;
   }
 
-  /** The forward pass's dispatches over ids [B, T], from the embedding to the last block. */
+  /**
+   * The forward pass's dispatches over ids [B, T], from the embedding to the last block;
+   * `packed` rows take their positions and attention segments from those buffers.
+   */
   forwardSpecs(
     B: number,
     T: number,
     ids: Bindable,
     x: GPUBuffer[],
     save: LayerBuffers[],
+    packed?: { positions: Bindable; segments: Bindable } | null,
   ): DispatchSpec[] {
     const { nEmbd: D, nHead: H, nLayer: L, nInner: F, layerNormEps: eps } = this.config;
     const R = B * T;
@@ -231,6 +245,7 @@ export class DeviceModel {
         D,
         this.off('transformer.wte.weight'),
         this.off('transformer.wpe.weight'),
+        packed?.positions,
       ),
     ];
     for (let l = 0; l < L; l++) {
@@ -257,7 +272,7 @@ export class DeviceModel {
           dummy,
           version,
         }),
-        op.attentionForward({ B, T, H, hd: D / H }, s.qkv, s.y, s.lse),
+        op.attentionForward({ B, T, H, hd: D / H }, s.qkv, s.y, s.lse, packed?.segments),
         op.matmul({
           M: R,
           N: D,
@@ -330,10 +345,11 @@ export class DeviceModel {
   /** Shapes whose buffers and programs are kept (a run's batches change shape every update). */
   keepShapes = 2;
 
-  private activations(B: number, T: number, invTemp: number): Activations {
-    if (T > this.config.nCtx)
+  private activations(B: number, T: number, invTemp: number, packed = false): Activations {
+    // A packed row may be longer than the context; its positions are checked where written.
+    if (T > this.config.nCtx && !packed)
       throw new Error(`sequence of ${T} tokens exceeds the context of ${this.config.nCtx}`);
-    const key = `${B}x${T}@${invTemp}`;
+    const key = `${B}x${T}@${invTemp}${packed ? ' packed' : ''}`;
     const cached = this.shapes.get(key);
     if (cached) {
       this.shapes.delete(key); // most recent last
@@ -346,7 +362,7 @@ export class DeviceModel {
       acts.release();
     }
     checkBatchFits(this.config, B, T, limitsOf(this.rt.device));
-    const { value, buffers } = this.rt.collect(() => this.buildActivations(B, T, invTemp));
+    const { value, buffers } = this.rt.collect(() => this.buildActivations(B, T, invTemp, packed));
     const release = value.release;
     value.release = () => {
       release();
@@ -378,7 +394,7 @@ export class DeviceModel {
     };
   }
 
-  private buildActivations(B: number, T: number, invTemp: number): Activations {
+  private buildActivations(B: number, T: number, invTemp: number, shared: boolean): Activations {
     const {
       nEmbd: D,
       nHead: H,
@@ -392,6 +408,9 @@ export class DeviceModel {
     const dummy = rt.dummy;
     const version = this.matmulVersion;
     const ids = rt.buffer(R);
+    const packed = shared
+      ? { positions: rt.buffer(R, 'positions'), segments: rt.buffer(R + B, 'segments') }
+      : null;
     const x = Array.from({ length: L + 1 }, () => rt.buffer(R * D));
     const save = Array.from({ length: L }, () => this.layerBuffers(R));
     const xf = rt.buffer(R * D);
@@ -472,7 +491,7 @@ export class DeviceModel {
     ]);
     // The GRPO options live in the program's uniforms: rebuilt when they change (rare).
     const specs: DispatchSpec[] = [
-      ...this.forwardSpecs(B, T, ids, x, save),
+      ...this.forwardSpecs(B, T, ids, x, save, packed),
       op.layerNormForward(
         x[L]!,
         this.slice('transformer.ln_f.weight'),
@@ -616,7 +635,16 @@ export class DeviceModel {
           version,
         }),
         op.biasGrad(dres, R, D, gl(l, 'attn.c_proj.bias'), true, dummy),
-        ...op.attentionBackward({ B, T, H, hd: D / H }, s.qkv, s.y, tmpD, s.lse, dqkv, dsum),
+        ...op.attentionBackward(
+          { B, T, H, hd: D / H },
+          s.qkv,
+          s.y,
+          tmpD,
+          s.lse,
+          dqkv,
+          dsum,
+          packed?.segments,
+        ),
         op.matmul({
           M: R,
           N: D,
@@ -664,6 +692,7 @@ export class DeviceModel {
         D,
         this.off('transformer.wte.weight'),
         this.off('transformer.wpe.weight'),
+        packed?.positions,
       ),
     );
     const forwardProgram = rt.program(specs);
@@ -683,6 +712,7 @@ export class DeviceModel {
       B,
       T,
       ids,
+      packed,
       targets,
       old,
       ref,
@@ -749,10 +779,16 @@ export class DeviceModel {
       weight: batch.weight,
     }))
       if (a.length !== R) throw new Error(`trainStep: ${name} has ${a.length} ≠ ${B}×${T}`);
-    const acts = this.activations(B, T, 1 / o.temperature) as Activations & {
+    const acts = this.activations(
+      B,
+      T,
+      1 / o.temperature,
+      batch.packed !== undefined,
+    ) as Activations & {
       parts(o: GrpoOptions): Program[];
     };
     const rt = this.rt;
+    this.writePacked(acts, batch.packed);
     // Rows of weight 0 (prompts, padding) add nothing to the loss: the head skips them, and
     // each sequence's last position, which predicts no token of it.
     const picked: number[] = [];
@@ -828,14 +864,26 @@ export class DeviceModel {
     ids: Uint32Array,
     temperature: number,
     rows?: Uint32Array,
+    packed?: PackedRows,
   ): Promise<{ logp: Float32Array; entropy: Float32Array }> {
     const R = B * T;
     const at = rows ?? Uint32Array.from({ length: R }, (_, r) => r).filter((r) => r % T !== T - 1);
-    const acts = this.activations(B, T, 1 / temperature);
+    const acts = this.activations(B, T, 1 / temperature, packed !== undefined);
+    this.writePacked(acts, packed);
     this.writeTokens(acts, B, T, ids, at);
     this.rt.submit([acts.program]);
     const [head] = await this.rt.read([headSlice(acts, at)]);
     return spread(head as Float32Array, at, R);
+  }
+
+  /** Packed rows' positions (within the context) and segments. */
+  private writePacked(acts: Activations, packed: PackedRows | undefined): void {
+    if (!packed || !acts.packed) return;
+    for (const position of packed.positions)
+      if (position >= this.config.nCtx)
+        throw new Error(`position ${position} exceeds the context of ${this.config.nCtx}`);
+    this.rt.write(acts.packed.positions, packed.positions);
+    this.rt.write(acts.packed.segments, packed.segments);
   }
 
   /** The tokens, and the picked rows with their targets ids[b, t+1]. */

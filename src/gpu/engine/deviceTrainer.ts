@@ -15,14 +15,17 @@ import type {
   RoleTrainerState,
   RoleUpdate,
 } from '../../rl/policyUpdate';
-import { DeviceModel } from './deviceModel';
+import { DeviceModel, type PackedRows } from './deviceModel';
 import type { MatmulVersion } from './ops';
+import { packBatch } from './packedBatch';
 import type { GpuRuntime } from './runtime';
 
 interface Packed {
   B: number;
   T: number;
   ids: Uint32Array;
+  /** Shared prompts' rows (packedBatch.ts): positions and attention segments. */
+  packed?: PackedRows;
   /** Position r predicts a completion token: its index into that row's completion, else −1. */
   slot: Int32Array;
   oldLogp: Float32Array;
@@ -110,72 +113,80 @@ export class DeviceRoleTrainer {
     };
   }
 
-  /** Longest first, each pass as many rows as fit maxTokensPerPass at its own padded width. */
-  private passes(sequences: readonly PolicySequence[]): PolicySequence[][] {
-    const order = [...sequences].sort(
-      (a, b) => b.prompt.length + b.completion.length - (a.prompt.length + a.completion.length),
-    );
-    const out: PolicySequence[][] = [];
-    let current: PolicySequence[] = [];
-    let width = 0;
-    for (const s of order) {
-      const w = Math.max(2, width, s.prompt.length + s.completion.length);
-      if (current.length > 0 && (current.length + 1) * w > this.maxTokensPerPass) {
-        out.push(current);
-        current = [];
-        width = 0;
-      }
-      current.push(s);
-      width = Math.max(2, width, s.prompt.length + s.completion.length);
-    }
-    if (current.length > 0) out.push(current);
-    return out;
-  }
-
-  private pack(
+  /**
+   * The passes of an update: the sequences' rows (a group that shares a prompt holds it once,
+   * packedBatch.ts), as many rows a pass as fit maxTokensPerPass; per position, what the loss
+   * reads of the completion token it predicts.
+   */
+  private passes(
     sequences: readonly PolicySequence[],
     n: { tokens: number; outputs: number; maxLength: number },
-  ): Packed {
-    const B = sequences.length;
-    const T = Math.max(2, ...sequences.map((s) => s.prompt.length + s.completion.length));
-    const R = B * T;
-    const ids = new Uint32Array(R).fill(this.options.padId);
-    const slot = new Int32Array(R).fill(-1);
-    const oldLogp = new Float32Array(R);
-    const advantage = new Float32Array(R);
-    const weight = new Float32Array(R);
-    const lengths = sequences.map((s) => s.completion.length);
-    sequences.forEach((s, b) => {
-      ids.set([...s.prompt, ...s.completion], b * T);
-      const start = s.prompt.length - 1;
-      const len = s.completion.length;
-      // The whole batch's normalizers, so the passes add up to the one-pass loss.
-      const w =
-        this.options.loss.lossType === 'dapo'
-          ? 1 / n.tokens
-          : this.options.loss.lossType === 'grpo'
-            ? 1 / (Math.max(len, 1) * n.outputs)
-            : 1 / (n.outputs * n.maxLength);
-      for (let j = 0; j < len; j++) {
-        const r = b * T + start + j;
-        slot[r] = j;
-        oldLogp[r] = s.oldLogProbs[j] ?? 0;
-        advantage[r] = s.advantage;
-        weight[r] = w;
+  ): Packed[] {
+    const batch = {
+      sequences: sequences.map((s) => [...s.prompt, ...s.completion]),
+      scoredFrom: sequences.map((s) => s.prompt.length - 1),
+    };
+    return packBatch(batch, this.maxTokensPerPass).map((part) => {
+      const R = part.B * part.T;
+      const slot = new Int32Array(R).fill(-1);
+      const oldLogp = new Float32Array(R);
+      const advantage = new Float32Array(R);
+      const weight = new Float32Array(R);
+      const lengths: number[] = [];
+      for (const run of part.runs) {
+        const s = sequences[run.sequence] as PolicySequence;
+        const len = s.completion.length;
+        lengths.push(len);
+        // The whole batch's normalizers, so the passes add up to the one-pass loss.
+        const w =
+          this.options.loss.lossType === 'dapo'
+            ? 1 / n.tokens
+            : this.options.loss.lossType === 'grpo'
+              ? 1 / (Math.max(len, 1) * n.outputs)
+              : 1 / (n.outputs * n.maxLength);
+        for (let j = 0; j < run.count; j++) {
+          const r = (part.scored as Uint32Array)[run.first + j] as number;
+          slot[r] = j;
+          oldLogp[r] = s.oldLogProbs[j] ?? 0;
+          advantage[r] = s.advantage;
+          weight[r] = w;
+        }
       }
+      return {
+        B: part.B,
+        T: part.T,
+        // Padding (weight 0, after every real position of its row) reads id 0.
+        ids: part.ids,
+        ...(part.segments
+          ? { packed: { positions: part.positions, segments: part.segments } }
+          : {}),
+        slot,
+        oldLogp,
+        advantage,
+        weight,
+        lengths,
+      };
     });
-    return { B, T, ids, slot, oldLogp, advantage, weight, lengths };
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
     const norm = this.normalizers(sequences);
-    const packs = this.passes(sequences).map((group) => this.pack(group, norm));
+    const packs = this.passes(sequences, norm);
     const { temperature, learningRate, maxGradNorm, numIterations, loss } = this.options;
     const refLogps: Float32Array[] = [];
     for (const p of packs)
       refLogps.push(
         this.reference
-          ? (await this.reference.logProbs(p.B, p.T, p.ids, temperature, completionRows(p))).logp
+          ? (
+              await this.reference.logProbs(
+                p.B,
+                p.T,
+                p.ids,
+                temperature,
+                completionRows(p),
+                p.packed,
+              )
+            ).logp
           : new Float32Array(p.B * p.T),
       );
     const metrics: GrpoLossMetrics[] = [];
@@ -196,6 +207,7 @@ export class DeviceRoleTrainer {
             refLogp: refLogps[k]!,
             advantage: p.advantage,
             weight: p.weight,
+            ...(p.packed ? { packed: p.packed } : {}),
           },
           { ...loss, lr: learningRate, maxGradNorm, temperature },
           true,

@@ -231,6 +231,7 @@ export function layerNormBackwardParams(
 const embUniforms = (B: number, T: number, D: number, wte: number, wpe: number) =>
   u32s(B, T, D, wte, wpe, 0, 0, 0);
 
+/** `positions`: each row's position (packed rows); default row r at r mod T. */
 export function embeddingForward(
   ids: Bindable,
   params: Bindable,
@@ -240,15 +241,17 @@ export function embeddingForward(
   D: number,
   wteOff: number,
   wpeOff: number,
+  positions?: Bindable,
 ): DispatchSpec {
   return {
     shader: 'embedding.wgsl',
-    entry: 'forward',
+    entry: positions ? 'forward_at' : 'forward',
     bindings: [
       ['r', ids],
       ['r', params],
       ['w', x],
-    ],
+      ...(positions ? [['r', positions]] : []),
+    ] as DispatchSpec['bindings'],
     uniforms: embUniforms(B, T, D, wteOff, wpeOff),
     workgroups: grid2d(Math.ceil((B * T * D) / 64)),
     label: 'embedding',
@@ -264,6 +267,7 @@ export function embeddingBackward(
   D: number,
   wteOff: number,
   wpeOff: number,
+  positions?: Bindable,
 ): DispatchSpec[] {
   const bindings: DispatchSpec['bindings'] = [
     ['r', ids],
@@ -271,6 +275,23 @@ export function embeddingBackward(
     ['w', grads],
   ];
   const u = embUniforms(B, T, D, wteOff, wpeOff);
+  const wpe: DispatchSpec = positions
+    ? {
+        shader: 'embedding.wgsl',
+        entry: 'backward_wpe_at',
+        bindings: [...bindings, ['r', positions]],
+        uniforms: u,
+        workgroups: [Math.ceil(D / 64)],
+        label: 'embedding_bwd_wpe',
+      }
+    : {
+        shader: 'embedding.wgsl',
+        entry: 'backward_wpe',
+        bindings,
+        uniforms: u,
+        workgroups: [Math.ceil((T * D) / 64)],
+        label: 'embedding_bwd_wpe',
+      };
   return [
     {
       shader: 'embedding.wgsl',
@@ -280,14 +301,7 @@ export function embeddingBackward(
       workgroups: [Math.ceil(D / 64)],
       label: 'embedding_bwd_wte',
     },
-    {
-      shader: 'embedding.wgsl',
-      entry: 'backward_wpe',
-      bindings,
-      uniforms: u,
-      workgroups: [Math.ceil((T * D) / 64)],
-      label: 'embedding_bwd_wpe',
-    },
+    wpe,
   ];
 }
 

@@ -92,11 +92,22 @@ export function layerNormBackwardRef(x: Arr, g: Arr, dy: Arr, R: number, D: numb
 }
 
 /** x [B·T, D] from ids [B·T]; positions t = r mod T. */
-export function embeddingRef(ids: Arr, wte: Arr, wpe: Arr, B: number, T: number, D: number) {
+/** Row r at position r mod T, or positions[r] where given (packed rows). */
+export function embeddingRef(
+  ids: Arr,
+  wte: Arr,
+  wpe: Arr,
+  B: number,
+  T: number,
+  D: number,
+  positions?: Arr,
+) {
   const x = new Float64Array(B * T * D);
-  for (let r = 0; r < B * T; r++)
+  for (let r = 0; r < B * T; r++) {
+    const pos = positions ? (positions[r] ?? 0) : r % T;
     for (let c = 0; c < D; c++)
-      x[r * D + c] = (wte[(ids[r] ?? 0) * D + c] ?? 0) + (wpe[(r % T) * D + c] ?? 0);
+      x[r * D + c] = (wte[(ids[r] ?? 0) * D + c] ?? 0) + (wpe[pos * D + c] ?? 0);
+  }
   return x;
 }
 
@@ -107,16 +118,19 @@ export function embeddingBackwardRef(
   B: number,
   T: number,
   D: number,
+  positions?: Arr,
 ) {
   const dwte = new Float64Array(V * D);
   const dwpe = new Float64Array(T * D);
-  for (let r = 0; r < B * T; r++)
+  for (let r = 0; r < B * T; r++) {
+    const pos = positions ? (positions[r] ?? 0) : r % T;
     for (let c = 0; c < D; c++) {
       const g = dx[r * D + c] ?? 0;
       const i = (ids[r] ?? 0) * D + c;
       dwte[i] = (dwte[i] ?? 0) + g;
-      dwpe[(r % T) * D + c] = (dwpe[(r % T) * D + c] ?? 0) + g;
+      dwpe[pos * D + c] = (dwpe[pos * D + c] ?? 0) + g;
     }
+  }
   return { dwte, dwpe };
 }
 
