@@ -148,12 +148,32 @@ export function qkvIndex(T: number, H: number, hd: number, kvH: number) {
 }
 
 /**
- * Causal attention on qkv [B·T, (H + 2·kvH)·hd] → y [B·T, H·hd], and its P per (b, h) for the
- * backward; kvH < H is grouped-query attention.
+ * Whether query t of row b sees key u: causal, and with `segments` ([lo per position | pre per
+ * row], rows that hold a prompt and then its completions) only the prompt's first pre[b] keys
+ * and its own segment's, from lo[t] on.
  */
-export function attentionRef(qkv: Arr, B: number, T: number, H: number, hd: number, kvH = H) {
+function seesKey(B: number, T: number, segments?: Arr) {
+  return (b: number, t: number, u: number) =>
+    u <= t &&
+    (!segments || u < (segments[B * T + b] ?? 0) || u >= (segments[b * T + t] ?? 0));
+}
+
+/**
+ * Causal attention on qkv [B·T, (H + 2·kvH)·hd] → y [B·T, H·hd], and its P per (b, h) for the
+ * backward; kvH < H is grouped-query attention; `segments` as seesKey.
+ */
+export function attentionRef(
+  qkv: Arr,
+  B: number,
+  T: number,
+  H: number,
+  hd: number,
+  kvH = H,
+  segments?: Arr,
+) {
   const D = H * hd;
   const at = qkvIndex(T, H, hd, kvH);
+  const sees = seesKey(B, T, segments);
   const scale = 1 / Math.sqrt(hd);
   const y = new Float64Array(B * T * D);
   const probs: Float64Array[] = [];
@@ -167,7 +187,7 @@ export function attentionRef(qkv: Arr, B: number, T: number, H: number, hd: numb
           let dot = 0;
           for (let i = 0; i < hd; i++)
             dot += (qkv[at(b, t, 0, h, i)] ?? 0) * (qkv[at(b, u, 1, h, i)] ?? 0);
-          s[u] = dot * scale;
+          s[u] = sees(b, t, u) ? dot * scale : Number.NEGATIVE_INFINITY;
           m = Math.max(m, s[u] ?? 0);
         }
         let l = 0;
@@ -192,10 +212,11 @@ export function attentionBackwardRef(
   H: number,
   hd: number,
   kvH = H,
+  segments?: Arr,
 ) {
   const D = H * hd;
   const scale = 1 / Math.sqrt(hd);
-  const { probs } = attentionRef(qkv, B, T, H, hd, kvH);
+  const { probs } = attentionRef(qkv, B, T, H, hd, kvH, segments);
   const dqkv = new Float64Array(B * T * (H + 2 * kvH) * hd);
   const at = qkvIndex(T, H, hd, kvH);
   for (let b = 0; b < B; b++)

@@ -25,7 +25,14 @@ import { DeviceSampler } from '../deviceSampler';
 import * as op from '../ops';
 import { MATMUL_VERSIONS, type MatmulVersion } from '../ops';
 import { nextTokenLogProbsRef } from './gptReference';
-import { ints, type KernelCheck, type Outputs, randoms, registerKernelCheck } from './registry';
+import {
+  ints,
+  type KernelCheck,
+  type Outputs,
+  packedRows,
+  randoms,
+  registerKernelCheck,
+} from './registry';
 
 // matmul: three products per version — bias + residual; Aᵀ with the GELU forward (aux);
 // Bᵀ, GELU backward and accumulation — at odd sizes, then the run's own: X·W_qkv, the tied
@@ -276,10 +283,12 @@ interface EmbInputs {
   params: Float32Array;
   ids: Uint32Array;
   dx: Float32Array;
+  /** Each row's position (packed rows: forward_at, backward_wpe_at), or none. */
+  positions?: Uint32Array;
 }
 
-const embeddingCheck: KernelCheck<EmbInputs> = {
-  name: 'embedding/forward+backward',
+const embeddingCheck = (packed: boolean): KernelCheck<EmbInputs> => ({
+  name: packed ? 'embedding/positions per row (packed rows)' : 'embedding/forward+backward',
   indispensable: true,
   tolerance: { atol: 1e-5, rtol: 1e-4 },
   sized: true,
@@ -295,6 +304,7 @@ const embeddingCheck: KernelCheck<EmbInputs> = {
       params: randoms(rng, wpeOff + T * D),
       ids: ints(rng, B * T, V),
       dx: randoms(rng, B * T * D),
+      ...(packed ? { positions: packedRows(B, T).positions } : {}),
     };
   },
   async gpu(ctx, i) {
@@ -303,9 +313,10 @@ const embeddingCheck: KernelCheck<EmbInputs> = {
     const P = ctx.upload(i.params);
     const X = ctx.buffer(B * T * D);
     const grads = ctx.buffer(i.params.length);
+    const at = i.positions ? ctx.upload(i.positions) : undefined;
     await ctx.run([
-      op.embeddingForward(I, P, X, B, T, D, 0, wpeOff),
-      ...op.embeddingBackward(I, ctx.upload(i.dx), grads, B, T, D, 0, wpeOff),
+      op.embeddingForward(I, P, X, B, T, D, 0, wpeOff, at),
+      ...op.embeddingBackward(I, ctx.upload(i.dx), grads, B, T, D, 0, wpeOff, at),
     ]);
     const g = await ctx.read(grads, i.params.length);
     return {
@@ -318,10 +329,14 @@ const embeddingCheck: KernelCheck<EmbInputs> = {
     const { B, T, D, V, wpeOff } = i;
     const wte = i.params.subarray(0, V * D);
     const wpe = i.params.subarray(wpeOff, wpeOff + T * D);
-    const bwd = embeddingBackwardRef(i.ids, i.dx, V, B, T, D);
-    return { x: embeddingRef(i.ids, wte, wpe, B, T, D), dwte: bwd.dwte, dwpe: bwd.dwpe };
+    const bwd = embeddingBackwardRef(i.ids, i.dx, V, B, T, D, i.positions);
+    return {
+      x: embeddingRef(i.ids, wte, wpe, B, T, D, i.positions),
+      dwte: bwd.dwte,
+      dwpe: bwd.dwpe,
+    };
   },
-};
+});
 
 interface AttnInputs {
   B: number;
@@ -330,11 +345,13 @@ interface AttnInputs {
   hd: number;
   qkv: Float32Array;
   dy: Float32Array;
+  /** attention.wgsl's segments (packed rows: shared prompts), or none. */
+  segments?: Uint32Array;
 }
 
-function attentionCheck(part: 'forward' | 'backward'): KernelCheck<AttnInputs> {
+function attentionCheck(part: 'forward' | 'backward', packed = false): KernelCheck<AttnInputs> {
   return {
-    name: `attention/${part}`,
+    name: `attention/${part}${packed ? ' (packed rows: shared prompts)' : ''}`,
     indispensable: true,
     tolerance: part === 'forward' ? { atol: 1e-4, rtol: 1e-3 } : { atol: 2e-4, rtol: 2e-3 },
     sized: true,
@@ -349,6 +366,7 @@ function attentionCheck(part: 'forward' | 'backward'): KernelCheck<AttnInputs> {
         hd,
         qkv: randoms(rng, B * T * 3 * H * hd, 2),
         dy: randoms(rng, B * T * H * hd),
+        ...(packed ? { segments: packedRows(B, T).segments } : {}),
       };
     },
     async gpu(ctx, i) {
@@ -359,7 +377,8 @@ function attentionCheck(part: 'forward' | 'backward'): KernelCheck<AttnInputs> {
       const lse = ctx.buffer(B * H * T);
       const dqkv = ctx.buffer(B * T * 3 * D);
       const shape = { B, T, H, hd };
-      const specs = [op.attentionForward(shape, QKV, Y, lse)];
+      const seg = i.segments ? ctx.upload(i.segments) : undefined;
+      const specs = [op.attentionForward(shape, QKV, Y, lse, seg)];
       if (part === 'backward')
         specs.push(
           ...op.attentionBackward(
@@ -370,6 +389,7 @@ function attentionCheck(part: 'forward' | 'backward'): KernelCheck<AttnInputs> {
             lse,
             dqkv,
             ctx.buffer(B * H * T),
+            seg,
           ),
         );
       await ctx.run(specs);
@@ -381,8 +401,8 @@ function attentionCheck(part: 'forward' | 'backward'): KernelCheck<AttnInputs> {
     },
     reference(i): Outputs {
       return part === 'forward'
-        ? { y: attentionRef(i.qkv, i.B, i.T, i.H, i.hd).y }
-        : { dqkv: attentionBackwardRef(i.qkv, i.dy, i.B, i.T, i.H, i.hd) };
+        ? { y: attentionRef(i.qkv, i.B, i.T, i.H, i.hd, i.H, i.segments).y }
+        : { dqkv: attentionBackwardRef(i.qkv, i.dy, i.B, i.T, i.H, i.hd, i.H, i.segments) };
     },
   };
 }
@@ -691,9 +711,12 @@ export const LAB_CHECKS: readonly KernelCheck[] = [
   ...MATMUL_VERSIONS.map((v) => matmulCheck(v, true)),
   biasGradCheck,
   layerNormCheck,
-  embeddingCheck,
+  embeddingCheck(false),
+  embeddingCheck(true),
   attentionCheck('forward'),
   attentionCheck('backward'),
+  // The update's rows when a group shares its prompt (every GRPO step does).
+  attentionCheck('backward', true),
   headCheck,
   grpoCheck,
   adamwCheck,

@@ -31,7 +31,7 @@ import * as ol from '../opsLlama';
 import * as olr from '../opsLora';
 import { type GpuRuntime, uniforms } from '../runtime';
 import { SELF_CHECK_SEED } from './index';
-import { type KernelCheck, randoms } from './registry';
+import { type KernelCheck, packedRows, randoms } from './registry';
 import { runChecks } from './run';
 import { type CheckResult, describeFailure } from './types';
 
@@ -178,14 +178,18 @@ const swigluCheck: KernelCheck<{ gu: Float32Array; dh: Float32Array; R: number; 
 const GQA = { B: 2, T: 13, H: 6, kvH: 2, hd: 16 };
 const W = (GQA.H + 2 * GQA.kvH) * GQA.hd;
 
-const gqaCheck: KernelCheck<{ qkv: Float32Array; dy: Float32Array }> = {
-  name: 'attention/gqa',
+/** Grouped-query attention; `packed`: rows that share a prompt (the update's GRPO groups). */
+const gqaCheck = (
+  packed: boolean,
+): KernelCheck<{ qkv: Float32Array; dy: Float32Array; segments?: Uint32Array }> => ({
+  name: packed ? 'attention/gqa (packed rows: shared prompts)' : 'attention/gqa',
   indispensable: false,
   tolerance: TOL,
   sized: false,
   inputs: (_s, rng) => ({
     qkv: randoms(rng, GQA.B * GQA.T * W, 2),
     dy: randoms(rng, GQA.B * GQA.T * GQA.H * GQA.hd),
+    ...(packed ? { segments: packedRows(GQA.B, GQA.T).segments } : {}),
   }),
   async gpu(ctx, i) {
     const { B, T, H } = GQA;
@@ -193,17 +197,18 @@ const gqaCheck: KernelCheck<{ qkv: Float32Array; dy: Float32Array }> = {
     const y = ctx.buffer(B * T * H * GQA.hd);
     const lse = ctx.buffer(B * H * T);
     const dqkv = ctx.buffer(B * T * W);
+    const seg = i.segments ? ctx.upload(i.segments) : undefined;
     await ctx.run([
-      op.attentionForward(GQA, QKV, y, lse),
-      ...op.attentionBackward(GQA, QKV, y, ctx.upload(i.dy), lse, dqkv, ctx.buffer(B * H * T)),
+      op.attentionForward(GQA, QKV, y, lse, seg),
+      ...op.attentionBackward(GQA, QKV, y, ctx.upload(i.dy), lse, dqkv, ctx.buffer(B * H * T), seg),
     ]);
     return { y: await ctx.read(y, B * T * H * GQA.hd), dqkv: await ctx.read(dqkv, B * T * W) };
   },
   reference: (i) => ({
-    y: attentionRef(i.qkv, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH).y,
-    dqkv: attentionBackwardRef(i.qkv, i.dy, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH),
+    y: attentionRef(i.qkv, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH, i.segments).y,
+    dqkv: attentionBackwardRef(i.qkv, i.dy, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH, i.segments),
   }),
-};
+});
 
 const DEC = { B: 3, H: 6, kvH: 2, hd: 16, C: 11, pos: [0, 10, 4] };
 
@@ -490,7 +495,8 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   qkNormCheck,
   ropeCheck,
   swigluCheck,
-  gqaCheck,
+  gqaCheck(false),
+  gqaCheck(true),
   gqaDecodeCheck,
   matmul16Check('F16'),
   matmul16Check('BF16'),

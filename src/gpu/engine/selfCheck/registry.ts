@@ -71,3 +71,23 @@ export function ints(rng: Rng, n: number, below: number): Uint32Array {
 }
 
 export { Rng };
+
+/**
+ * The update's packed rows (a prompt, then its completions) for B rows of T positions: rows
+ * 0..B/2 − 1 a prompt of 4 and segments of 3, 3 and the rest; the others plain. Their
+ * attention segments [lo | pre] and positions.
+ */
+export function packedRows(B: number, T: number) {
+  const segments = new Uint32Array(B * T + B);
+  const positions = new Uint32Array(B * T);
+  for (let b = 0; b < B; b++) {
+    const pre = b < B / 2 ? 4 : 0;
+    segments[B * T + b] = pre;
+    for (let t = 0; t < T; t++) {
+      const lo = pre === 0 || t < pre ? 0 : pre + 3 * Math.min(2, Math.floor((t - pre) / 3));
+      segments[b * T + t] = lo;
+      positions[b * T + t] = lo === 0 ? t : pre + t - lo;
+    }
+  }
+  return { segments, positions };
+}
