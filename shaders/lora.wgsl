@@ -1,27 +1,54 @@
 // LoRA's low-rank path beside a frozen projection, y = W·x + s·B·(A·x) with s = alpha / r
-// (PEFT's shapes: A [r, in], B [out, r], f32). The down projection u = x·Aᵀ [M, r] and the A-side
-// gradients (dA = duᵀ·x, dx += du·A) are plain matmul.wgsl products; these entry points are the
-// B side, whose output columns sit at an offset inside a wider row (q, k, v inside the fused
-// q|k|v rows; gate, up inside gate|up), which a binding offset (256-byte granular) cannot reach.
-// Row i of y / dy is at i·y_rs + y_off.
+// (PEFT's shapes: A [r, in], B [out, r], f32). The adapters of one input (q, k, v of a layer's
+// q|k|v; gate, up of its gate|up) run together as a site: their A stacked [n·r, in], their B
+// stacked [Σ out, r], so the down projection u = x·Aᵀ [M, n·r] and the A-side gradients
+// (dA = duᵀ·x, dx += du·A) are one plain matmul.wgsl product each. These entry points are the B
+// side, whose output columns are n ≤ 3 segments inside a wider row (q, k, v inside the fused
+// q|k|v rows; gate, up inside gate|up), which a binding offset (256-byte granular) cannot reach:
+// column c of the stacked B (0 ≤ c < N = Σ widths) is segment t's column j, written at row i's
+// i·y_rs + off_t + j, and reads u's columns t·r .. t·r + r − 1 (u rows n·r wide).
 // Entry points (no shared memory, r is small):
-//   up      y[i, j] (+)= s·Σ_k u[i, k]·B[j, k]          (flags 4: accumulate; the forward adds)
+//   up      y[i, c] (+)= s·Σ_k u[i, t·r + k]·B[c, k]      (flags 4: accumulate; the forward adds)
 //           one invocation per row and four adjacent columns: on CPU drivers (SwiftShader) a
 //           workgroup costs tens of µs whatever its work, and one output element per
 //           invocation made this the LoRA backward's second-slowest kernel there (bench
 //           llama-lora, LLAMA_LORA_SHAPE=fixture); each element's sum is the same as before
-//   grad_u  du[i, k] = s·Σ_j dy[i, j]·B[j, k]            (one invocation per element)
-//   grad_b  dB[j, k] (+)= s·Σ_i dy[i, j]·u[i, k]          (flags 4: accumulate)
+//   grad_u  du[i, t·r + k] = s·Σ_j dy[i, c(t, j)]·B[c(t, j), k]   (one invocation per element)
+//   grad_b  dB[c, k] (+)= s·Σ_i dy[i, c]·u[i, t·r + k]            (flags 4: accumulate)
 
 struct Params {
   M: u32, N: u32, r: u32, flags: u32,
-  s: f32, y_rs: u32, y_off: u32, _p0: u32,
+  s: f32, y_rs: u32, n: u32, _p0: u32,
+  off0: u32, w0: u32, off1: u32, w1: u32,
+  off2: u32, w2: u32, _p1: u32, _p2: u32,
 }
 
 @group(0) @binding(7) var<uniform> p: Params;
 
 fn flat(gid: vec3u, nwg: vec3u) -> u32 {
   return gid.x + gid.y * nwg.x * 64u;
+}
+
+/** Stacked column c → (its segment t, its column in y's row). */
+fn column(c: u32) -> vec2u {
+  if (c < p.w0) {
+    return vec2u(0u, p.off0 + c);
+  }
+  if (c < p.w0 + p.w1) {
+    return vec2u(1u, p.off1 + c - p.w0);
+  }
+  return vec2u(2u, p.off2 + c - p.w0 - p.w1);
+}
+
+/** Segment t's first stacked column and its y offset and width. */
+fn segment(t: u32) -> vec3u {
+  if (t == 0u) {
+    return vec3u(0u, p.off0, p.w0);
+  }
+  if (t == 1u) {
+    return vec3u(p.w0, p.off1, p.w1);
+  }
+  return vec3u(p.w0 + p.w1, p.off2, p.w2);
 }
 
 @group(0) @binding(0) var<storage, read> u: array<f32>;
@@ -36,17 +63,19 @@ fn up(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: v
     return;
   }
   let i = e / quads;
-  let j0 = (e % quads) * 4u;
-  for (var c = 0u; c < 4u; c++) {
-    let j = j0 + c;
-    if (j >= p.N) {
+  let c0 = (e % quads) * 4u;
+  let ur = p.n * p.r;
+  for (var q = 0u; q < 4u; q++) {
+    let c = c0 + q;
+    if (c >= p.N) {
       break;
     }
+    let col = column(c);
     var acc = 0.0;
     for (var k = 0u; k < p.r; k++) {
-      acc += u[i * p.r + k] * b[j * p.r + k];
+      acc += u[i * ur + col.x * p.r + k] * b[c * p.r + k];
     }
-    let at = i * p.y_rs + p.y_off + j;
+    let at = i * p.y_rs + col.y;
     var v = p.s * acc;
     if ((p.flags & 4u) != 0u) {
       v += y[at];
@@ -61,16 +90,19 @@ fn up(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: v
 
 @compute @workgroup_size(64)
 fn grad_u(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let ur = p.n * p.r;
   let e = flat(gid, nwg);
-  if (e >= p.M * p.r) {
+  if (e >= p.M * ur) {
     return;
   }
-  let i = e / p.r;
+  let i = e / ur;
+  let t = (e % ur) / p.r;
   let k = e % p.r;
-  let row = i * p.y_rs + p.y_off;
+  let sg = segment(t);
+  let row = i * p.y_rs + sg.y;
   var acc = 0.0;
-  for (var j = 0u; j < p.N; j++) {
-    acc += dy[row + j] * gb[j * p.r + k];
+  for (var j = 0u; j < sg.z; j++) {
+    acc += dy[row + j] * gb[(sg.x + j) * p.r + k];
   }
   du[e] = p.s * acc;
 }
@@ -85,11 +117,13 @@ fn grad_b(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw
   if (e >= p.N * p.r) {
     return;
   }
-  let j = e / p.r;
+  let c = e / p.r;
   let k = e % p.r;
+  let col = column(c);
+  let ur = p.n * p.r;
   var acc = 0.0;
   for (var i = 0u; i < p.M; i++) {
-    acc += bdy[i * p.y_rs + p.y_off + j] * bu[i * p.r + k];
+    acc += bdy[i * p.y_rs + col.y] * bu[i * ur + col.x * p.r + k];
   }
   var v = p.s * acc;
   if ((p.flags & 4u) != 0u) {

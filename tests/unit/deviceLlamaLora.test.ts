@@ -16,6 +16,7 @@ import {
 import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
 import { loraGradB, loraGradU, loraUp } from '../../src/gpu/engine/opsLora';
 import { packBatch } from '../../src/gpu/engine/packedBatch';
+import { loraBSideRef } from '../../src/gpu/kernels/referenceLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
 import { Rng } from '../../src/tasks/random';
@@ -72,39 +73,44 @@ describe('matmul v6_b16t and lora.wgsl', () => {
         expectClose(await readBack(rt, C, M * N), want, 1e-5, 1e-4, dtype);
       });
 
-  it('up, grad_u and grad_b at a column offset inside wider rows', async (ctx) => {
-    const rt = needRuntime(h, ctx);
-    const [M, N, r, rs, off, s] = [9, 11, 3, 29, 7, 0.75];
-    const u = randoms(M * r, 1);
-    const b = randoms(N * r, 2);
-    const y0 = randoms(M * rs, 3);
-    const dy = randoms(M * rs, 4);
-    const db0 = randoms(N * r, 5);
-    const [Y, DU, DB] = [upload(rt, y0), rt.buffer(M * r), upload(rt, db0)];
-    const cols = { M, N, r, scale: s, rowStride: rs, offset: off };
-    const [U, Bb, DY] = [upload(rt, u), upload(rt, b), upload(rt, dy)];
-    await run(rt, [
-      loraUp(cols, U, Bb, Y),
-      loraGradU(cols, DY, Bb, DU),
-      loraGradB(cols, DY, U, DB, true),
-    ]);
-    const y = Float64Array.from(y0);
-    const du = new Float64Array(M * r);
-    const db = Float64Array.from(db0);
-    for (let i = 0; i < M; i++)
-      for (let j = 0; j < N; j++)
-        for (let k = 0; k < r; k++) {
-          const at = i * rs + off + j;
-          y[at] = (y[at] as number) + s * (u[i * r + k] as number) * (b[j * r + k] as number);
-          du[i * r + k] =
-            (du[i * r + k] as number) + s * (dy[at] as number) * (b[j * r + k] as number);
-          db[j * r + k] =
-            (db[j * r + k] as number) + s * (dy[at] as number) * (u[i * r + k] as number);
-        }
-    expectClose(await readBack(rt, Y, M * rs), y, 1e-6, 1e-5, 'y');
-    expectClose(await readBack(rt, DU, M * r), du, 1e-6, 1e-5, 'du');
-    expectClose(await readBack(rt, DB, N * r), db, 1e-6, 1e-5, 'dB');
-  });
+  for (const segments of [
+    [{ offset: 7, width: 11 }],
+    // A site of three adapters (q, k, v), columns with gaps between them (an unadapted target).
+    [
+      { offset: 2, width: 5 },
+      { offset: 9, width: 3 },
+      { offset: 20, width: 6 },
+    ],
+  ])
+    it(`up, grad_u and grad_b at ${segments.length} column segment(s) inside wider rows`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const [M, r, rs, s] = [9, 3, 29, 0.75];
+      const cols = { M, r, scale: s, rowStride: rs, segments };
+      const N = segments.reduce((n, g) => n + g.width, 0);
+      const nr = segments.length * r;
+      const u = randoms(M * nr, 1);
+      const b = randoms(N * r, 2);
+      const y0 = randoms(M * rs, 3);
+      const dy = randoms(M * rs, 4);
+      const db0 = randoms(N * r, 5);
+      const [Y, DU, DB] = [upload(rt, y0), rt.buffer(M * nr), upload(rt, db0)];
+      const [U, Bb, DY] = [upload(rt, u), upload(rt, b), upload(rt, dy)];
+      await run(rt, [
+        loraUp(cols, U, Bb, Y),
+        loraGradU(cols, DY, Bb, DU),
+        loraGradB(cols, DY, U, DB, true),
+      ]);
+      const want = loraBSideRef(cols, u, b, dy, y0);
+      expectClose(await readBack(rt, Y, M * rs), want.y, 1e-6, 1e-5, 'y');
+      expectClose(await readBack(rt, DU, M * nr), want.du, 1e-6, 1e-5, 'du');
+      expectClose(
+        await readBack(rt, DB, N * r),
+        want.db.map((v, i) => v + db0[i]!),
+        1e-6,
+        1e-5,
+        'dB',
+      );
+    });
 });
 
 /** The projection weights a target merges into. */
@@ -176,23 +182,26 @@ function randomAdapters(policy: DeviceLlamaPolicy, seed: number): Adapters {
   return start;
 }
 
-const CASES: [string, Partial<LlamaConfig>, WeightDtype, number][] = [
+const CASES: [string, Partial<LlamaConfig>, WeightDtype, number, readonly LoraTarget[]][] = [
   [
     'Qwen2-like: BF16, q/k/v bias, tied, gate|up and head split over bindings',
     { modelType: 'qwen2', attentionBias: true, ropeTheta: 1000000 },
     'BF16',
     4096,
+    LORA_TARGETS,
   ],
   [
-    'Qwen3-like: F32, q/k norms, head_dim 12 ≠ hidden/heads, GQA 2:1',
+    // Adapters on some targets: each site's columns with gaps (k and gate unadapted).
+    'Qwen3-like: F32, q/k norms, head_dim 12 ≠ hidden/heads, GQA 2:1, adapters on q, v, up, down',
     { modelType: 'qwen3', qkNorm: true, headDim: 12, numHeads: 4, numKvHeads: 2 },
     'F32',
     0,
+    ['q_proj', 'v_proj', 'up_proj', 'down_proj'],
   ],
 ];
 
 describe('LoRA over a frozen Llama-family base on the kernels', () => {
-  for (const [name, over, dtype, maxBindingBytes] of CASES)
+  for (const [name, over, dtype, maxBindingBytes, targets] of CASES)
     it(`${name}: log-probs and every adapter gradient against float64`, async (ctx) => {
       const rt = needRuntime(h, ctx);
       const config = llamaConfig(over);
@@ -201,7 +210,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
         contextLength: 8,
         ...(maxBindingBytes ? { maxBindingBytes } : {}),
       });
-      const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
+      const lora = { rank: 2, alpha: 5, targets };
       const policy = new DeviceLlamaPolicy(rt, model, lora);
       const adapters = randomAdapters(policy, 4);
       policy.importAdapters(adapters);

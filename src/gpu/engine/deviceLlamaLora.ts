@@ -99,6 +99,29 @@ interface Slot extends Geometry {
   bOff: number;
 }
 
+/** The targets that share an input, in the order their columns lie in its output rows. */
+const SITE_TARGETS: Record<AdapterSite, readonly LoraTarget[]> = {
+  qkv: ['q_proj', 'k_proj', 'v_proj'],
+  o: ['o_proj'],
+  gateUp: ['gate_proj', 'up_proj'],
+  down: ['down_proj'],
+};
+
+/**
+ * A layer's adapted targets at one site, run together (lora.wgsl): their A stacked
+ * [n·r, in] from aOff, their B stacked [Σ out, r] from bOff, their output columns segments of
+ * rows rowStride wide.
+ */
+interface Site {
+  key: string;
+  slots: Slot[];
+  inDim: number;
+  rowStride: number;
+  aOff: number;
+  bOff: number;
+  width: number;
+}
+
 type Acts = ReturnType<DeviceLlamaPolicy['allocate']>;
 
 /** A list of dispatches and buffer copies / clears, submitted at once. */
@@ -135,6 +158,7 @@ const align = (n: number) => Math.ceil(n / ALIGN_FLOATS) * ALIGN_FLOATS;
 export class DeviceLlamaPolicy {
   readonly scale: number;
   private readonly slots: Slot[] = [];
+  private readonly sites = new Map<string, Site>();
   readonly size: number;
   private readonly params: GPUBuffer;
   private readonly grads: GPUBuffer;
@@ -166,15 +190,44 @@ export class DeviceLlamaPolicy {
     const rowBytes = 4 * model.Vp;
     const limit = rt.device.limits.maxStorageBufferBindingSize;
     this.logitsRows = Math.max(64, Math.floor(limit / rowBytes / 64) * 64);
+    // Per layer and site, its targets' A stacked, then their B stacked (each block aligned).
     let at = 0;
+    const r = lora.rank;
     for (let layer = 0; layer < c.numLayers; layer++)
-      for (const target of LORA_TARGETS) {
-        if (!lora.targets.includes(target)) continue;
-        const g = this.geometry(target);
+      for (const [site, all] of Object.entries(SITE_TARGETS)) {
+        const targets = all.filter((t) => lora.targets.includes(t));
+        if (targets.length === 0) continue;
+        const geometry = targets.map((t) => this.geometry(t));
+        const inDim = (geometry[0] as Geometry).inDim;
         const aOff = at;
-        const bOff = align(aOff + lora.rank * g.inDim);
-        at = align(bOff + g.outDim * lora.rank);
-        this.slots.push({ ...g, key: adapterKey(layer, target), layer, target, aOff, bOff });
+        const bOff = align(aOff + targets.length * r * inDim);
+        const width = geometry.reduce((n, g) => n + g.outDim, 0);
+        at = align(bOff + width * r);
+        let b = bOff;
+        const slots = targets.map((target, i) => {
+          const g = geometry[i] as Geometry;
+          const slot = {
+            ...g,
+            key: adapterKey(layer, target),
+            layer,
+            target,
+            aOff: aOff + i * r * inDim,
+            bOff: b,
+          };
+          b += g.outDim * r;
+          return slot;
+        });
+        this.slots.push(...slots);
+        const rowStride = (geometry[0] as Geometry).rowStride;
+        this.sites.set(`${layer}.${site}`, {
+          key: `${layer}.${site}`,
+          slots,
+          inDim,
+          rowStride,
+          aOff,
+          bOff,
+          width,
+        });
       }
     this.size = Math.max(at, ALIGN_FLOATS);
     this.params = rt.buffer(this.size, 'lora params');
@@ -326,7 +379,12 @@ export class DeviceLlamaPolicy {
         gu: rt.buffer(R * 2 * I, `gate|up ${l}`),
         hm: rt.buffer(R * I, `mlp ${l}`),
       })),
-      u: new Map(this.slots.map((s) => [s.key, rt.buffer(R * r, `u ${s.key}`)])),
+      u: new Map(
+        [...this.sites.values()].map((s) => [
+          s.key,
+          rt.buffer(R * s.slots.length * r, `u ${s.key}`),
+        ]),
+      ),
       xnF: rt.buffer(R * D, 'xn final'),
       rstdF: rt.buffer(R, 'rstd final'),
       // The head's rows (scored positions, in order): R while every position is scored; else
@@ -350,7 +408,7 @@ export class DeviceLlamaPolicy {
       dsum: rt.buffer(R * H, 'dsum'),
       dgu: rt.buffer(R * 2 * I, 'dgate|up'),
       dhm: rt.buffer(R * I, 'dmlp'),
-      du: rt.buffer(R * r, 'du'),
+      du: rt.buffer(R * 3 * r, 'du'),
     };
   }
 
@@ -411,71 +469,69 @@ export class DeviceLlamaPolicy {
     this.actsKey = '';
   }
 
-  private slot(layer: number, target: LoraTarget): Slot | undefined {
-    return this.slots.find((s) => s.layer === layer && s.target === target);
+  private site(layer: number, site: AdapterSite): Site | undefined {
+    return this.sites.get(`${layer}.${site}`);
   }
 
-  private cols(s: Slot, R: number): LoraColumns {
+  private cols(s: Site, R: number): LoraColumns {
     return {
       M: R,
-      N: s.outDim,
       r: this.lora.rank,
       scale: this.scale,
       rowStride: s.rowStride,
-      offset: s.offset,
+      segments: s.slots.map((slot) => ({ offset: slot.offset, width: slot.outDim })),
     };
   }
 
-  private aSlice(s: Slot, buffer = this.params): Bindable {
-    return { buffer, offset: s.aOff, length: this.lora.rank * s.inDim };
+  /** The site's A stacked [n·r, in]. */
+  private aSlice(s: Site, buffer = this.params): Bindable {
+    return { buffer, offset: s.aOff, length: s.slots.length * this.lora.rank * s.inDim };
   }
 
-  private bSlice(s: Slot, buffer = this.params): Bindable {
-    return { buffer, offset: s.bOff, length: s.outDim * this.lora.rank };
+  /** The site's B stacked [Σ out, r]. */
+  private bSlice(s: Site, buffer = this.params): Bindable {
+    return { buffer, offset: s.bOff, length: s.width * this.lora.rank };
   }
 
-  /** y[:, cols] += s·B·A·x for the layer's targets among `targets` (x [R, in]). */
+  /** y[:, site's columns] += s·B·A·x for the layer's adapters at `site` (x [R, in]). */
   private loraForward(
     seq: Seq,
     a: Acts,
     layer: number,
-    targets: LoraTarget[],
+    site: AdapterSite,
     x: GPUBuffer,
     y: GPUBuffer,
   ) {
-    seq.run(...this.loraSpecs(a.R, layer, targets, x, y, (s) => a.u.get(s.key) as GPUBuffer));
+    seq.run(...this.loraSpecs(a.R, layer, site, x, y, (s) => a.u.get(s.key) as GPUBuffer));
   }
 
+  /** The site's down projection (one matmul over its stacked A) and up (lora.wgsl). */
   private loraSpecs(
     R: number,
     layer: number,
-    targets: readonly LoraTarget[],
+    site: AdapterSite,
     x: GPUBuffer,
     y: GPUBuffer,
-    uOf: (s: Slot) => GPUBuffer,
+    uOf: (s: Site) => GPUBuffer,
   ): DispatchSpec[] {
-    const specs: DispatchSpec[] = [];
-    for (const t of targets) {
-      const s = this.slot(layer, t);
-      if (!s) continue;
-      const u = uOf(s);
-      specs.push(
-        matmul({
-          M: R,
-          N: this.lora.rank,
-          K: s.inDim,
-          a: x,
-          b: this.aSlice(s),
-          bStride: [1, s.inDim],
-          c: u,
-          version: 'v4_vec4',
-          dummy: this.rt.dummy,
-          label: `lora_down ${t}`,
-        }),
-        loraUp(this.cols(s, R), u, this.bSlice(s), y),
-      );
-    }
-    return specs;
+    const s = this.site(layer, site);
+    if (!s) return [];
+    const u = uOf(s);
+    return [
+      matmul({
+        M: R,
+        N: s.slots.length * this.lora.rank,
+        K: s.inDim,
+        a: x,
+        b: this.aSlice(s),
+        bStride: [1, s.inDim],
+        c: u,
+        version: 'v4_vec4',
+        dummy: this.rt.dummy,
+        label: `lora_down ${site}`,
+      }),
+      loraUp(this.cols(s, R), u, this.bSlice(s), y),
+    ];
   }
 
   private scratch: GPUBuffer | null = null;
@@ -485,16 +541,14 @@ export class DeviceLlamaPolicy {
    * detach() returns it to the base.
    */
   attach(): void {
-    const sites: Record<AdapterSite, readonly LoraTarget[]> = {
-      qkv: ['q_proj', 'k_proj', 'v_proj'],
-      o: ['o_proj'],
-      gateUp: ['gate_proj', 'up_proj'],
-      down: ['down_proj'],
-    };
-    this.scratch ??= this.rt.buffer(this.model.contextLength * this.lora.rank, 'lora u (sampling)');
+    // u for a site of up to three adapters, as many rows as a call may run.
+    this.scratch ??= this.rt.buffer(
+      this.model.contextLength * 3 * this.lora.rank,
+      'lora u (sampling)',
+    );
     const u = this.scratch;
     this.model.setAdapterHook((rows, layer, site, x, y) =>
-      this.loraSpecs(rows, layer, sites[site], x, y, () => u),
+      this.loraSpecs(rows, layer, site, x, y, () => u),
     );
   }
 
@@ -502,52 +556,50 @@ export class DeviceLlamaPolicy {
     this.model.setAdapterHook(null);
   }
 
-  /** dA, dB of the layer's targets from dy (y's gradient); dx [R, in] += the low-rank path's. */
+  /** dA, dB of the layer's adapters at `site` from dy (y's gradient); dx [R, in] += theirs. */
   private loraBackward(
     seq: Seq,
     a: Acts,
     layer: number,
-    targets: LoraTarget[],
+    site: AdapterSite,
     x: GPUBuffer,
     dy: GPUBuffer,
     dx: GPUBuffer,
   ) {
-    const r = this.lora.rank;
-    for (const t of targets) {
-      const s = this.slot(layer, t);
-      if (!s) continue;
-      const u = a.u.get(s.key) as GPUBuffer;
-      const cols = this.cols(s, a.R);
-      seq.run(
-        loraGradB(cols, dy, u, this.bSlice(s, this.grads), true),
-        loraGradU(cols, dy, this.bSlice(s), a.du),
-        matmul({
-          M: r,
-          N: s.inDim,
-          K: a.R,
-          a: a.du,
-          aStride: [1, r],
-          b: x,
-          c: this.aSlice(s, this.grads),
-          flags: MM_ACCUMULATE,
-          version: 'v4_vec4',
-          dummy: this.rt.dummy,
-          label: `lora_dA ${t}`,
-        }),
-        matmul({
-          M: a.R,
-          N: s.inDim,
-          K: r,
-          a: a.du,
-          b: this.aSlice(s),
-          c: dx,
-          flags: MM_ACCUMULATE,
-          version: 'v4_vec4',
-          dummy: this.rt.dummy,
-          label: `lora_dx ${t}`,
-        }),
-      );
-    }
+    const s = this.site(layer, site);
+    if (!s) return;
+    const nr = s.slots.length * this.lora.rank;
+    const u = a.u.get(s.key) as GPUBuffer;
+    const cols = this.cols(s, a.R);
+    seq.run(
+      loraGradB(cols, dy, u, this.bSlice(s, this.grads), true),
+      loraGradU(cols, dy, this.bSlice(s), a.du),
+      matmul({
+        M: nr,
+        N: s.inDim,
+        K: a.R,
+        a: a.du,
+        aStride: [1, nr],
+        b: x,
+        c: this.aSlice(s, this.grads),
+        flags: MM_ACCUMULATE,
+        version: 'v4_vec4',
+        dummy: this.rt.dummy,
+        label: `lora_dA ${site}`,
+      }),
+      matmul({
+        M: a.R,
+        N: s.inDim,
+        K: nr,
+        a: a.du,
+        b: this.aSlice(s),
+        c: dx,
+        flags: MM_ACCUMULATE,
+        version: 'v4_vec4',
+        dummy: this.rt.dummy,
+        label: `lora_dx ${site}`,
+      }),
+    );
   }
 
   /** dx [M, m.cols] (+)= dy·W over W's row ranges (dy's rows dyStride floats apart). */
@@ -656,7 +708,7 @@ export class DeviceLlamaPolicy {
       seq.run(rmsNormForward(x, w.inNorm, s.xn1, s.rstd1, R, D, eps, dummy));
       const pre = s.qkvPre ?? s.qkv;
       seq.run(...model.project(R, s.xn1, w.qkv, pre, { bias: w.qkvBias }));
-      this.loraForward(seq, a, l, ['q_proj', 'k_proj', 'v_proj'], s.xn1, pre);
+      this.loraForward(seq, a, l, 'qkv', s.xn1, pre);
       if (s.qkvPre && w.qNorm && w.kNorm) {
         seq.copy(s.qkvPre, s.qkv, R * W);
         seq.run(
@@ -678,17 +730,17 @@ export class DeviceLlamaPolicy {
       );
       seq.copy(x, s.xMid, R * D);
       seq.run(...model.project(R, s.att, w.o, s.xMid, { accumulate: true }));
-      this.loraForward(seq, a, l, ['o_proj'], s.att, s.xMid);
+      this.loraForward(seq, a, l, 'o', s.att, s.xMid);
       seq.run(
         rmsNormForward(s.xMid, w.postNorm, s.xn2, s.rstd2, R, D, eps, dummy),
         ...model.project(R, s.xn2, w.gateUp, s.gu),
       );
-      this.loraForward(seq, a, l, ['gate_proj', 'up_proj'], s.xn2, s.gu);
+      this.loraForward(seq, a, l, 'gateUp', s.xn2, s.gu);
       seq.run(swigluForward(s.gu, s.hm, R, I));
       const next = a.xs[l + 1] as GPUBuffer;
       seq.copy(s.xMid, next, R * D);
       seq.run(...model.project(R, s.hm, w.down, next, { accumulate: true }));
-      this.loraForward(seq, a, l, ['down_proj'], s.hm, next);
+      this.loraForward(seq, a, l, 'down', s.hm, next);
     });
     const last = a.xs[c.numLayers] as GPUBuffer;
     seq.run(rmsNormForward(last, model.finalNorm, a.xnF, a.rstdF, R, D, eps, dummy));
@@ -795,16 +847,16 @@ export class DeviceLlamaPolicy {
       const s = a.layers[l] as Acts['layers'][number];
       // MLP: x_{l+1} = xMid + down(silu(gate)·up)(RMSNorm(xMid)).
       seq.run(...this.projectT(R, a.dx, D, w.down, a.dhm));
-      this.loraBackward(seq, a, l, ['down_proj'], s.hm, a.dx, a.dhm);
+      this.loraBackward(seq, a, l, 'down', s.hm, a.dx, a.dhm);
       seq.run(swigluBackward(s.gu, a.dhm, a.dgu, R, I));
       seq.run(...this.projectT(R, a.dgu, 2 * I, w.gateUp, a.dxn));
-      this.loraBackward(seq, a, l, ['gate_proj', 'up_proj'], s.xn2, a.dgu, a.dxn);
+      this.loraBackward(seq, a, l, 'gateUp', s.xn2, a.dgu, a.dxn);
       seq.run(
         dxOnly(rmsNormBackward(s.xMid, w.postNorm, a.dxn, s.rstd2, a.dx, dummy.w, R, D, true)),
       );
       // Attention: xMid = x_l + o(attention(RoPE(norm_qk(qkv(RMSNorm(x_l)))))).
       seq.run(...this.projectT(R, a.dx, D, w.o, a.datt));
-      this.loraBackward(seq, a, l, ['o_proj'], s.att, a.dx, a.datt);
+      this.loraBackward(seq, a, l, 'o', s.att, a.dx, a.datt);
       seq.run(
         ...attentionBackward(
           { B, T, H, hd, kvH },
@@ -857,7 +909,7 @@ export class DeviceLlamaPolicy {
         dPre = a.dqkvPre;
       }
       seq.run(...this.projectT(R, dPre, W, w.qkv, a.dxn));
-      this.loraBackward(seq, a, l, ['q_proj', 'k_proj', 'v_proj'], s.xn1, dPre, a.dxn);
+      this.loraBackward(seq, a, l, 'qkv', s.xn1, dPre, a.dxn);
       seq.run(
         dxOnly(
           rmsNormBackward(

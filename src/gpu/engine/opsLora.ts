@@ -3,29 +3,53 @@ import { grid2d } from '../kernels/runKernel';
 import type { Bindable, DispatchSpec } from './runtime';
 import { uniforms } from './runtime';
 
-/** Where y's (or dy's) columns for this adapter lie: row i at i·rowStride + offset, N wide. */
+/** One adapter's output columns inside y's (or dy's) rows: `width` of them from `offset`. */
+export interface LoraSegment {
+  offset: number;
+  width: number;
+}
+
+/**
+ * A site's adapters (one to three sharing an input: q, k, v; gate, up): M rows of y, each
+ * rowStride floats, the adapters' columns as segments; u and du rows hold segments·r floats,
+ * B is the segments' B stacked [Σ widths, r].
+ */
 export interface LoraColumns {
   M: number;
-  N: number;
   r: number;
   scale: number;
   rowStride: number;
-  offset: number;
+  segments: readonly LoraSegment[];
 }
 
-const loraUniforms = (c: LoraColumns, accumulate: boolean) =>
-  uniforms([
+/** Stacked B's rows: every segment's columns. */
+export const loraWidth = (c: LoraColumns) => c.segments.reduce((n, s) => n + s.width, 0);
+
+const loraUniforms = (c: LoraColumns, accumulate: boolean) => {
+  if (c.segments.length < 1 || c.segments.length > 3)
+    throw new Error(`lora: ${c.segments.length} segments (1 to 3)`);
+  const seg = (i: number): [['u', number], ['u', number]] => [
+    ['u', c.segments[i]?.offset ?? 0],
+    ['u', c.segments[i]?.width ?? 0],
+  ];
+  return uniforms([
     ['u', c.M],
-    ['u', c.N],
+    ['u', loraWidth(c)],
     ['u', c.r],
     ['u', accumulate ? 4 : 0],
     ['f', c.scale],
     ['u', c.rowStride],
-    ['u', c.offset],
+    ['u', c.segments.length],
+    ['u', 0],
+    ...seg(0),
+    ...seg(1),
+    ...seg(2),
+    ['u', 0],
     ['u', 0],
   ]);
+};
 
-/** y[:, cols] (+)= scale·u·Bᵀ, u [M, r], B [N, r]. */
+/** y[:, segments] (+)= scale·u·Bᵀ, u [M, n·r], B [Σ widths, r]. */
 export function loraUp(
   c: LoraColumns,
   u: Bindable,
@@ -43,12 +67,12 @@ export function loraUp(
     ],
     uniforms: loraUniforms(c, accumulate),
     // Four adjacent columns per invocation (lora.wgsl's `up`).
-    workgroups: grid2d(Math.ceil((c.M * Math.ceil(c.N / 4)) / 64)),
+    workgroups: grid2d(Math.ceil((c.M * Math.ceil(loraWidth(c) / 4)) / 64)),
     label: 'lora_up',
   };
 }
 
-/** du [M, r] = scale·dy[:, cols]·B. */
+/** du [M, n·r] = scale·dy[:, segment t]·B_t, each segment's r columns. */
 export function loraGradU(c: LoraColumns, dy: Bindable, b: Bindable, du: Bindable): DispatchSpec {
   return {
     shader: 'lora.wgsl',
@@ -59,12 +83,12 @@ export function loraGradU(c: LoraColumns, dy: Bindable, b: Bindable, du: Bindabl
       ['w', du],
     ],
     uniforms: loraUniforms(c, false),
-    workgroups: grid2d(Math.ceil((c.M * c.r) / 64)),
+    workgroups: grid2d(Math.ceil((c.M * c.segments.length * c.r) / 64)),
     label: 'lora_grad_u',
   };
 }
 
-/** dB [N, r] (+)= scale·dy[:, cols]ᵀ·u. */
+/** dB [Σ widths, r] (+)= scale·dy[:, segments]ᵀ·u (each segment with its r columns of u). */
 export function loraGradB(
   c: LoraColumns,
   dy: Bindable,
@@ -81,7 +105,7 @@ export function loraGradB(
       ['w', db],
     ],
     uniforms: loraUniforms(c, accumulate),
-    workgroups: grid2d(Math.ceil((c.N * c.r) / 64)),
+    workgroups: grid2d(Math.ceil((loraWidth(c) * c.r) / 64)),
     label: 'lora_grad_b',
   };
 }

@@ -116,3 +116,45 @@ export function swigluBackwardRef(gu: Arr, dh: Arr, R: number, I: number): Float
     }
   return dgu;
 }
+
+/**
+ * LoRA's B side over a site's segments (lora.wgsl): M rows of y and dy, rowStride floats each;
+ * segment t's `width` columns from its `offset`, with u's columns t·r .. t·r + r − 1 (u and du
+ * rows n·r) and B's stacked rows. y (+)= s·u·Bᵀ, du = s·dy·B, dB = s·dyᵀ·u, in float64.
+ */
+export function loraBSideRef(
+  c: {
+    M: number;
+    r: number;
+    scale: number;
+    rowStride: number;
+    segments: readonly { offset: number; width: number }[];
+  },
+  u: Arr,
+  b: Arr,
+  dy: Arr,
+  y0?: Arr,
+) {
+  const { M, r, scale, rowStride } = c;
+  const nr = c.segments.length * r;
+  const N = c.segments.reduce((n, s) => n + s.width, 0);
+  const y = Float64Array.from({ length: M * rowStride }, (_, e) => y0?.[e] ?? 0);
+  const du = new Float64Array(M * nr);
+  const db = new Float64Array(N * r);
+  let row = 0; // the segment's first row of the stacked B
+  c.segments.forEach((seg, t) => {
+    for (let i = 0; i < M; i++)
+      for (let j = 0; j < seg.width; j++) {
+        const at = i * rowStride + seg.offset + j;
+        for (let k = 0; k < r; k++) {
+          const uk = u[i * nr + t * r + k] ?? 0;
+          const bk = b[(row + j) * r + k] ?? 0;
+          y[at] = (y[at] ?? 0) + scale * uk * bk;
+          du[i * nr + t * r + k] = (du[i * nr + t * r + k] ?? 0) + scale * (dy[at] ?? 0) * bk;
+          db[(row + j) * r + k] = (db[(row + j) * r + k] ?? 0) + scale * (dy[at] ?? 0) * uk;
+        }
+      }
+    row += seg.width;
+  });
+  return { y, du, db };
+}

@@ -12,6 +12,7 @@ import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
 import { pickToken } from '../../../rollout/pick';
 import { Rng } from '../../../tasks/random';
 import {
+  loraBSideRef,
   rmsNormBackwardRef,
   rmsNormRef,
   ropeRef,
@@ -349,53 +350,51 @@ function matmul16TCheck(dtype: HalfDtype): KernelCheck<{ a: Float32Array; bits: 
   };
 }
 
-const LR = { M: 9, N: 11, r: 3, rowStride: 29, offset: 7, scale: 0.75 };
+/** A q|k|v site of three adapters, columns with a gap (as when k is not adapted, the rest not). */
+const LR = {
+  M: 9,
+  r: 3,
+  rowStride: 29,
+  scale: 0.75,
+  segments: [
+    { offset: 2, width: 5 },
+    { offset: 9, width: 3 },
+    { offset: 20, width: 6 },
+  ],
+};
+const LR_N = LR.segments.reduce((n, s) => n + s.width, 0);
+const LR_NR = LR.segments.length * LR.r;
 
-/** lora.wgsl's up, grad_u and grad_b at a column offset inside wider rows. */
+/** lora.wgsl's up, grad_u and grad_b over a site's column segments inside wider rows. */
 const loraCheck: KernelCheck<{ u: Float32Array; b: Float32Array; dy: Float32Array }> = {
   name: 'lora/up+grads',
   indispensable: false,
   tolerance: TOL,
   sized: false,
   inputs: (_s, rng) => ({
-    u: randoms(rng, LR.M * LR.r),
-    b: randoms(rng, LR.N * LR.r),
+    u: randoms(rng, LR.M * LR_NR),
+    b: randoms(rng, LR_N * LR.r),
     dy: randoms(rng, LR.M * LR.rowStride),
   }),
   async gpu(ctx, i) {
     const [U, Bb, DY] = [i.u, i.b, i.dy].map((t) => ctx.upload(t)) as GPUBuffer[];
     const [y, du, db] = [
       ctx.buffer(LR.M * LR.rowStride),
-      ctx.buffer(LR.M * LR.r),
-      ctx.buffer(LR.N * LR.r),
+      ctx.buffer(LR.M * LR_NR),
+      ctx.buffer(LR_N * LR.r),
     ];
     await ctx.run([
       olr.loraUp(LR, U!, Bb!, y, false),
       olr.loraGradU(LR, DY!, Bb!, du),
       olr.loraGradB(LR, DY!, U!, db, false),
     ]);
-    const all = await ctx.read(y, LR.M * LR.rowStride);
-    const cols = Float32Array.from({ length: LR.M * LR.N }, (_, e) =>
-      Number(all[Math.floor(e / LR.N) * LR.rowStride + LR.offset + (e % LR.N)]),
-    );
-    return { y: cols, du: await ctx.read(du, LR.M * LR.r), db: await ctx.read(db, LR.N * LR.r) };
+    return {
+      y: await ctx.read(y, LR.M * LR.rowStride),
+      du: await ctx.read(du, LR.M * LR_NR),
+      db: await ctx.read(db, LR_N * LR.r),
+    };
   },
-  reference(i) {
-    const { M, N, r, rowStride, offset, scale } = LR;
-    const y = new Float64Array(M * N);
-    const du = new Float64Array(M * r);
-    const db = new Float64Array(N * r);
-    for (let m = 0; m < M; m++)
-      for (let j = 0; j < N; j++)
-        for (let k = 0; k < r; k++) {
-          const g = Number(i.dy[m * rowStride + offset + j]);
-          y[m * N + j] =
-            Number(y[m * N + j]) + scale * Number(i.u[m * r + k]) * Number(i.b[j * r + k]);
-          du[m * r + k] = Number(du[m * r + k]) + scale * g * Number(i.b[j * r + k]);
-          db[j * r + k] = Number(db[j * r + k]) + scale * g * Number(i.u[m * r + k]);
-        }
-    return { y, du, db };
-  },
+  reference: (i) => loraBSideRef(LR, i.u, i.b, i.dy),
 };
 
 /** decode.wgsl's pick over a padded head's rows (the Llama sampler's draw), then its feed. */
