@@ -5,6 +5,7 @@ import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { DeviceRoleTrainer } from '../../src/gpu/engine/deviceTrainer';
+import { trainingBytesPerToken } from '../../src/gpu/engine/limits';
 import { makeConfig } from '../../src/model/config';
 import type { GPT } from '../../src/model/gpt';
 import { initialValues, makeVariables, readValues } from '../../src/model/params';
@@ -112,6 +113,33 @@ describe('the device role trainer vs RoleTrainer (tfjs cpu)', () => {
 });
 
 describe('the device role trainer in micro-batches', () => {
+  it("a pass holds the run's memory budget's worth of tokens (at least 64)", async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = makeConfig('tiny', 37, 'coder', { nCtx: 24 });
+    const values = initialValues(config, 23);
+    const perToken = trainingBytesPerToken(config);
+    const options = (memoryBudgetBytes?: number): RoleTrainerOptions => ({
+      learningRate: 1e-3,
+      temperature: 1,
+      numIterations: 1,
+      maxGradNorm: 1,
+      loss: { lossType: 'grpo', epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0 },
+      padId: 0,
+      ...(memoryBudgetBytes !== undefined ? { memoryBudgetBytes } : {}),
+    });
+    const make = async (budget?: number) =>
+      (
+        await DeviceRoleTrainer.create(
+          rt,
+          { config, params: makeVariables(config, values) },
+          options(budget),
+        )
+      ).maxTokensPerPass;
+    expect(await make(300 * perToken)).toBe(300);
+    expect(await make(10 * perToken)).toBe(64);
+    expect(await make()).toBeGreaterThan(300);
+  });
+
   for (const shared of [false, true])
     it(`three passes with accumulated gradients give the one-pass update${shared ? ' (packed rows, whole rows a pass)' : ''}`, async (ctx) => {
       const rt = needRuntime(h, ctx);

@@ -16,6 +16,7 @@ import type {
   RoleUpdate,
 } from '../../rl/policyUpdate';
 import { DeviceModel, type PackedRows } from './deviceModel';
+import { trainingBytesPerToken } from './limits';
 import type { MatmulVersion } from './ops';
 import { packBatch } from './packedBatch';
 import type { GpuRuntime } from './runtime';
@@ -57,9 +58,13 @@ export class DeviceRoleTrainer {
     this.reference = reference;
     const { vocabSize: V, nInner: F, nEmbd: D } = model.config;
     const binding = device.rt.device.limits.maxStorageBufferBindingSize;
+    const byBudget =
+      options.memoryBudgetBytes !== undefined
+        ? Math.floor(options.memoryBudgetBytes / trainingBytesPerToken(model.config))
+        : Number.POSITIVE_INFINITY;
     this.maxTokensPerPass = Math.max(
       64,
-      Math.min(16384, Math.floor(binding / 4 / Math.max(V, F, 3 * D))),
+      Math.min(16384, byBudget, Math.floor(binding / 4 / Math.max(V, F, 3 * D))),
     );
   }
 
@@ -94,7 +99,8 @@ export class DeviceRoleTrainer {
 
   /**
    * Tokens (rows × padded width) one pass may hold: the larger of a pass's buffers (logits
-   * R×V, the MLP's R×F) must fit one binding, and a pass stays a few hundred MiB at most.
+   * R×V, the MLP's R×F) must fit one binding, its activations the run's memory budget
+   * (trainingBytesPerToken), and a pass stays a few hundred MiB at most.
    */
   maxTokensPerPass: number;
 

@@ -39,6 +39,20 @@ export function batchBuffers(config: ModelConfig, B: number, T: number): Planned
   ];
 }
 
+/**
+ * Bytes a training pass holds per token (row of B·T) of activations and gradients: the
+ * residual stream per layer, each layer's saved norms, q|k|v, attention, MLP pre- and post-GELU
+ * (DeviceModel's layerBuffers), the head's padded logits row, and the backward's scratch.
+ */
+export function trainingBytesPerToken(config: ModelConfig): number {
+  const { nEmbd: D, nInner: F, vocabSize: V, nHead: H, nLayer: L } = config;
+  const VP = Math.ceil(V / 4) * 4;
+  const perLayer = 7 * D + 2 * F + H + 4;
+  const head = VP + 3 * D + 2 + 12;
+  const backward = 5 * D + F + H;
+  return 4 * ((L + 1) * D + L * perLayer + head + backward);
+}
+
 /** The fused decode layer's workgroup storage at one row per workgroup (decode.wgsl). */
 export function decodeWorkgroupBytes(config: ModelConfig): number {
   return 4 * (5 * config.nEmbd + config.nInner) + 64;
