@@ -154,8 +154,7 @@ export function qkvIndex(T: number, H: number, hd: number, kvH: number) {
  */
 function seesKey(B: number, T: number, segments?: Arr) {
   return (b: number, t: number, u: number) =>
-    u <= t &&
-    (!segments || u < (segments[B * T + b] ?? 0) || u >= (segments[b * T + t] ?? 0));
+    u <= t && (!segments || u < (segments[B * T + b] ?? 0) || u >= (segments[b * T + t] ?? 0));
 }
 
 /**
