@@ -1,13 +1,14 @@
 // LoRA adapters over a frozen 16-bit Llama-family base on the kernels (DeviceLlama's weights):
 // y = W·x + s·B·(A·x), s = alpha / r (rsLoRA: alpha / √r), on q/k/v/o and gate/up/down, A and B
 // f32 (PEFT's shapes: A [r, in], B [out, r]) in one flat buffer with their gradients and AdamW
-// moments. A batch of B sequences runs as B rows of T positions (right-padded; causal attention
-// keeps padding out of the real positions). The forward keeps every layer's activations; the
-// backward goes from a per-token gradient on the log-probs of the next tokens (GRPO's dlogp)
-// through head_logprob.wgsl, the head and every layer — RMSNorm dx, SwiGLU backward, GQA attention
-// backward, RoPE's inverse, Qwen3's q/k norm, 16-bit input gradients (matmul v6_b16t) — to the
-// adapters' gradients only (the base gets none), all in one submission; then a guarded AdamW
-// step (adamw.wgsl) over the adapters.
+// moments, the adapters that share an input (q|k|v, gate|up) stacked to run as one site. A
+// batch runs as rows of T positions (packedBatch.ts: a sequence a row, right-padded, or a GRPO
+// group's shared prompt once with its completions after it). The forward keeps every layer's
+// activations; the backward goes from a per-token gradient on the log-probs of the next tokens
+// (GRPO's dlogp) through head_logprob.wgsl, the head and every layer — RMSNorm dx, SwiGLU
+// backward, GQA attention backward, RoPE's inverse, Qwen3's q/k norm, 16-bit input gradients
+// (matmul v6_b16t) — to the adapters' gradients only (the base gets none), all in one
+// submission; then a guarded AdamW step (adamw.wgsl) over the adapters.
 import { Rng } from '../../tasks/random';
 import type { AdapterSite, DeviceLlama, DeviceMatrix } from './deviceLlama';
 import {
@@ -650,9 +651,6 @@ export class DeviceLlamaPolicy {
       throw new Error(
         `a sequence of ${longest} tokens exceeds the context of ${this.model.contextLength}`,
       );
-    for (const id of part.ids)
-      if (!Number.isInteger(id) || id >= c.vocabSize)
-        throw new Error(`token id ${id} is outside the vocabulary (${c.vocabSize})`);
     for (const seq of batch.sequences)
       for (const id of seq)
         if (!Number.isInteger(id) || id < 0 || id >= c.vocabSize)

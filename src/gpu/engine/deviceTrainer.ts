@@ -1,5 +1,6 @@
 // The GRPO update of one role on the device (rl/trainer.ts' RoleTrainer, same interface and
-// options): the role's sequences padded into one batch, numIterations whole steps of
+// options): the role's sequences as padded rows (packedBatch.ts: a group that shares a prompt
+// holds it once), in passes within the memory budget, numIterations whole steps of
 // deviceModel.ts (forward, loss, backward, guarded AdamW: one submission each), the reference's
 // log-probs from a frozen device copy, the loss metrics from the step's own log-probs; the
 // updated weights are written back into the tfjs model, which stays the run's source of truth
