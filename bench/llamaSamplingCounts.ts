@@ -4,13 +4,16 @@
 // the sampler prefilled against the distinct prompts' tokens (a prompt shared by a group's
 // samples should be prefilled once), and the dispatches, submissions and readbacks per sampled
 // token (the GPT-2 path decodes every row in one fused pass and draws on the device; the Llama
-// path decodes row by row and reads its logits back).
+// path decodes row by row and reads its logits back); and the positions the device update runs
+// for those samples, a group's shared prompt packed once (packedBatch.ts), against one sample a
+// row.
 import { join } from 'node:path';
 import { createBaseRoles } from '../src/engine/baseRoles';
 import { defaultRunConfig } from '../src/engine/session';
 import { initBackend } from '../src/gpu/backend';
 import { llamaDeviceCalls } from '../src/gpu/engine/kernelLlamaRoles';
 import { kernelEngine } from '../src/gpu/engine/kernelSampling';
+import { packBatch } from '../src/gpu/engine/packedBatch';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
 import { folderSource } from '../src/model/families/folderSourceNode';
 import { loadLlama } from '../src/model/families/load';
@@ -24,6 +27,8 @@ interface Counts {
   prefilled: number | null;
   distinct: number;
   perToken: { dispatches: number; submissions: number; readbacks: number };
+  /** The update's padded positions: packed rows, and one sample a row. */
+  update: { rows: number; width: number; samples: number; longest: number };
 }
 
 async function count(
@@ -41,6 +46,8 @@ async function count(
   const after = prefilledCounter();
   const per = (key: 'dispatches' | 'submissions' | 'readbacks') =>
     (rt.counters[key] - before[key]) / sampled;
+  const sequences = rows.map((p, i) => [...p, ...(tokens[i] ?? [])]);
+  const parts = packBatch({ sequences, scoredFrom: rows.map((p) => p.length - 1) });
   return {
     prefilled: after === null || before.prefilled === null ? null : after - before.prefilled,
     distinct: prompts.reduce((n, p) => n + p.length, 0),
@@ -49,13 +56,20 @@ async function count(
       submissions: per('submissions'),
       readbacks: per('readbacks'),
     },
+    update: {
+      rows: parts.reduce((n, part) => n + part.B, 0),
+      width: Math.max(...parts.map((part) => part.T)),
+      samples: sequences.length,
+      longest: Math.max(...sequences.map((q) => q.length)),
+    },
   };
 }
 
 function line(label: string, c: Counts): string {
   const prefilled = c.prefilled === null ? 'not counted' : String(c.prefilled);
   const p = c.perToken;
-  return `${label}: prompt tokens prefilled ${prefilled} against ${c.distinct} distinct; per sampled token ${p.dispatches.toFixed(1)} dispatches, ${p.submissions.toFixed(2)} submissions, ${p.readbacks.toFixed(2)} readbacks.`;
+  const u = c.update;
+  return `${label}: prompt tokens prefilled ${prefilled} against ${c.distinct} distinct; per sampled token ${p.dispatches.toFixed(1)} dispatches, ${p.submissions.toFixed(2)} submissions, ${p.readbacks.toFixed(2)} readbacks; the update runs ${u.rows} rows × ${u.width} = ${u.rows * u.width} positions, against ${u.samples} × ${u.longest} = ${u.samples * u.longest} one sample a row.`;
 }
 
 /** The two lines for the bench's notes (the base is a Hugging Face folder of the Llama family). */
