@@ -1,20 +1,16 @@
-// LoRA adapters over a frozen 16-bit Llama-family base on the kernels (DeviceLlama's weights):
-// y = W·x + s·B·(A·x), s = alpha / r (rsLoRA: alpha / √r), on q/k/v/o and gate/up/down, A and B
-// f32 (PEFT's shapes: A [r, in], B [out, r]) in one flat buffer with their gradients and AdamW
-// moments, the adapters that share an input (q|k|v, gate|up) stacked to run as one site. A
-// batch runs as rows of T positions (packedBatch.ts: a sequence a row, right-padded, or a GRPO
-// group's shared prompt once with its completions after it). The forward keeps every layer's
-// activations; the backward goes from a per-token gradient on the log-probs of the next tokens
-// (GRPO's dlogp) through head_logprob.wgsl, the head and every layer — RMSNorm dx, SwiGLU
-// backward, GQA attention backward, RoPE's inverse, Qwen3's q/k norm, 16-bit input gradients
-// (matmul v6_b16t) — to the adapters' gradients only (the base gets none), all in one
-// submission; then a guarded AdamW step (adamw.wgsl) over the adapters.
-import { Rng } from '../../tasks/random';
+// LoRA over a frozen 16-bit Llama-family base on the kernels (DeviceLlama's weights): the
+// policy a role's GRPO update and sampler call, its adapters a DeviceAdapters (loraAdapters.ts:
+// their layout in one flat buffer with their gradients and AdamW's moments, their products at
+// each site, their import and export). A batch runs as rows of T positions (packedBatch.ts: a
+// sequence a row, right-padded, or a GRPO group's shared prompt once with its completions after
+// it). The forward keeps every layer's activations; the backward goes from a per-token gradient
+// on the log-probs of the next tokens (GRPO's dlogp) through head_logprob.wgsl, the head and
+// every layer — RMSNorm dx, SwiGLU backward, GQA attention backward, RoPE's inverse, Qwen3's q/k
+// norm, 16-bit input gradients (matmul v6_b16t) — to the adapters' gradients only (the base
+// gets none), all in one submission; then the adapters' guarded AdamW step.
 import type { AdapterSite, DeviceLlama, DeviceMatrix } from './deviceLlama';
+import { type AdamWOptions, type Adapters, DeviceAdapters, type LoraShape } from './loraAdapters';
 import {
-  type AdamWStep,
-  adamw,
-  adamwUniforms,
   attentionBackward,
   attentionForward,
   gatherRows,
@@ -22,7 +18,6 @@ import {
   headLogprobForward,
   MM_ACCUMULATE,
   matmul,
-  NORM_PARTIALS,
   scatterRows,
 } from './ops';
 import {
@@ -34,7 +29,6 @@ import {
   swigluBackward,
   swigluForward,
 } from './opsLlama';
-import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
 import {
   headGradient,
   logProbsOf,
@@ -42,86 +36,17 @@ import {
   packBatch,
   type TokenBatch,
 } from './packedBatch';
-import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
+import type { Bindable, DispatchSpec, GpuRuntime } from './runtime';
 
-export const LORA_TARGETS = [
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'o_proj',
-  'gate_proj',
-  'up_proj',
-  'down_proj',
-] as const;
-export type LoraTarget = (typeof LORA_TARGETS)[number];
-
-export interface LoraShape {
-  rank: number;
-  alpha: number;
-  targets: readonly LoraTarget[];
-  /** rsLoRA's scale alpha / √r instead of alpha / r. */
-  rslora?: boolean;
-}
-
-/** One adapter's tensors in PEFT's shapes: A [r, in], B [out, r], row-major. */
-export interface AdapterTensors {
-  A: Float32Array;
-  B: Float32Array;
-}
-
-/** Adapters by `${layer}.${target}` (adapterKey). */
-export type Adapters = Map<string, AdapterTensors>;
-
-export const adapterKey = (layer: number, target: LoraTarget) => `${layer}.${target}`;
-
-export interface AdamWOptions {
-  lr: number;
-  beta1?: number;
-  beta2?: number;
-  eps?: number;
-  weightDecay?: number;
-  /** Global-norm clipping (0: none). */
-  maxGradNorm?: number;
-}
-
-/** Where an adapter's output columns lie in the frozen projection's output rows. */
-interface Geometry {
-  inDim: number;
-  outDim: number;
-  rowStride: number;
-  offset: number;
-}
-
-interface Slot extends Geometry {
-  key: string;
-  layer: number;
-  target: LoraTarget;
-  aOff: number;
-  bOff: number;
-}
-
-/** The targets that share an input, in the order their columns lie in its output rows. */
-const SITE_TARGETS: Record<AdapterSite, readonly LoraTarget[]> = {
-  qkv: ['q_proj', 'k_proj', 'v_proj'],
-  o: ['o_proj'],
-  gateUp: ['gate_proj', 'up_proj'],
-  down: ['down_proj'],
-};
-
-/**
- * A layer's adapted targets at one site, run together (lora.wgsl): their A stacked
- * [n·r, in] from aOff, their B stacked [Σ out, r] from bOff, their output columns segments of
- * rows rowStride wide.
- */
-interface Site {
-  key: string;
-  slots: Slot[];
-  inDim: number;
-  rowStride: number;
-  aOff: number;
-  bOff: number;
-  width: number;
-}
+export {
+  type AdamWOptions,
+  type Adapters,
+  type AdapterTensors,
+  adapterKey,
+  LORA_TARGETS,
+  type LoraShape,
+  type LoraTarget,
+} from './loraAdapters';
 
 type Acts = ReturnType<DeviceLlamaPolicy['allocate']>;
 
@@ -150,29 +75,15 @@ class Seq {
   }
 }
 
-const align = (n: number) => Math.ceil(n / ALIGN_FLOATS) * ALIGN_FLOATS;
-
 /**
  * The policy the GRPO trainer calls on the kernels: log-probs of a batch, the adapters'
  * gradients for a dlogp, an AdamW step, adapters in and out in PEFT's shapes.
  */
 export class DeviceLlamaPolicy {
-  readonly scale: number;
-  private readonly slots: Slot[] = [];
-  private readonly sites = new Map<string, Site>();
-  readonly size: number;
-  private readonly params: GPUBuffer;
-  private readonly grads: GPUBuffer;
-  private readonly m: GPUBuffer;
-  private readonly v: GPUBuffer;
-  private readonly decay: GPUBuffer;
-  private readonly partials: GPUBuffer;
-  private readonly stats: GPUBuffer;
-  private readonly loss: GPUBuffer;
+  /** The adapters: their layout, products, import and export, AdamW (loraAdapters.ts). */
+  readonly adapters: DeviceAdapters;
   private acts: Acts | null = null;
   private actsKey = '';
-  /** AdamW steps taken (bias correction). */
-  steps = 0;
 
   constructor(
     private readonly rt: GpuRuntime,
@@ -181,158 +92,56 @@ export class DeviceLlamaPolicy {
     adapters?: Adapters,
     seed = 1,
   ) {
-    const c = model.config;
-    if (!Number.isInteger(lora.rank) || lora.rank < 1)
-      throw new Error(`LoRA rank ${lora.rank} is not a positive integer`);
-    for (const t of lora.targets)
-      if (!LORA_TARGETS.includes(t))
-        throw new Error(`LoRA target ${t} is not one of ${LORA_TARGETS.join(', ')}`);
-    this.scale = lora.rslora ? lora.alpha / Math.sqrt(lora.rank) : lora.alpha / lora.rank;
+    this.adapters = new DeviceAdapters(rt, model, lora, adapters, seed);
     const rowBytes = 4 * model.Vp;
     const limit = rt.device.limits.maxStorageBufferBindingSize;
     this.logitsRows = Math.max(64, Math.floor(limit / rowBytes / 64) * 64);
-    // Per layer and site, its targets' A stacked, then their B stacked (each block aligned).
-    let at = 0;
-    const r = lora.rank;
-    for (let layer = 0; layer < c.numLayers; layer++)
-      for (const [site, all] of Object.entries(SITE_TARGETS)) {
-        const targets = all.filter((t) => lora.targets.includes(t));
-        if (targets.length === 0) continue;
-        const geometry = targets.map((t) => this.geometry(t));
-        const inDim = (geometry[0] as Geometry).inDim;
-        const aOff = at;
-        const bOff = align(aOff + targets.length * r * inDim);
-        const width = geometry.reduce((n, g) => n + g.outDim, 0);
-        at = align(bOff + width * r);
-        let b = bOff;
-        const slots = targets.map((target, i) => {
-          const g = geometry[i] as Geometry;
-          const slot = {
-            ...g,
-            key: adapterKey(layer, target),
-            layer,
-            target,
-            aOff: aOff + i * r * inDim,
-            bOff: b,
-          };
-          b += g.outDim * r;
-          return slot;
-        });
-        this.slots.push(...slots);
-        const rowStride = (geometry[0] as Geometry).rowStride;
-        this.sites.set(`${layer}.${site}`, {
-          key: `${layer}.${site}`,
-          slots,
-          inDim,
-          rowStride,
-          aOff,
-          bOff,
-          width,
-        });
-      }
-    this.size = Math.max(at, ALIGN_FLOATS);
-    this.params = rt.buffer(this.size, 'lora params');
-    this.grads = rt.buffer(this.size, 'lora grads');
-    this.m = rt.buffer(this.size, 'lora adam m');
-    this.v = rt.buffer(this.size, 'lora adam v');
-    this.decay = rt.buffer(this.size, 'lora decay');
-    rt.write(this.decay, new Float32Array(this.size).fill(1));
-    this.partials = rt.buffer(3 * NORM_PARTIALS, 'lora norm partials');
-    this.stats = rt.buffer(4, 'lora adam stats');
-    this.loss = rt.buffer(4, 'lora loss');
-    this.importAdapters(adapters ?? this.initialAdapters(seed));
   }
 
-  private geometry(t: LoraTarget): Geometry {
-    const c = this.model.config;
-    const D = c.hiddenSize;
-    const I = c.intermediateSize;
-    const HD = c.numHeads * c.headDim;
-    const KD = c.numKvHeads * c.headDim;
-    const W = this.model.W;
-    switch (t) {
-      case 'q_proj':
-        return { inDim: D, outDim: HD, rowStride: W, offset: 0 };
-      case 'k_proj':
-        return { inDim: D, outDim: KD, rowStride: W, offset: HD };
-      case 'v_proj':
-        return { inDim: D, outDim: KD, rowStride: W, offset: HD + KD };
-      case 'o_proj':
-        return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
-      case 'gate_proj':
-        return { inDim: D, outDim: I, rowStride: 2 * I, offset: 0 };
-      case 'up_proj':
-        return { inDim: D, outDim: I, rowStride: 2 * I, offset: I };
-      case 'down_proj':
-        return { inDim: I, outDim: D, rowStride: D, offset: 0 };
-    }
+  get scale(): number {
+    return this.adapters.scale;
+  }
+
+  /** Floats of the adapters (and of their gradients, and of each moment). */
+  get size(): number {
+    return this.adapters.size;
+  }
+
+  /** AdamW steps taken. */
+  get steps(): number {
+    return this.adapters.steps;
   }
 
   /** PEFT's start: A ~ U(±1/√in) (kaiming_uniform with a = √5), B = 0 (the base's outputs). */
   initialAdapters(seed: number): Adapters {
-    const rng = new Rng(seed);
-    const out: Adapters = new Map();
-    for (const s of this.slots) {
-      const bound = 1 / Math.sqrt(s.inDim);
-      const A = Float32Array.from(
-        { length: this.lora.rank * s.inDim },
-        () => (2 * rng.next() - 1) * bound,
-      );
-      out.set(s.key, { A, B: new Float32Array(s.outDim * this.lora.rank) });
-    }
-    return out;
+    return this.adapters.initialAdapters(seed);
   }
 
   /** Writes adapters (every slot must be given, in PEFT's shapes); resets nothing else. */
   importAdapters(adapters: Adapters): void {
-    const r = this.lora.rank;
-    for (const s of this.slots) {
-      const a = adapters.get(s.key);
-      if (!a) throw new Error(`no LoRA adapter for layer ${s.layer} ${s.target}`);
-      if (a.A.length !== r * s.inDim || a.B.length !== s.outDim * r)
-        throw new Error(
-          `LoRA adapter ${s.key}: A holds ${a.A.length} and B ${a.B.length} values, expected [${r}, ${s.inDim}] and [${s.outDim}, ${r}]`,
-        );
-      this.rt.write(this.params, a.A, s.aOff);
-      this.rt.write(this.params, a.B, s.bOff);
-    }
+    this.adapters.importAdapters(adapters);
   }
 
-  async exportAdapters(): Promise<Adapters> {
-    return this.unpack(this.params);
+  exportAdapters(): Promise<Adapters> {
+    return this.adapters.exportAdapters();
   }
 
   /** AdamW's first and second moments in PEFT's shapes, and the steps taken (a snapshot's). */
-  async exportMoments(): Promise<{ m: Adapters; v: Adapters; steps: number }> {
-    return { m: await this.unpack(this.m), v: await this.unpack(this.v), steps: this.steps };
+  exportMoments(): Promise<{ m: Adapters; v: Adapters; steps: number }> {
+    return this.adapters.exportMoments();
   }
 
   /** Restores exportMoments' state (a resumed run's Adam continues where it stopped). */
   importMoments(m: Adapters, v: Adapters, steps: number): void {
-    for (const [buffer, moments] of [
-      [this.m, m],
-      [this.v, v],
-    ] as const)
-      for (const s of this.slots) {
-        const a = moments.get(s.key);
-        if (!a) throw new Error(`no Adam moments for layer ${s.layer} ${s.target}`);
-        this.rt.write(buffer, a.A, s.aOff);
-        this.rt.write(buffer, a.B, s.bOff);
-      }
-    this.steps = steps;
+    this.adapters.importMoments(m, v, steps);
   }
 
-  private async unpack(buffer: GPUBuffer): Promise<Adapters> {
-    const [all] = await this.rt.read([{ buffer, offset: 0, length: this.size }]);
-    const f = all as Float32Array;
-    const r = this.lora.rank;
-    const out: Adapters = new Map();
-    for (const s of this.slots)
-      out.set(s.key, {
-        A: f.slice(s.aOff, s.aOff + r * s.inDim),
-        B: f.slice(s.bOff, s.bOff + s.outDim * r),
-      });
-    return out;
+  /**
+   * One AdamW step over the adapters from the gradients on the device (guarded: a non-finite
+   * gradient skips it); returns the gradients' global norm and whether the step was taken.
+   */
+  applyAdamW(o: AdamWOptions): Promise<{ gradNorm: number; ok: boolean }> {
+    return this.adapters.applyAdamW(o);
   }
 
   /**
@@ -381,7 +190,7 @@ export class DeviceLlamaPolicy {
         hm: rt.buffer(R * I, `mlp ${l}`),
       })),
       u: new Map(
-        [...this.sites.values()].map((s) => [
+        [...this.adapters.sites.values()].map((s) => [
           s.key,
           rt.buffer(R * s.slots.length * r, `u ${s.key}`),
         ]),
@@ -470,30 +279,6 @@ export class DeviceLlamaPolicy {
     this.actsKey = '';
   }
 
-  private site(layer: number, site: AdapterSite): Site | undefined {
-    return this.sites.get(`${layer}.${site}`);
-  }
-
-  private cols(s: Site, R: number): LoraColumns {
-    return {
-      M: R,
-      r: this.lora.rank,
-      scale: this.scale,
-      rowStride: s.rowStride,
-      segments: s.slots.map((slot) => ({ offset: slot.offset, width: slot.outDim })),
-    };
-  }
-
-  /** The site's A stacked [n·r, in]. */
-  private aSlice(s: Site, buffer = this.params): Bindable {
-    return { buffer, offset: s.aOff, length: s.slots.length * this.lora.rank * s.inDim };
-  }
-
-  /** The site's B stacked [Σ out, r]. */
-  private bSlice(s: Site, buffer = this.params): Bindable {
-    return { buffer, offset: s.bOff, length: s.width * this.lora.rank };
-  }
-
   /** y[:, site's columns] += s·B·A·x for the layer's adapters at `site` (x [R, in]). */
   private loraForward(
     seq: Seq,
@@ -503,36 +288,9 @@ export class DeviceLlamaPolicy {
     x: GPUBuffer,
     y: GPUBuffer,
   ) {
-    seq.run(...this.loraSpecs(a.R, layer, site, x, y, (s) => a.u.get(s.key) as GPUBuffer));
-  }
-
-  /** The site's down projection (one matmul over its stacked A) and up (lora.wgsl). */
-  private loraSpecs(
-    R: number,
-    layer: number,
-    site: AdapterSite,
-    x: GPUBuffer,
-    y: GPUBuffer,
-    uOf: (s: Site) => GPUBuffer,
-  ): DispatchSpec[] {
-    const s = this.site(layer, site);
-    if (!s) return [];
-    const u = uOf(s);
-    return [
-      matmul({
-        M: R,
-        N: s.slots.length * this.lora.rank,
-        K: s.inDim,
-        a: x,
-        b: this.aSlice(s),
-        bStride: [1, s.inDim],
-        c: u,
-        version: 'v4_vec4',
-        dummy: this.rt.dummy,
-        label: `lora_down ${site}`,
-      }),
-      loraUp(this.cols(s, R), u, this.bSlice(s), y),
-    ];
+    seq.run(
+      ...this.adapters.forwardSpecs(a.R, layer, site, x, y, (s) => a.u.get(s.key) as GPUBuffer),
+    );
   }
 
   private scratch: GPUBuffer | null = null;
@@ -549,7 +307,7 @@ export class DeviceLlamaPolicy {
     );
     const u = this.scratch;
     this.model.setAdapterHook((rows, layer, site, x, y) =>
-      this.loraSpecs(rows, layer, site, x, y, () => u),
+      this.adapters.forwardSpecs(rows, layer, site, x, y, () => u),
     );
   }
 
@@ -557,7 +315,7 @@ export class DeviceLlamaPolicy {
     this.model.setAdapterHook(null);
   }
 
-  /** dA, dB of the layer's adapters at `site` from dy (y's gradient); dx [R, in] += theirs. */
+  /** The adapters' gradients at `site` from dy (y's gradient); dx [R, in] += their path's. */
   private loraBackward(
     seq: Seq,
     a: Acts,
@@ -567,39 +325,17 @@ export class DeviceLlamaPolicy {
     dy: GPUBuffer,
     dx: GPUBuffer,
   ) {
-    const s = this.site(layer, site);
-    if (!s) return;
-    const nr = s.slots.length * this.lora.rank;
-    const u = a.u.get(s.key) as GPUBuffer;
-    const cols = this.cols(s, a.R);
     seq.run(
-      loraGradB(cols, dy, u, this.bSlice(s, this.grads), true),
-      loraGradU(cols, dy, this.bSlice(s), a.du),
-      matmul({
-        M: nr,
-        N: s.inDim,
-        K: a.R,
-        a: a.du,
-        aStride: [1, nr],
-        b: x,
-        c: this.aSlice(s, this.grads),
-        flags: MM_ACCUMULATE,
-        version: 'v4_vec4',
-        dummy: this.rt.dummy,
-        label: `lora_dA ${site}`,
-      }),
-      matmul({
-        M: a.R,
-        N: s.inDim,
-        K: nr,
-        a: a.du,
-        b: this.aSlice(s),
-        c: dx,
-        flags: MM_ACCUMULATE,
-        version: 'v4_vec4',
-        dummy: this.rt.dummy,
-        label: `lora_dx ${site}`,
-      }),
+      ...this.adapters.backwardSpecs(
+        a.R,
+        layer,
+        site,
+        x,
+        dy,
+        dx,
+        (s) => a.u.get(s.key) as GPUBuffer,
+        a.du,
+      ),
     );
   }
 
@@ -799,8 +535,9 @@ export class DeviceLlamaPolicy {
     const W = model.W;
     const dummy = this.rt.dummy;
     const dxOnly = (specs: DispatchSpec[]) => specs[0] as DispatchSpec;
-    // Every adapter gradient below adds to this.grads: a micro-batch after the first adds on.
-    if (clearGradients) seq.clear(this.grads);
+    // Every adapter gradient below adds to the adapters' gradients: a micro-batch after the
+    // first adds on.
+    if (clearGradients) seq.clear(this.adapters.grads);
     const S = a.headRows;
     // The head's rows' dxn: every position's, or the scored ones', scattered after (zero rows
     // for the others).
@@ -997,45 +734,7 @@ export class DeviceLlamaPolicy {
     dlogp: readonly ArrayLike<number>[],
   ): Promise<{ logp: Float32Array[]; grads: Adapters }> {
     const logp = await this.backwardOnDevice(batch, dlogp);
-    return { logp, grads: await this.unpack(this.grads) };
-  }
-
-  /**
-   * One AdamW step over the adapters from the gradients on the device (guarded: a non-finite
-   * gradient skips it); returns the gradients' global norm and whether the step was taken.
-   */
-  async applyAdamW(o: AdamWOptions): Promise<{ gradNorm: number; ok: boolean }> {
-    const beta1 = o.beta1 ?? 0.9;
-    const beta2 = o.beta2 ?? 0.999;
-    const t = this.steps + 1;
-    const step: AdamWStep = {
-      lr: o.lr,
-      beta1,
-      beta2,
-      eps: o.eps ?? 1e-8,
-      weightDecay: o.weightDecay ?? 0,
-      c1: 1 - beta1 ** t,
-      c2: 1 - beta2 ** t,
-      maxGradNorm: o.maxGradNorm ?? 0,
-    };
-    const seq = new Seq();
-    seq.run(
-      ...adamw(this.size, adamwUniforms(this.size, step), {
-        grads: this.grads,
-        partials: this.partials,
-        loss: this.loss,
-        stats: this.stats,
-        decay: this.decay,
-        params: this.params,
-        m: this.m,
-        v: this.v,
-      }),
-    );
-    seq.submit(this.rt);
-    const [stats] = await this.rt.read([{ buffer: this.stats, offset: 0, length: 4 }]);
-    const ok = (stats as Float32Array)[1] === 1;
-    if (ok) this.steps = t;
-    return { gradNorm: (stats as Float32Array)[0] as number, ok };
+    return { logp, grads: await this.adapters.unpack(this.adapters.grads) };
   }
 
   /**
@@ -1055,7 +754,7 @@ export class DeviceLlamaPolicy {
       const { a, invTemp, head } = await this.forwardPass(batch, part);
       const { loss, dlogp } = lossFn(logProbsOf(batch, parts, [head]));
       this.rt.write(a.g, headGradient(batch, part, dlogp));
-      this.rt.write(this.loss, Float32Array.from([loss]));
+      this.rt.write(this.adapters.loss, Float32Array.from([loss]));
       const backward = new Seq();
       this.backward(backward, a, invTemp);
       backward.submit(this.rt);
@@ -1065,7 +764,7 @@ export class DeviceLlamaPolicy {
     // first, then the loss over all of them on the host, then each part's forward again and its
     // backward, the gradients summed on the device.
     const { loss, dlogp } = lossFn(await this.logProbs(batch, maxRows));
-    this.rt.write(this.loss, Float32Array.from([loss]));
+    this.rt.write(this.adapters.loss, Float32Array.from([loss]));
     const invTemp = 1 / (batch.temperature ?? 1);
     parts.forEach((part, p) => {
       const a = this.upload(batch, part, dlogp);
@@ -1082,16 +781,6 @@ export class DeviceLlamaPolicy {
     this.detach();
     this.freeActivations();
     if (this.scratch) this.rt.free(this.scratch);
-    for (const b of [
-      this.params,
-      this.grads,
-      this.m,
-      this.v,
-      this.decay,
-      this.partials,
-      this.stats,
-      this.loss,
-    ])
-      this.rt.free(b);
+    this.adapters.free();
   }
 }

@@ -1,0 +1,427 @@
+// LoRA's adapters on the device, for any of the model's linear layers that a target names:
+// y = W·x + s·B·(A·x), s = alpha / r (rsLoRA: alpha / √r), A and B f32 in PEFT's shapes (A [r,
+// in], B [out, r]), in one flat buffer with their gradients and AdamW's moments. The adapters
+// that share an input (q, k, v of q|k|v; gate, up of gate|up) are a site: their A stacked
+// [n·r, in] for one down projection and one dA and dx matmul, their B stacked [Σ out, r] for
+// lora.wgsl's B side over up to three column segments of the fused rows (gaps where a target is
+// not adapted). DeviceLlamaPolicy runs the model around them; this file owns their layout, their
+// products, their import and export, and their guarded AdamW step.
+import { Rng } from '../../tasks/random';
+import type { AdapterSite, DeviceLlama } from './deviceLlama';
+import { type AdamWStep, adamw, adamwUniforms, MM_ACCUMULATE, matmul, NORM_PARTIALS } from './ops';
+import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
+import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
+
+export const LORA_TARGETS = [
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'o_proj',
+  'gate_proj',
+  'up_proj',
+  'down_proj',
+] as const;
+export type LoraTarget = (typeof LORA_TARGETS)[number];
+
+export interface LoraShape {
+  rank: number;
+  alpha: number;
+  targets: readonly LoraTarget[];
+  /** rsLoRA's scale alpha / √r instead of alpha / r. */
+  rslora?: boolean;
+}
+
+/** One adapter's tensors in PEFT's shapes: A [r, in], B [out, r], row-major. */
+export interface AdapterTensors {
+  A: Float32Array;
+  B: Float32Array;
+}
+
+/** Adapters by `${layer}.${target}` (adapterKey). */
+export type Adapters = Map<string, AdapterTensors>;
+
+export const adapterKey = (layer: number, target: LoraTarget) => `${layer}.${target}`;
+
+export interface AdamWOptions {
+  lr: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+  /** Global-norm clipping (0: none). */
+  maxGradNorm?: number;
+}
+
+/** Where an adapter's output columns lie in the frozen projection's output rows. */
+interface Geometry {
+  inDim: number;
+  outDim: number;
+  rowStride: number;
+  offset: number;
+}
+
+export interface Slot extends Geometry {
+  key: string;
+  layer: number;
+  target: LoraTarget;
+  aOff: number;
+  bOff: number;
+}
+
+/** The targets that share an input, in the order their columns lie in its output rows. */
+const SITE_TARGETS: Record<AdapterSite, readonly LoraTarget[]> = {
+  qkv: ['q_proj', 'k_proj', 'v_proj'],
+  o: ['o_proj'],
+  gateUp: ['gate_proj', 'up_proj'],
+  down: ['down_proj'],
+};
+
+/**
+ * A layer's adapted targets at one site, run together (lora.wgsl): their A stacked
+ * [n·r, in] from aOff, their B stacked [Σ out, r] from bOff, their output columns segments of
+ * rows rowStride wide.
+ */
+export interface Site {
+  key: string;
+  slots: Slot[];
+  inDim: number;
+  rowStride: number;
+  aOff: number;
+  bOff: number;
+  width: number;
+}
+
+const align = (n: number) => Math.ceil(n / ALIGN_FLOATS) * ALIGN_FLOATS;
+
+export class DeviceAdapters {
+  readonly scale: number;
+  private readonly slots: Slot[] = [];
+  readonly sites = new Map<string, Site>();
+  readonly size: number;
+  readonly params: GPUBuffer;
+  /** The adapters' gradients (the backward adds to them). */
+  readonly grads: GPUBuffer;
+  private readonly m: GPUBuffer;
+  private readonly v: GPUBuffer;
+  private readonly decay: GPUBuffer;
+  private readonly partials: GPUBuffer;
+  private readonly stats: GPUBuffer;
+  /** The step's loss, which AdamW's guard reads (a non-finite loss skips the step). */
+  readonly loss: GPUBuffer;
+  /** AdamW steps taken (bias correction). */
+  steps = 0;
+
+  constructor(
+    private readonly rt: GpuRuntime,
+    readonly model: DeviceLlama,
+    readonly lora: LoraShape,
+    adapters?: Adapters,
+    seed = 1,
+  ) {
+    const c = model.config;
+    if (!Number.isInteger(lora.rank) || lora.rank < 1)
+      throw new Error(`LoRA rank ${lora.rank} is not a positive integer`);
+    for (const t of lora.targets)
+      if (!LORA_TARGETS.includes(t))
+        throw new Error(`LoRA target ${t} is not one of ${LORA_TARGETS.join(', ')}`);
+    this.scale = lora.rslora ? lora.alpha / Math.sqrt(lora.rank) : lora.alpha / lora.rank;
+    // Per layer and site, its targets' A stacked, then their B stacked (each block aligned).
+    let at = 0;
+    const r = lora.rank;
+    for (let layer = 0; layer < c.numLayers; layer++)
+      for (const [site, all] of Object.entries(SITE_TARGETS)) {
+        const targets = all.filter((t) => lora.targets.includes(t));
+        if (targets.length === 0) continue;
+        const geometry = targets.map((t) => this.geometry(t));
+        const inDim = (geometry[0] as Geometry).inDim;
+        const aOff = at;
+        const bOff = align(aOff + targets.length * r * inDim);
+        const width = geometry.reduce((n, g) => n + g.outDim, 0);
+        at = align(bOff + width * r);
+        let b = bOff;
+        const slots = targets.map((target, i) => {
+          const g = geometry[i] as Geometry;
+          const slot = {
+            ...g,
+            key: adapterKey(layer, target),
+            layer,
+            target,
+            aOff: aOff + i * r * inDim,
+            bOff: b,
+          };
+          b += g.outDim * r;
+          return slot;
+        });
+        this.slots.push(...slots);
+        const rowStride = (geometry[0] as Geometry).rowStride;
+        this.sites.set(`${layer}.${site}`, {
+          key: `${layer}.${site}`,
+          slots,
+          inDim,
+          rowStride,
+          aOff,
+          bOff,
+          width,
+        });
+      }
+    this.size = Math.max(at, ALIGN_FLOATS);
+    this.params = rt.buffer(this.size, 'lora params');
+    this.grads = rt.buffer(this.size, 'lora grads');
+    this.m = rt.buffer(this.size, 'lora adam m');
+    this.v = rt.buffer(this.size, 'lora adam v');
+    this.decay = rt.buffer(this.size, 'lora decay');
+    rt.write(this.decay, new Float32Array(this.size).fill(1));
+    this.partials = rt.buffer(3 * NORM_PARTIALS, 'lora norm partials');
+    this.stats = rt.buffer(4, 'lora adam stats');
+    this.loss = rt.buffer(4, 'lora loss');
+    this.importAdapters(adapters ?? this.initialAdapters(seed));
+  }
+
+  private geometry(t: LoraTarget): Geometry {
+    const c = this.model.config;
+    const D = c.hiddenSize;
+    const I = c.intermediateSize;
+    const HD = c.numHeads * c.headDim;
+    const KD = c.numKvHeads * c.headDim;
+    const W = this.model.W;
+    switch (t) {
+      case 'q_proj':
+        return { inDim: D, outDim: HD, rowStride: W, offset: 0 };
+      case 'k_proj':
+        return { inDim: D, outDim: KD, rowStride: W, offset: HD };
+      case 'v_proj':
+        return { inDim: D, outDim: KD, rowStride: W, offset: HD + KD };
+      case 'o_proj':
+        return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
+      case 'gate_proj':
+        return { inDim: D, outDim: I, rowStride: 2 * I, offset: 0 };
+      case 'up_proj':
+        return { inDim: D, outDim: I, rowStride: 2 * I, offset: I };
+      case 'down_proj':
+        return { inDim: I, outDim: D, rowStride: D, offset: 0 };
+    }
+  }
+
+  /** PEFT's start: A ~ U(±1/√in) (kaiming_uniform with a = √5), B = 0 (the base's outputs). */
+  initialAdapters(seed: number): Adapters {
+    const rng = new Rng(seed);
+    const out: Adapters = new Map();
+    for (const s of this.slots) {
+      const bound = 1 / Math.sqrt(s.inDim);
+      const A = Float32Array.from(
+        { length: this.lora.rank * s.inDim },
+        () => (2 * rng.next() - 1) * bound,
+      );
+      out.set(s.key, { A, B: new Float32Array(s.outDim * this.lora.rank) });
+    }
+    return out;
+  }
+
+  /** Writes adapters (every slot must be given, in PEFT's shapes); resets nothing else. */
+  importAdapters(adapters: Adapters): void {
+    const r = this.lora.rank;
+    for (const s of this.slots) {
+      const a = adapters.get(s.key);
+      if (!a) throw new Error(`no LoRA adapter for layer ${s.layer} ${s.target}`);
+      if (a.A.length !== r * s.inDim || a.B.length !== s.outDim * r)
+        throw new Error(
+          `LoRA adapter ${s.key}: A holds ${a.A.length} and B ${a.B.length} values, expected [${r}, ${s.inDim}] and [${s.outDim}, ${r}]`,
+        );
+      this.rt.write(this.params, a.A, s.aOff);
+      this.rt.write(this.params, a.B, s.bOff);
+    }
+  }
+
+  async exportAdapters(): Promise<Adapters> {
+    return this.unpack(this.params);
+  }
+
+  /** AdamW's first and second moments in PEFT's shapes, and the steps taken (a snapshot's). */
+  async exportMoments(): Promise<{ m: Adapters; v: Adapters; steps: number }> {
+    return { m: await this.unpack(this.m), v: await this.unpack(this.v), steps: this.steps };
+  }
+
+  /** Restores exportMoments' state (a resumed run's Adam continues where it stopped). */
+  importMoments(m: Adapters, v: Adapters, steps: number): void {
+    for (const [buffer, moments] of [
+      [this.m, m],
+      [this.v, v],
+    ] as const)
+      for (const s of this.slots) {
+        const a = moments.get(s.key);
+        if (!a) throw new Error(`no Adam moments for layer ${s.layer} ${s.target}`);
+        this.rt.write(buffer, a.A, s.aOff);
+        this.rt.write(buffer, a.B, s.bOff);
+      }
+    this.steps = steps;
+  }
+
+  /** A buffer laid out as the adapters (theirs, their gradients', a moment's) in PEFT's shapes. */
+  async unpack(buffer: GPUBuffer): Promise<Adapters> {
+    const [all] = await this.rt.read([{ buffer, offset: 0, length: this.size }]);
+    const f = all as Float32Array;
+    const r = this.lora.rank;
+    const out: Adapters = new Map();
+    for (const s of this.slots)
+      out.set(s.key, {
+        A: f.slice(s.aOff, s.aOff + r * s.inDim),
+        B: f.slice(s.bOff, s.bOff + s.outDim * r),
+      });
+    return out;
+  }
+
+  site(layer: number, site: AdapterSite): Site | undefined {
+    return this.sites.get(`${layer}.${site}`);
+  }
+
+  private cols(s: Site, R: number): LoraColumns {
+    return {
+      M: R,
+      r: this.lora.rank,
+      scale: this.scale,
+      rowStride: s.rowStride,
+      segments: s.slots.map((slot) => ({ offset: slot.offset, width: slot.outDim })),
+    };
+  }
+
+  /** The site's A stacked [n·r, in]. */
+  private aSlice(s: Site, buffer = this.params): Bindable {
+    return { buffer, offset: s.aOff, length: s.slots.length * this.lora.rank * s.inDim };
+  }
+
+  /** The site's B stacked [Σ out, r]. */
+  private bSlice(s: Site, buffer = this.params): Bindable {
+    return { buffer, offset: s.bOff, length: s.width * this.lora.rank };
+  }
+
+  /** The site's down projection (one matmul over its stacked A) and up (lora.wgsl). */
+  forwardSpecs(
+    R: number,
+    layer: number,
+    site: AdapterSite,
+    x: GPUBuffer,
+    y: GPUBuffer,
+    uOf: (s: Site) => GPUBuffer,
+  ): DispatchSpec[] {
+    const s = this.site(layer, site);
+    if (!s) return [];
+    const u = uOf(s);
+    return [
+      matmul({
+        M: R,
+        N: s.slots.length * this.lora.rank,
+        K: s.inDim,
+        a: x,
+        b: this.aSlice(s),
+        bStride: [1, s.inDim],
+        c: u,
+        version: 'v4_vec4',
+        dummy: this.rt.dummy,
+        label: `lora_down ${site}`,
+      }),
+      loraUp(this.cols(s, R), u, this.bSlice(s), y),
+    ];
+  }
+
+  /**
+   * dA, dB (added to the gradients) of the layer's adapters at `site` from dy (y's gradient, R
+   * rows), given the forward's u; dx [R, in] += theirs. du: scratch of R·3·r floats.
+   */
+  backwardSpecs(
+    R: number,
+    layer: number,
+    site: AdapterSite,
+    x: GPUBuffer,
+    dy: GPUBuffer,
+    dx: GPUBuffer,
+    uOf: (s: Site) => GPUBuffer,
+    du: GPUBuffer,
+  ): DispatchSpec[] {
+    const s = this.site(layer, site);
+    if (!s) return [];
+    const nr = s.slots.length * this.lora.rank;
+    const u = uOf(s);
+    const cols = this.cols(s, R);
+    return [
+      loraGradB(cols, dy, u, this.bSlice(s, this.grads), true),
+      loraGradU(cols, dy, this.bSlice(s), du),
+      matmul({
+        M: nr,
+        N: s.inDim,
+        K: R,
+        a: du,
+        aStride: [1, nr],
+        b: x,
+        c: this.aSlice(s, this.grads),
+        flags: MM_ACCUMULATE,
+        version: 'v4_vec4',
+        dummy: this.rt.dummy,
+        label: `lora_dA ${site}`,
+      }),
+      matmul({
+        M: R,
+        N: s.inDim,
+        K: nr,
+        a: du,
+        b: this.aSlice(s),
+        c: dx,
+        flags: MM_ACCUMULATE,
+        version: 'v4_vec4',
+        dummy: this.rt.dummy,
+        label: `lora_dx ${site}`,
+      }),
+    ];
+  }
+
+  /**
+   * One AdamW step over the adapters from the gradients on the device (guarded: a non-finite
+   * gradient skips it); returns the gradients' global norm and whether the step was taken.
+   */
+  async applyAdamW(o: AdamWOptions): Promise<{ gradNorm: number; ok: boolean }> {
+    const beta1 = o.beta1 ?? 0.9;
+    const beta2 = o.beta2 ?? 0.999;
+    const t = this.steps + 1;
+    const step: AdamWStep = {
+      lr: o.lr,
+      beta1,
+      beta2,
+      eps: o.eps ?? 1e-8,
+      weightDecay: o.weightDecay ?? 0,
+      c1: 1 - beta1 ** t,
+      c2: 1 - beta2 ** t,
+      maxGradNorm: o.maxGradNorm ?? 0,
+    };
+    const program = this.rt.program(
+      adamw(this.size, adamwUniforms(this.size, step), {
+        grads: this.grads,
+        partials: this.partials,
+        loss: this.loss,
+        stats: this.stats,
+        decay: this.decay,
+        params: this.params,
+        m: this.m,
+        v: this.v,
+      }),
+    );
+    this.rt.submit([program]);
+    this.rt.destroyProgram(program);
+    const [stats] = await this.rt.read([{ buffer: this.stats, offset: 0, length: 4 }]);
+    const ok = (stats as Float32Array)[1] === 1;
+    if (ok) this.steps = t;
+    return { gradNorm: (stats as Float32Array)[0] as number, ok };
+  }
+
+  free(): void {
+    for (const b of [
+      this.params,
+      this.grads,
+      this.m,
+      this.v,
+      this.decay,
+      this.partials,
+      this.stats,
+      this.loss,
+    ])
+      this.rt.free(b);
+  }
+}
