@@ -6,21 +6,15 @@
 // lora.wgsl's B side over up to three column segments of the fused rows (gaps where a target is
 // not adapted). DeviceLlamaPolicy runs the model around them; this file owns their layout, their
 // products, their import and export, and their guarded AdamW step.
+import { LLAMA_LORA_TARGETS } from '../../model/loraSettings';
 import { Rng } from '../../tasks/random';
 import type { AdapterSite, DeviceLlama } from './deviceLlama';
 import { type AdamWStep, adamw, adamwUniforms, MM_ACCUMULATE, matmul, NORM_PARTIALS } from './ops';
 import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
 import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
 
-export const LORA_TARGETS = [
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'o_proj',
-  'gate_proj',
-  'up_proj',
-  'down_proj',
-] as const;
+/** The Llama family's projections LoRA may target (PEFT's names), as the run's settings list them. */
+export const LORA_TARGETS = LLAMA_LORA_TARGETS;
 export type LoraTarget = (typeof LORA_TARGETS)[number];
 
 export interface LoraShape {
