@@ -4,9 +4,7 @@
 // tfjs sampler makes each weight as its forward first reads it, from the checkpoint's files, and
 // draws the same tokens the device drew.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBaseModel } from '../../src/engine/baseModel';
@@ -21,7 +19,7 @@ import { grpoLossOptions } from '../../src/rl/config';
 import { RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
 import { Rng } from '../../src/tasks/random';
-import { chatFixtureSpec, writeHfCheckpoint } from './hf-fixtures';
+import { writeChatFixture } from './hf-fixtures';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp';
@@ -30,9 +28,7 @@ let root: string;
 let base: string;
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'base-on-device-'));
-  base = join(root, 'qwen2');
-  writeHfCheckpoint(base, chatFixtureSpec(), 23);
+  ({ root, base } = writeChatFixture('base-on-device-'));
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

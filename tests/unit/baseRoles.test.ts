@@ -7,8 +7,7 @@
 // prompts, both adapters in PEFT's layout; --resume continues; --base alone trains rank-8
 // adapters at the LoRA rate on procedural tasks; and a base with LoRA rank 0 is refused in words.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,15 +23,13 @@ import { decodeSafetensors } from '../../src/model/safetensors';
 import { grpoLossOptions } from '../../src/rl/config';
 import { RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
-import { chatFixtureSpec, writeHfCheckpoint } from './hf-fixtures';
+import { writeChatFixture } from './hf-fixtures';
 
 let root: string;
 let base: string;
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'base-roles-'));
-  base = join(root, 'qwen2');
-  writeHfCheckpoint(base, chatFixtureSpec(), 23);
+  ({ root, base } = writeChatFixture('base-roles-'));
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

@@ -7,8 +7,7 @@
 // names the kernels and their adapter, and the tfjs backend kept for the fall-back.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +28,7 @@ import { grpoLossOptions } from '../../src/rl/config';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
 import { Rng } from '../../src/tasks/random';
-import { chatFixtureSpec, writeHfCheckpoint } from './hf-fixtures';
+import { writeChatFixture } from './hf-fixtures';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp';
@@ -38,9 +37,7 @@ let root: string;
 let base: string;
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'base-roles-kernels-'));
-  base = join(root, 'qwen2');
-  writeHfCheckpoint(base, chatFixtureSpec(), 23);
+  ({ root, base } = writeChatFixture('base-roles-kernels-'));
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

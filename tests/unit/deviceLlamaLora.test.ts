@@ -16,6 +16,7 @@ import {
 import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
 import { loraGradB, loraGradU, loraUp } from '../../src/gpu/engine/opsLora';
 import { packBatch } from '../../src/gpu/engine/packedBatch';
+import type { GpuRuntime } from '../../src/gpu/engine/runtime';
 import { loraBSideRef } from '../../src/gpu/kernels/referenceLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
@@ -200,6 +201,30 @@ const CASES: [string, Partial<LlamaConfig>, WeightDtype, number, readonly LoraTa
   ],
 ];
 
+/**
+ * The first case's base (Qwen2-like, BF16; its bindings split unless `split` is false) and a
+ * rank-2 policy over it for each name, all holding the same random adapters.
+ */
+function qwen2Policies<K extends string>(
+  rt: GpuRuntime,
+  names: readonly K[],
+  o: { baseSeed: number; adapterSeed: number; contextLength: number; split?: boolean },
+) {
+  const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
+  const config = llamaConfig(over);
+  const model = new DeviceLlama(rt, config, randomLlama(config, dtype, o.baseSeed), {
+    contextLength: o.contextLength,
+    ...(o.split === false ? {} : { maxBindingBytes }),
+  });
+  const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
+  const policies = Object.fromEntries(
+    names.map((name) => [name, new DeviceLlamaPolicy(rt, model, lora)]),
+  ) as Record<K, DeviceLlamaPolicy>;
+  const adapters = randomAdapters(Object.values<DeviceLlamaPolicy>(policies)[0]!, o.adapterSeed);
+  for (const p of Object.values<DeviceLlamaPolicy>(policies)) p.importAdapters(adapters);
+  return { config, ...policies };
+}
+
 describe('LoRA over a frozen Llama-family base on the kernels', () => {
   for (const [name, over, dtype, maxBindingBytes, targets] of CASES)
     it(`${name}: log-probs and every adapter gradient against float64`, async (ctx) => {
@@ -284,15 +309,12 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
 
   it('a step in micro-batches (the memory budget) takes the step of one batch: the same log-probs, loss and adapters', async (ctx) => {
     const rt = needRuntime(h, ctx);
-    const [, over, dtype] = CASES[0] as (typeof CASES)[number];
-    const config = llamaConfig(over);
-    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 31), { contextLength: 8 });
-    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
-    const whole = new DeviceLlamaPolicy(rt, model, lora);
-    const parts = new DeviceLlamaPolicy(rt, model, lora);
-    const adapters = randomAdapters(whole, 6);
-    whole.importAdapters(adapters);
-    parts.importAdapters(adapters);
+    const { whole, parts } = qwen2Policies(rt, ['whole', 'parts'], {
+      baseSeed: 31,
+      adapterSeed: 6,
+      contextLength: 8,
+      split: false,
+    });
     const sequences = [
       [3, 17, 0, 42, 8, 1, 2],
       [9, 1, 64, 5],
@@ -344,19 +366,12 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
 
   it('the head in row chunks (a device whose binding limit holds fewer rows of logits) gives the same log-probs and gradients', async (ctx) => {
     const rt = needRuntime(h, ctx);
-    const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
-    const config = llamaConfig(over);
-    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 41), {
+    const { config, whole, chunked } = qwen2Policies(rt, ['whole', 'chunked'], {
+      baseSeed: 41,
+      adapterSeed: 8,
       contextLength: 8,
-      maxBindingBytes,
     });
-    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
-    const whole = new DeviceLlamaPolicy(rt, model, lora);
-    const chunked = new DeviceLlamaPolicy(rt, model, lora);
     chunked.logitsRows = 64;
-    const adapters = randomAdapters(whole, 8);
-    whole.importAdapters(adapters);
-    chunked.importAdapters(adapters);
     // 12 rows of 8 positions: 96 rows of logits, in chunks of 64 and 32.
     const rng = new Rng(5);
     const sequences = Array.from({ length: 12 }, (_, b) =>
@@ -384,19 +399,12 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
 
   it("the head on the scored positions only (GRPO: the completion) gives their log-probs and the full head's gradients, in one shot, in chunks and in micro-batches", async (ctx) => {
     const rt = needRuntime(h, ctx);
-    const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
-    const config = llamaConfig(over);
-    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 43), {
+    const { config, full, scored, chunked } = qwen2Policies(rt, ['full', 'scored', 'chunked'], {
+      baseSeed: 43,
+      adapterSeed: 9,
       contextLength: 16,
-      maxBindingBytes,
     });
-    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
-    const full = new DeviceLlamaPolicy(rt, model, lora);
-    const scored = new DeviceLlamaPolicy(rt, model, lora);
-    const chunked = new DeviceLlamaPolicy(rt, model, lora);
     chunked.logitsRows = 64;
-    const adapters = randomAdapters(full, 9);
-    for (const p of [full, scored, chunked]) p.importAdapters(adapters);
     // 12 sequences of 11–16 tokens, each scored from its own "prompt" end: 70–100 scored rows,
     // more than one chunk of 64.
     const rng = new Rng(8);
@@ -452,18 +460,11 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
 
   it('GRPO groups that share a prompt run it once (packed rows): the log-probs and gradients of each sequence alone, in one shot and in micro-batches', async (ctx) => {
     const rt = needRuntime(h, ctx);
-    const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
-    const config = llamaConfig(over);
-    const model = new DeviceLlama(rt, config, randomLlama(config, dtype, 44), {
+    const { config, alone, packed, split } = qwen2Policies(rt, ['alone', 'packed', 'split'], {
+      baseSeed: 44,
+      adapterSeed: 10,
       contextLength: 16,
-      maxBindingBytes,
     });
-    const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
-    const alone = new DeviceLlamaPolicy(rt, model, lora);
-    const packed = new DeviceLlamaPolicy(rt, model, lora);
-    const split = new DeviceLlamaPolicy(rt, model, lora);
-    const adapters = randomAdapters(alone, 10);
-    for (const p of [alone, packed, split]) p.importAdapters(adapters);
     // Three prompts (6, 9 and 4 tokens), four completions each (1–6 tokens), interleaved as a
     // GRPO batch need not be; one more sequence alone.
     const rng = new Rng(12);

@@ -4,7 +4,8 @@
 // model.safetensors, or shards with model.safetensors.index.json — in F32, F16 or BF16. Also
 // PEFT LoRA adapters. Tensors are written one at a time to the file, so a checkpoint of real
 // size (Qwen2.5-Coder-0.5B's shape) never sits whole in memory.
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   llamaWeightSpecs,
@@ -447,4 +448,15 @@ export function relativeError(a: readonly number[], b: readonly number[]): numbe
     scale = Math.max(scale, Math.abs(b[i]!));
   }
   return diff / scale;
+}
+
+/**
+ * The tests' random Qwen2 chat base (chatFixtureSpec, seed 23) written under a fresh temporary
+ * folder: `base` is the checkpoint, `root` the folder to remove afterwards.
+ */
+export function writeChatFixture(prefix: string): { root: string; base: string } {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const base = join(root, 'qwen2');
+  writeHfCheckpoint(base, chatFixtureSpec(), 23);
+  return { root, base };
 }

@@ -382,15 +382,17 @@ export class DeviceLlamaPolicy {
     const c = this.model.config;
     const { B, T } = part;
     if (T < 2) throw new Error('every batch needs a sequence of at least 2 tokens');
-    const longest = Math.max(...batch.sequences.map((s) => s.length));
-    if (longest > this.model.contextLength)
-      throw new Error(
-        `a sequence of ${longest} tokens exceeds the context of ${this.model.contextLength}`,
-      );
-    for (const seq of batch.sequences)
+    // The part's own sequences (a micro-batch checks its share, not the whole batch again).
+    for (const { sequence } of part.runs) {
+      const seq = batch.sequences[sequence] as readonly number[];
+      if (seq.length > this.model.contextLength)
+        throw new Error(
+          `a sequence of ${seq.length} tokens exceeds the context of ${this.model.contextLength}`,
+        );
       for (const id of seq)
         if (!Number.isInteger(id) || id < 0 || id >= c.vocabSize)
           throw new Error(`token id ${id} is outside the vocabulary (${c.vocabSize})`);
+    }
     const a = this.activations(B, T);
     // Without scoredFrom the head runs on every row of the padded batch, as it always has.
     a.scored = part.scored ?? new Uint32Array(0);
@@ -673,8 +675,11 @@ export class DeviceLlamaPolicy {
    * Per sequence, the log-probs of its next tokens [len − 1], with the adapters applied; in
    * micro-batches of at most maxRows positions (at least one row each), as step() takes them.
    */
-  async logProbs(batch: TokenBatch, maxRows = Number.POSITIVE_INFINITY): Promise<Float32Array[]> {
-    const parts = packBatch(batch, maxRows);
+  logProbs(batch: TokenBatch, maxRows = Number.POSITIVE_INFINITY): Promise<Float32Array[]> {
+    return this.partsLogProbs(batch, packBatch(batch, maxRows));
+  }
+
+  private async partsLogProbs(batch: TokenBatch, parts: PackedPart[]): Promise<Float32Array[]> {
     const values: Float32Array[] = [];
     for (const part of parts) values.push((await this.forwardPass(batch, part)).head);
     return logProbsOf(batch, parts, values);
@@ -763,7 +768,7 @@ export class DeviceLlamaPolicy {
     // Micro-batches (packBatch's parts, all as wide as the longest row): every part's log-probs
     // first, then the loss over all of them on the host, then each part's forward again and its
     // backward, the gradients summed on the device.
-    const { loss, dlogp } = lossFn(await this.logProbs(batch, maxRows));
+    const { loss, dlogp } = lossFn(await this.partsLogProbs(batch, parts));
     this.rt.write(this.adapters.loss, Float32Array.from([loss]));
     const invTemp = 1 / (batch.temperature ?? 1);
     parts.forEach((part, p) => {

@@ -394,7 +394,12 @@ export class DeviceModel {
     };
   }
 
-  private buildActivations(B: number, T: number, invTemp: number, shared: boolean): Activations {
+  private buildActivations(
+    B: number,
+    T: number,
+    invTemp: number,
+    packedRows: boolean,
+  ): Activations {
     const {
       nEmbd: D,
       nHead: H,
@@ -408,7 +413,7 @@ export class DeviceModel {
     const dummy = rt.dummy;
     const version = this.matmulVersion;
     const ids = rt.buffer(R);
-    const packed = shared
+    const packed = packedRows
       ? { positions: rt.buffer(R, 'positions'), segments: rt.buffer(R + B, 'segments') }
       : null;
     const x = Array.from({ length: L + 1 }, () => rt.buffer(R * D));
