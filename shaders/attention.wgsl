@@ -25,10 +25,11 @@
 // none of it (lo = pre = 0: plain causal). The keys a query sees are visited in the same order
 // as in its own unpacked row, so its output is the same to the bit.
 // No shared memory, no barriers. The head size HD is a pipeline constant (a multiple of 4,
-// ≤ 4·MAX_V4: 64 here; ops.ts' attentionShader loads variants, attention.wgsl?MAX_V4=32 for
-// Qwen3's 128-wide heads and ?MAX_V4=4 for heads up to 16, whose smaller arrays compile faster):
-// loops over it have constant bounds, so compilers (LLVM in lavapipe, SwiftShader's Reactor)
-// unroll them and keep q, the accumulators and dk/dv in registers, as vec4s.
+// ≤ 4·MAX_V4: 64 here; ops.ts' attentionShader loads attention.wgsl?MAX_V4=32 for Qwen3's
+// 128-wide heads): loops over it have constant bounds, so optimising compilers (LLVM in
+// lavapipe and real GPUs' drivers) unroll them and keep q, the accumulators and dk/dv in
+// registers, as vec4s. SwiftShader's Subzero JIT does not: it keeps the arrays in memory, so
+// heads up to 16 run attention_small.wgsl (the same passes, a head in a struct of vec4s).
 
 struct Params {
   B: u32, T: u32, H: u32, hd: u32,
@@ -52,7 +53,7 @@ fn kv_of(h: u32) -> u32 {
 }
 
 override HD: u32 = 64u;
-const MAX_V4: u32 = 16u; // HD ≤ 64 (ops.ts' attentionShader loads 32 for heads up to 128, 4 up to 16)
+const MAX_V4: u32 = 16u; // HD ≤ 64 (ops.ts' attentionShader loads 32 for heads up to 128)
 
 // Every tensor is read and written as vec4s (widths and heads are multiples of 4, bindings
 // 256-byte aligned): lavapipe loads storage lane by lane, a vec4 for about the price of a float.

@@ -8,8 +8,8 @@ export const SHADERS = [
   'layernorm.wgsl',
   'embedding.wgsl',
   'attention.wgsl',
-  'attention.wgsl?MAX_V4=4',
   'attention.wgsl?MAX_V4=32',
+  'attention_small.wgsl',
   'head_logprob.wgsl',
   'grpo_token_loss.wgsl',
   'adamw.wgsl',
@@ -351,16 +351,24 @@ function checkHd(hd: number) {
 /**
  * attention.wgsl keeps q, k, v and the accumulators in registers as arrays of MAX_V4 vec4s (a
  * const: function-scope arrays cannot be sized by an override). Heads up to 64 use the file as
- * it is; larger ones (Qwen3's 128) a variant with MAX_V4 = 32; heads up to 16 (the tiny preset's)
- * one with MAX_V4 = 4, whose smaller arrays SwiftShader compiles in two thirds of the time (the
- * self-check at start compiles all three passes).
+ * it is; larger ones (Qwen3's 128) a variant with MAX_V4 = 32. Heads up to 16 (the tiny
+ * presets', the test checkpoints') run attention_small.wgsl: the same passes with a head in a
+ * struct of four vec4s, which CPU drivers keep in registers where they keep arrays in memory.
  */
 export function attentionShader(hd: number): string {
   return hd > 64
     ? 'attention.wgsl?MAX_V4=32'
     : hd <= 16
-      ? 'attention.wgsl?MAX_V4=4'
+      ? 'attention_small.wgsl'
       : 'attention.wgsl';
+}
+
+/** The pipeline constants of an attention pass (attention_small.wgsl's block is fixed at 4). */
+function attentionConstants(
+  entry: 'forward' | 'backward_dq' | 'backward_dkdv',
+  hd: number,
+): Record<string, number> {
+  return hd <= 16 ? { HD: hd } : { HD: hd, QB: attentionBlock(entry, hd) };
 }
 
 /**
@@ -398,7 +406,7 @@ export function attentionForward(
       ['r', segments ?? qkv],
     ],
     uniforms: attnUniforms(s, 0, 0, segments !== undefined),
-    constants: { HD: s.hd, QB: attentionBlock('forward', s.hd) },
+    constants: attentionConstants('forward', s.hd),
     workgroups: grid2d(
       Math.ceil((s.B * s.H * Math.ceil(s.T / attentionBlock('forward', s.hd))) / 64),
     ),
@@ -421,7 +429,7 @@ export function attentionBackward(
     // dk/dv runs per kv head (summing over its query heads).
     const heads = entry === 'backward_dkdv' ? (s.kvH ?? s.H) : s.H;
     return {
-      constants: { HD: s.hd, QB: qb },
+      constants: attentionConstants(entry, s.hd),
       workgroups: grid2d(Math.ceil((s.B * heads * Math.ceil(s.T / qb)) / 64)),
     };
   };
@@ -508,7 +516,8 @@ export function attentionCacheStore(
 ): DispatchSpec {
   checkHd(s.hd);
   return {
-    shader: attentionShader(s.hd),
+    // No per-head registers: attention.wgsl's copy serves every head size.
+    shader: s.hd > 64 ? attentionShader(s.hd) : 'attention.wgsl',
     entry: 'cache_store',
     bindings: [
       ['r', qkv],
