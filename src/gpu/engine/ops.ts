@@ -9,7 +9,6 @@ export const SHADERS = [
   'embedding.wgsl',
   'attention.wgsl',
   'attention.wgsl?MAX_V4=32',
-  'attention_small.wgsl',
   'head_logprob.wgsl',
   'grpo_token_loss.wgsl',
   'adamw.wgsl',
@@ -351,24 +350,29 @@ function checkHd(hd: number) {
 /**
  * attention.wgsl keeps q, k, v and the accumulators in registers as arrays of MAX_V4 vec4s (a
  * const: function-scope arrays cannot be sized by an override). Heads up to 64 use the file as
- * it is; larger ones (Qwen3's 128) a variant with MAX_V4 = 32. Heads up to 16 (the tiny
- * presets', the test checkpoints') run attention_small.wgsl: the same passes with a head in a
- * struct of four vec4s, which CPU drivers keep in registers where they keep arrays in memory.
+ * it is; larger ones (Qwen3's 128) a variant with MAX_V4 = 32.
  */
 export function attentionShader(hd: number): string {
-  return hd > 64
-    ? 'attention.wgsl?MAX_V4=32'
-    : hd <= 16
-      ? 'attention_small.wgsl'
-      : 'attention.wgsl';
+  return hd > 64 ? 'attention.wgsl?MAX_V4=32' : 'attention.wgsl';
 }
 
-/** The pipeline constants of an attention pass (attention_small.wgsl's block is fixed at 4). */
+type AttentionPass = 'forward' | 'backward_dq' | 'backward_dkdv' | 'decode';
+
+/**
+ * The version of a pass for heads of hd floats: heads up to 16 (the tiny presets', the test
+ * checkpoints') run the _h16 versions, a head in a struct of four vec4s, which CPU drivers keep
+ * in registers where they keep the arrays in memory; the same bits.
+ */
+export function attentionEntry(pass: AttentionPass, hd: number): string {
+  return hd <= 16 ? `${pass}_h16` : pass;
+}
+
+/** The pipeline constants of a pass (the _h16 versions' block is fixed at 4). */
 function attentionConstants(
-  entry: 'forward' | 'backward_dq' | 'backward_dkdv',
+  pass: Exclude<AttentionPass, 'decode'>,
   hd: number,
 ): Record<string, number> {
-  return hd <= 16 ? { HD: hd } : { HD: hd, QB: attentionBlock(entry, hd) };
+  return hd <= 16 ? { HD: hd } : { HD: hd, QB: attentionBlock(pass, hd) };
 }
 
 /**
@@ -397,7 +401,7 @@ export function attentionForward(
   checkHd(s.hd);
   return {
     shader: attentionShader(s.hd),
-    entry: 'forward',
+    entry: attentionEntry('forward', s.hd),
     bindings: [
       ['r', qkv],
       ['w', y],
@@ -436,7 +440,7 @@ export function attentionBackward(
   return [
     {
       shader: attentionShader(s.hd),
-      entry: 'backward_dq',
+      entry: attentionEntry('backward_dq', s.hd),
       bindings: [
         ['r', qkv],
         ['r', y],
@@ -452,7 +456,7 @@ export function attentionBackward(
     },
     {
       shader: attentionShader(s.hd),
-      entry: 'backward_dkdv',
+      entry: attentionEntry('backward_dkdv', s.hd),
       bindings: [
         ['r', qkv],
         ['r', dy],
@@ -487,7 +491,7 @@ export function attentionDecode(
   checkHd(hd);
   return {
     shader: attentionShader(hd),
-    entry: 'decode',
+    entry: attentionEntry('decode', hd),
     bindings: [
       ['r', q],
       ['r', k],
@@ -516,8 +520,7 @@ export function attentionCacheStore(
 ): DispatchSpec {
   checkHd(s.hd);
   return {
-    // No per-head registers: attention.wgsl's copy serves every head size.
-    shader: s.hd > 64 ? attentionShader(s.hd) : 'attention.wgsl',
+    shader: attentionShader(s.hd),
     entry: 'cache_store',
     bindings: [
       ['r', qkv],

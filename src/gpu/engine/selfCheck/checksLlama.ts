@@ -176,93 +176,114 @@ const swigluCheck: KernelCheck<{ gu: Float32Array; dh: Float32Array; R: number; 
   }),
 };
 
-const GQA = { B: 2, T: 13, H: 6, kvH: 2, hd: 16 };
-const W = (GQA.H + 2 * GQA.kvH) * GQA.hd;
+/**
+ * Heads of 16 run attention.wgsl's _h16 versions (the test checkpoints'); heads of 64 its general
+ * passes (Qwen2.5's, Llama 3.2's): each is checked.
+ */
+const HEAD_SIZES = [16, 64] as const;
+const headsOf = (hd: number) => (hd === 16 ? '' : ` (heads of ${hd})`);
 
 /** Grouped-query attention; `packed`: rows that share a prompt (the update's GRPO groups). */
 const gqaCheck = (
   packed: boolean,
-): KernelCheck<{ qkv: Float32Array; dy: Float32Array; segments?: Uint32Array }> => ({
-  name: packed ? 'attention/gqa (packed rows: shared prompts)' : 'attention/gqa',
-  indispensable: false,
-  tolerance: TOL,
-  sized: false,
-  inputs: (_s, rng) => ({
-    qkv: randoms(rng, GQA.B * GQA.T * W, 2),
-    dy: randoms(rng, GQA.B * GQA.T * GQA.H * GQA.hd),
-    ...(packed ? { segments: packedRows(GQA.B, GQA.T).segments } : {}),
-  }),
-  async gpu(ctx, i) {
-    const { B, T, H } = GQA;
-    const QKV = ctx.upload(i.qkv);
-    const y = ctx.buffer(B * T * H * GQA.hd);
-    const lse = ctx.buffer(B * H * T);
-    const dqkv = ctx.buffer(B * T * W);
-    const seg = i.segments ? ctx.upload(i.segments) : undefined;
-    await ctx.run([
-      op.attentionForward(GQA, QKV, y, lse, seg),
-      ...op.attentionBackward(GQA, QKV, y, ctx.upload(i.dy), lse, dqkv, ctx.buffer(B * H * T), seg),
-    ]);
-    return { y: await ctx.read(y, B * T * H * GQA.hd), dqkv: await ctx.read(dqkv, B * T * W) };
-  },
-  reference: (i) => ({
-    y: attentionRef(i.qkv, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH, i.segments).y,
-    dqkv: attentionBackwardRef(i.qkv, i.dy, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH, i.segments),
-  }),
-});
+  hd: number,
+): KernelCheck<{ qkv: Float32Array; dy: Float32Array; segments?: Uint32Array }> => {
+  const GQA = { B: 2, T: 13, H: 6, kvH: 2, hd };
+  const W = (GQA.H + 2 * GQA.kvH) * GQA.hd;
+  return {
+    name: `${packed ? 'attention/gqa (packed rows: shared prompts)' : 'attention/gqa'}${headsOf(hd)}`,
+    indispensable: false,
+    tolerance: TOL,
+    sized: false,
+    inputs: (_s, rng) => ({
+      qkv: randoms(rng, GQA.B * GQA.T * W, 2),
+      dy: randoms(rng, GQA.B * GQA.T * GQA.H * GQA.hd),
+      ...(packed ? { segments: packedRows(GQA.B, GQA.T).segments } : {}),
+    }),
+    async gpu(ctx, i) {
+      const { B, T, H } = GQA;
+      const QKV = ctx.upload(i.qkv);
+      const y = ctx.buffer(B * T * H * GQA.hd);
+      const lse = ctx.buffer(B * H * T);
+      const dqkv = ctx.buffer(B * T * W);
+      const seg = i.segments ? ctx.upload(i.segments) : undefined;
+      await ctx.run([
+        op.attentionForward(GQA, QKV, y, lse, seg),
+        ...op.attentionBackward(
+          GQA,
+          QKV,
+          y,
+          ctx.upload(i.dy),
+          lse,
+          dqkv,
+          ctx.buffer(B * H * T),
+          seg,
+        ),
+      ]);
+      return { y: await ctx.read(y, B * T * H * GQA.hd), dqkv: await ctx.read(dqkv, B * T * W) };
+    },
+    reference: (i) => ({
+      y: attentionRef(i.qkv, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH, i.segments).y,
+      dqkv: attentionBackwardRef(i.qkv, i.dy, GQA.B, GQA.T, GQA.H, GQA.hd, GQA.kvH, i.segments),
+    }),
+  };
+};
 
-const DEC = { B: 3, H: 6, kvH: 2, hd: 16, C: 11, pos: [0, 10, 4] };
-
-const gqaDecodeCheck: KernelCheck<{ qkv: Float32Array; k: Float32Array; v: Float32Array }> = {
-  name: 'attention/gqa_decode',
-  indispensable: false,
-  tolerance: TOL,
-  sized: false,
-  inputs: (_s, rng) => {
-    const KD = DEC.kvH * DEC.hd;
-    const n = DEC.B * DEC.C * KD;
-    return {
-      qkv: randoms(rng, DEC.B * (DEC.H + 2 * DEC.kvH) * DEC.hd, 2),
-      k: randoms(rng, n, 2),
-      v: randoms(rng, n),
-    };
-  },
-  async gpu(ctx, i) {
-    const { B, H, kvH, hd, C } = DEC;
-    const Wd = (H + 2 * kvH) * hd;
-    const QKV = ctx.upload(i.qkv);
-    const K = ctx.upload(i.k);
-    const V = ctx.upload(i.v);
-    const y = ctx.buffer(B * H * hd);
-    const pos = Uint32Array.from(DEC.pos);
-    await ctx.run([
-      op.attentionCacheStore({ B, T: 1, H, hd, kvH }, C, QKV, ctx.upload(pos), K, V),
-      op.attentionDecode(B, H, hd, C, QKV, K, V, ctx.upload(pos.map((p) => p + 1)), y, {
-        kvH,
-        qStride: Wd,
-      }),
-    ]);
-    return { y: await ctx.read(y, B * H * hd) };
-  },
-  reference(i) {
-    const { B, H, kvH, hd, C } = DEC;
-    const Wd = (H + 2 * kvH) * hd;
-    const KD = kvH * hd;
-    const k = Float64Array.from(i.k);
-    const v = Float64Array.from(i.v);
-    DEC.pos.forEach((p, b) => {
-      for (let j = 0; j < KD; j++) {
-        k[(b * C + p) * KD + j] = i.qkv[b * Wd + H * hd + j] ?? 0;
-        v[(b * C + p) * KD + j] = i.qkv[b * Wd + H * hd + KD + j] ?? 0;
-      }
-    });
-    const q = Float64Array.from({ length: B * H * hd }, (_, e) => {
-      const b = Math.floor(e / (H * hd));
-      return i.qkv[b * Wd + (e % (H * hd))] ?? 0;
-    });
-    const lens = DEC.pos.map((p) => p + 1);
-    return { y: attentionDecodeRef(q, k, v, lens, B, H, hd, C, kvH) };
-  },
+const gqaDecodeCheck = (
+  hd: number,
+): KernelCheck<{ qkv: Float32Array; k: Float32Array; v: Float32Array }> => {
+  const DEC = { B: 3, H: 6, kvH: 2, hd, C: 11, pos: [0, 10, 4] };
+  return {
+    name: `attention/gqa_decode${headsOf(hd)}`,
+    indispensable: false,
+    tolerance: TOL,
+    sized: false,
+    inputs: (_s, rng) => {
+      const KD = DEC.kvH * DEC.hd;
+      const n = DEC.B * DEC.C * KD;
+      return {
+        qkv: randoms(rng, DEC.B * (DEC.H + 2 * DEC.kvH) * DEC.hd, 2),
+        k: randoms(rng, n, 2),
+        v: randoms(rng, n),
+      };
+    },
+    async gpu(ctx, i) {
+      const { B, H, kvH, hd, C } = DEC;
+      const Wd = (H + 2 * kvH) * hd;
+      const QKV = ctx.upload(i.qkv);
+      const K = ctx.upload(i.k);
+      const V = ctx.upload(i.v);
+      const y = ctx.buffer(B * H * hd);
+      const pos = Uint32Array.from(DEC.pos);
+      await ctx.run([
+        op.attentionCacheStore({ B, T: 1, H, hd, kvH }, C, QKV, ctx.upload(pos), K, V),
+        op.attentionDecode(B, H, hd, C, QKV, K, V, ctx.upload(pos.map((p) => p + 1)), y, {
+          kvH,
+          qStride: Wd,
+        }),
+      ]);
+      return { y: await ctx.read(y, B * H * hd) };
+    },
+    reference(i) {
+      const { B, H, kvH, hd, C } = DEC;
+      const Wd = (H + 2 * kvH) * hd;
+      const KD = kvH * hd;
+      const k = Float64Array.from(i.k);
+      const v = Float64Array.from(i.v);
+      DEC.pos.forEach((p, b) => {
+        for (let j = 0; j < KD; j++) {
+          k[(b * C + p) * KD + j] = i.qkv[b * Wd + H * hd + j] ?? 0;
+          v[(b * C + p) * KD + j] = i.qkv[b * Wd + H * hd + KD + j] ?? 0;
+        }
+      });
+      const q = Float64Array.from({ length: B * H * hd }, (_, e) => {
+        const b = Math.floor(e / (H * hd));
+        return i.qkv[b * Wd + (e % (H * hd))] ?? 0;
+      });
+      const lens = DEC.pos.map((p) => p + 1);
+      return { y: attentionDecodeRef(q, k, v, lens, B, H, hd, C, kvH) };
+    },
+  };
 };
 
 const MM = { M: 19, N: 70, K: 64 };
@@ -494,9 +515,7 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   qkNormCheck,
   ropeCheck,
   swigluCheck,
-  gqaCheck(false),
-  gqaCheck(true),
-  gqaDecodeCheck,
+  ...HEAD_SIZES.flatMap((hd) => [gqaCheck(false, hd), gqaCheck(true, hd), gqaDecodeCheck(hd)]),
   matmul16Check('F16'),
   matmul16Check('BF16'),
   matmul16TCheck('F16'),

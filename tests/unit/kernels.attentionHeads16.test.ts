@@ -1,14 +1,15 @@
-// shaders/attention_small.wgsl (heads ≤ 16 in structs of vec4s) against attention.wgsl (heads
-// in arrays) on the same inputs: the same bits, every pass, with grouped heads and shared-prompt
-// segments. Both are checked against the float64 references in kernels.llama.test.ts and
-// kernels.layers.test.ts; this says the small version is the general one, not merely close.
+// attention.wgsl's _h16 versions (heads ≤ 16 in structs of vec4s) against its general passes
+// (heads in arrays) on the same inputs: the same bits, every pass, with grouped heads and
+// shared-prompt segments. Both are checked against the float64 references in
+// kernels.llama.test.ts and kernels.layers.test.ts; this says the _h16 version is the general
+// one, not merely close to it.
 import { describe, expect, it } from 'vitest';
 import {
   attentionBackward,
   attentionBlock,
   attentionDecode,
+  attentionEntry,
   attentionForward,
-  attentionShader,
 } from '../../src/gpu/engine/ops';
 import type { DispatchSpec } from '../../src/gpu/engine/runtime';
 import { packedRows } from '../../src/gpu/engine/selfCheck/registry';
@@ -16,21 +17,24 @@ import { kernelRuntime, needRuntime, randoms, readBack, run, upload } from './ke
 
 const h = kernelRuntime();
 
-/** The same pass on attention.wgsl (its arrays), with the block the small version runs. */
+/** The same pass in its general version (arrays), with the block the _h16 version runs. */
 function onGeneralKernel(spec: DispatchSpec): DispatchSpec {
-  const entry = spec.entry as 'forward' | 'backward_dq' | 'backward_dkdv' | 'decode';
+  const entry = spec.entry.replace(/_h16$/, '') as
+    | 'forward'
+    | 'backward_dq'
+    | 'backward_dkdv'
+    | 'decode';
   const hd = (spec.constants as { HD: number }).HD;
-  const QB = entry === 'decode' ? undefined : attentionBlock(entry, hd);
   return {
     ...spec,
-    shader: 'attention.wgsl',
-    constants: QB === undefined ? { HD: hd } : { HD: hd, QB },
+    entry,
+    constants: entry === 'decode' ? { HD: hd } : { HD: hd, QB: attentionBlock(entry, hd) },
   };
 }
 
 const bits = (x: Float32Array) => new Uint32Array(x.buffer, x.byteOffset, x.length);
 
-describe('attention_small.wgsl: the bits of attention.wgsl for heads up to 16', () => {
+describe('attention.wgsl for heads up to 16: the _h16 versions give the general passes’ bits', () => {
   for (const [B, T, H, kvH, hd, shared] of [
     [2, 13, 4, 2, 8, false],
     [2, 19, 4, 2, 8, true],
@@ -40,7 +44,7 @@ describe('attention_small.wgsl: the bits of attention.wgsl for heads up to 16', 
   ] as [number, number, number, number, number, boolean][])
     it(`forward, backward and decode at B=${B}, T=${T}, H=${H}, kvH=${kvH}, hd=${hd}${shared ? ', shared prompts' : ''}`, async (ctx) => {
       const rt = needRuntime(h, ctx);
-      expect(attentionShader(hd)).toBe('attention_small.wgsl');
+      expect(attentionEntry('forward', hd)).toBe('forward_h16');
       const W = (H + 2 * kvH) * hd;
       const D = H * hd;
       const shape = { B, T, H, hd, kvH };
