@@ -15,6 +15,9 @@
 //           llama-lora, LLAMA_LORA_SHAPE=fixture); each element's sum is the same as before
 //   grad_u  du[i, t·r + k] = s·Σ_j dy[i, c(t, j)]·B[c(t, j), k]   (one invocation per element)
 //   grad_b  dB[c, k] (+)= s·Σ_i dy[i, c]·u[i, t·r + k]            (flags 4: accumulate)
+//   up_r4, grad_u_r4, grad_b_r4: the same for ranks that are multiples of 4, u, B, du and dB
+//           read and written four k at a time (vec4s) and each sum kept in the same order, so
+//           the same bits: CPU drivers (SwiftShader) pay per load, whatever its width
 
 struct Params {
   M: u32, N: u32, r: u32, flags: u32,
@@ -130,4 +133,94 @@ fn grad_b(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw
     v += db[e];
   }
   db[e] = v;
+}
+
+// ---- ranks that are multiples of 4: u, B, du, dB as vec4s over k ------------------------------
+
+@group(0) @binding(0) var<storage, read> u4: array<vec4f>;
+@group(0) @binding(1) var<storage, read> b4: array<vec4f>;
+
+/** Σ_k x_k·y_k over four k, added one at a time (the scalar versions' order). */
+fn dot_in_order(acc: f32, x: vec4f, y: vec4f) -> f32 {
+  return (((acc + x.x * y.x) + x.y * y.y) + x.z * y.z) + x.w * y.w;
+}
+
+@compute @workgroup_size(64)
+fn up_r4(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let quads = (p.N + 3u) / 4u;
+  let e = flat(gid, nwg);
+  if (e >= p.M * quads) {
+    return;
+  }
+  let i = e / quads;
+  let c0 = (e % quads) * 4u;
+  let r4 = p.r / 4u;
+  let ur4 = p.n * r4;
+  for (var q = 0u; q < 4u; q++) {
+    let c = c0 + q;
+    if (c >= p.N) {
+      break;
+    }
+    let col = column(c);
+    var acc = 0.0;
+    for (var k4 = 0u; k4 < r4; k4++) {
+      acc = dot_in_order(acc, u4[i * ur4 + col.x * r4 + k4], b4[c * r4 + k4]);
+    }
+    let at = i * p.y_rs + col.y;
+    var v = p.s * acc;
+    if ((p.flags & 4u) != 0u) {
+      v += y[at];
+    }
+    y[at] = v;
+  }
+}
+
+@group(0) @binding(1) var<storage, read> gb4: array<vec4f>;
+@group(0) @binding(2) var<storage, read_write> du4: array<vec4f>;
+
+/** One invocation per four k of du's row i, segment t. */
+@compute @workgroup_size(64)
+fn grad_u_r4(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let r4 = p.r / 4u;
+  let ur4 = p.n * r4;
+  let e = flat(gid, nwg);
+  if (e >= p.M * ur4) {
+    return;
+  }
+  let i = e / ur4;
+  let t = (e % ur4) / r4;
+  let k4 = e % r4;
+  let sg = segment(t);
+  let row = i * p.y_rs + sg.y;
+  var acc = vec4f();
+  for (var j = 0u; j < sg.z; j++) {
+    acc += dy[row + j] * gb4[(sg.x + j) * r4 + k4];
+  }
+  du4[e] = p.s * acc;
+}
+
+@group(0) @binding(1) var<storage, read> bu4: array<vec4f>;
+@group(0) @binding(2) var<storage, read_write> db4: array<vec4f>;
+
+/** One invocation per four k of dB's row c. */
+@compute @workgroup_size(64)
+fn grad_b_r4(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let r4 = p.r / 4u;
+  let e = flat(gid, nwg);
+  if (e >= p.N * r4) {
+    return;
+  }
+  let c = e / r4;
+  let k4 = e % r4;
+  let col = column(c);
+  let ur4 = p.n * r4;
+  var acc = vec4f();
+  for (var i = 0u; i < p.M; i++) {
+    acc += bdy[i * p.y_rs + col.y] * bu4[i * ur4 + col.x * r4 + k4];
+  }
+  var v = p.s * acc;
+  if ((p.flags & 4u) != 0u) {
+    v += db4[e];
+  }
+  db4[e] = v;
 }

@@ -14,10 +14,17 @@ import {
   type LoraTarget,
 } from '../../src/gpu/engine/deviceLlamaLora';
 import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
-import { loraGradB, loraGradU, loraUp } from '../../src/gpu/engine/opsLora';
+import {
+  type LoraSegment,
+  loraGradB,
+  loraGradU,
+  loraUp,
+  loraWidth,
+} from '../../src/gpu/engine/opsLora';
 import { packBatch } from '../../src/gpu/engine/packedBatch';
-import type { GpuRuntime } from '../../src/gpu/engine/runtime';
+import type { DispatchSpec, GpuRuntime } from '../../src/gpu/engine/runtime';
 import { loraBSideRef } from '../../src/gpu/kernels/referenceLlama';
+import { grid2d } from '../../src/gpu/kernels/runKernel';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
 import { Rng } from '../../src/tasks/random';
@@ -74,7 +81,7 @@ describe('matmul v6_b16t and lora.wgsl', () => {
         expectClose(await readBack(rt, C, M * N), want, 1e-5, 1e-4, dtype);
       });
 
-  for (const segments of [
+  const SEGMENTS = [
     [{ offset: 7, width: 11 }],
     // A site of three adapters (q, k, v), columns with gaps between them (an unadapted target).
     [
@@ -82,36 +89,71 @@ describe('matmul v6_b16t and lora.wgsl', () => {
       { offset: 9, width: 3 },
       { offset: 20, width: 6 },
     ],
-  ])
-    it(`up, grad_u and grad_b at ${segments.length} column segment(s) inside wider rows`, async (ctx) => {
-      const rt = needRuntime(h, ctx);
-      const [M, r, rs, s] = [9, 3, 29, 0.75];
-      const cols = { M, r, scale: s, rowStride: rs, segments };
-      const N = segments.reduce((n, g) => n + g.width, 0);
-      const nr = segments.length * r;
-      const u = randoms(M * nr, 1);
-      const b = randoms(N * r, 2);
-      const y0 = randoms(M * rs, 3);
-      const dy = randoms(M * rs, 4);
-      const db0 = randoms(N * r, 5);
-      const [Y, DU, DB] = [upload(rt, y0), rt.buffer(M * nr), upload(rt, db0)];
-      const [U, Bb, DY] = [upload(rt, u), upload(rt, b), upload(rt, dy)];
-      await run(rt, [
-        loraUp(cols, U, Bb, Y),
-        loraGradU(cols, DY, Bb, DU),
-        loraGradB(cols, DY, U, DB, true),
-      ]);
-      const want = loraBSideRef(cols, u, b, dy, y0);
-      expectClose(await readBack(rt, Y, M * rs), want.y, 1e-6, 1e-5, 'y');
-      expectClose(await readBack(rt, DU, M * nr), want.du, 1e-6, 1e-5, 'du');
-      expectClose(
-        await readBack(rt, DB, N * r),
-        want.db.map((v, i) => v + db0[i]!),
-        1e-6,
-        1e-5,
-        'dB',
-      );
-    });
+  ];
+  /** The B side's three products on fresh inputs, `scalar`: the versions a k at a time. */
+  async function bSide(rt: GpuRuntime, segments: LoraSegment[], r: number, scalar = false) {
+    const [M, rs, s] = [9, 29, 0.75];
+    const cols = { M, r, scale: s, rowStride: rs, segments };
+    const N = loraWidth(cols);
+    const nr = segments.length * r;
+    const inputs = {
+      u: randoms(M * nr, 1),
+      b: randoms(N * r, 2),
+      y0: randoms(M * rs, 3),
+      dy: randoms(M * rs, 4),
+      db0: randoms(N * r, 5),
+    };
+    const [Y, DU, DB] = [upload(rt, inputs.y0), rt.buffer(M * nr), upload(rt, inputs.db0)];
+    const [U, Bb, DY] = [upload(rt, inputs.u), upload(rt, inputs.b), upload(rt, inputs.dy)];
+    const specs = [
+      loraUp(cols, U, Bb, Y),
+      loraGradU(cols, DY, Bb, DU),
+      loraGradB(cols, DY, U, DB, true),
+    ];
+    // The versions a k at a time: one invocation per element of du and dB (four in _r4's).
+    const invocations = { up: 0, grad_u: M * nr, grad_b: N * r };
+    const oneK = (x: DispatchSpec): DispatchSpec => {
+      const entry = x.entry.replace(/_r4$/, '') as keyof typeof invocations;
+      const n = invocations[entry];
+      return { ...x, entry, ...(n > 0 ? { workgroups: grid2d(Math.ceil(n / 64)) } : {}) };
+    };
+    await run(rt, scalar ? specs.map(oneK) : specs);
+    return {
+      cols,
+      inputs,
+      y: await readBack(rt, Y, M * rs),
+      du: await readBack(rt, DU, M * nr),
+      db: await readBack(rt, DB, N * r),
+    };
+  }
+
+  for (const segments of SEGMENTS)
+    for (const r of [3, 8])
+      it(`up, grad_u and grad_b at rank ${r}, ${segments.length} column segment(s) inside wider rows`, async (ctx) => {
+        const rt = needRuntime(h, ctx);
+        const { cols, inputs, y, du, db } = await bSide(rt, segments, r);
+        const want = loraBSideRef(cols, inputs.u, inputs.b, inputs.dy, inputs.y0);
+        expectClose(y, want.y, 1e-6, 1e-5, 'y');
+        expectClose(du, want.du, 1e-6, 1e-5, 'du');
+        expectClose(
+          db,
+          want.db.map((v, i) => v + inputs.db0[i]!),
+          1e-6,
+          1e-5,
+          'dB',
+        );
+      });
+
+  it('the rank-multiple-of-4 versions (vec4s over k) give the versions a k at a time to the bit', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const bits = (x: Float32Array) => [...new Uint32Array(x.buffer, x.byteOffset, x.length)];
+    for (const segments of SEGMENTS) {
+      const fast = await bSide(rt, segments, 8);
+      const scalar = await bSide(rt, segments, 8, true);
+      for (const key of ['y', 'du', 'db'] as const)
+        expect(bits(fast[key]), key).toEqual(bits(scalar[key]));
+    }
+  });
 });
 
 /** The projection weights a target merges into. */

@@ -22,6 +22,12 @@ export interface LoraColumns {
   segments: readonly LoraSegment[];
 }
 
+/** lora.wgsl's version for the rank: four k at a time (vec4s) where r is a multiple of 4. */
+const entryFor = (c: LoraColumns, entry: 'up' | 'grad_u' | 'grad_b') =>
+  c.r % 4 === 0 ? `${entry}_r4` : entry;
+/** Invocations' k per element of du or dB: four in the _r4 versions. */
+const kPer = (c: LoraColumns) => (c.r % 4 === 0 ? 4 : 1);
+
 /** Stacked B's rows: every segment's columns. */
 export const loraWidth = (c: LoraColumns) => c.segments.reduce((n, s) => n + s.width, 0);
 
@@ -59,7 +65,7 @@ export function loraUp(
 ): DispatchSpec {
   return {
     shader: 'lora.wgsl',
-    entry: 'up',
+    entry: entryFor(c, 'up'),
     bindings: [
       ['r', u],
       ['r', b],
@@ -76,14 +82,14 @@ export function loraUp(
 export function loraGradU(c: LoraColumns, dy: Bindable, b: Bindable, du: Bindable): DispatchSpec {
   return {
     shader: 'lora.wgsl',
-    entry: 'grad_u',
+    entry: entryFor(c, 'grad_u'),
     bindings: [
       ['r', dy],
       ['r', b],
       ['w', du],
     ],
     uniforms: loraUniforms(c, false),
-    workgroups: grid2d(Math.ceil((c.M * c.segments.length * c.r) / 64)),
+    workgroups: grid2d(Math.ceil((c.M * c.segments.length * (c.r / kPer(c))) / 64)),
     label: 'lora_grad_u',
   };
 }
@@ -98,14 +104,14 @@ export function loraGradB(
 ): DispatchSpec {
   return {
     shader: 'lora.wgsl',
-    entry: 'grad_b',
+    entry: entryFor(c, 'grad_b'),
     bindings: [
       ['r', dy],
       ['r', u],
       ['w', db],
     ],
     uniforms: loraUniforms(c, accumulate),
-    workgroups: grid2d(Math.ceil((loraWidth(c) * c.r) / 64)),
+    workgroups: grid2d(Math.ceil((loraWidth(c) * (c.r / kPer(c))) / 64)),
     label: 'lora_grad_b',
   };
 }
