@@ -6,6 +6,7 @@
 // reference (tests/unit/llama-device-fixtures.ts). Times: median of several submissions.
 // LLAMA_BENCH_05B=0 skips the 0.5B part, LLAMA_BENCH_KERNELS=0 the kernel rows;
 // LLAMA_BENCH_LAYERS (default 24) cuts its depth for a quick check (widths and vocabulary stay).
+
 import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
 import {
   attentionForward,
@@ -25,6 +26,7 @@ import {
 import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { ropeTable } from '../src/gpu/kernels/referenceLlama';
+import { llamaTransformerConfig } from '../src/model/families/llamaConfig';
 import { ropeInverseFrequencies } from '../src/model/families/rope';
 import {
   llamaConfig,
@@ -189,7 +191,7 @@ async function qwen05b(
   const weights = randomLlama(config, 'BF16', 3, 0.05);
   const makeMs = performance.now() - start;
   start = performance.now();
-  const model = new DeviceLlama(rt, config, weights, { contextLength: 64 });
+  const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, { contextLength: 64 });
   await rt.device.queue.onSubmittedWorkDone();
   const loadMs = performance.now() - start;
   const prompt = [151643, 8, 151000, 77];

@@ -9,12 +9,14 @@
 // LLAMA_LORA_SHAPE=fixture runs the tests' random Qwen2 instead (tests/unit/hf-fixtures.ts:
 // 2 layers, hidden 32, MLP 64, 4/2 heads × 8, vocabulary 280), where the kernels' fixed costs
 // show rather than their arithmetic.
+
 import { DeviceLlama, type LlamaTensors } from '../src/gpu/engine/deviceLlama';
 import { DeviceLlamaPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLlamaLora';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { asSlice, type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import type { LlamaConfig } from '../src/model/families/llamaConfig';
+import { llamaTransformerConfig } from '../src/model/families/llamaConfig';
 import { llamaConfig, randomLlama } from '../tests/unit/llama-device-fixtures';
 import { benchLayers } from './llama';
 import type { BenchSection, BenchTable } from './table';
@@ -71,7 +73,7 @@ export function loraPass(
   T: number,
   grpo?: { group: number; completion: number },
 ) {
-  const model = new DeviceLlama(rt, config, weights, { contextLength: T });
+  const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, { contextLength: T });
   const policy = new DeviceLlamaPolicy(
     rt,
     model,

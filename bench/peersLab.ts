@@ -3,6 +3,7 @@
 // kernels' prompt, single-sequence and batched decode speeds. bench/peers.ts sets them beside
 // llama.cpp's; bench/gpu carries this part as its `peers` section, so a lent GPU measures the
 // lab's rows the same way (llama.cpp's run in a browser page, which the GPU bundle cannot carry).
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { folderSource } from '../src/model/families/folderSourceNode';
 import { readHfCheckpoint } from '../src/model/families/hfCheckpoint';
+import { llamaTransformerConfig } from '../src/model/families/llamaConfig';
 import { type FixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
 import type { BenchSection, BenchTable } from './table';
 
@@ -85,7 +87,7 @@ export async function labKernels(
   await rt.load([...SHADERS]);
   const checkpoint = await readHfCheckpoint(folderSource(dir));
   const weights = checkpointTensors(checkpoint.weights);
-  const model = new DeviceLlama(rt, checkpoint.config, weights, {
+  const model = new DeviceLlama(rt, llamaTransformerConfig(checkpoint.config), weights, {
     contextLength: ids.length + decode + 1,
   });
   // One short prefill first: pipelines compile outside the timed runs.

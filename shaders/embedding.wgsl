@@ -14,11 +14,13 @@
 //                  for the ids in [lo, hi) (an embedding too large for one binding is split in
 //                  row ranges, one dispatch each), E stored as f32, F16 or BF16 (override
 //                  E_DTYPE: 0, 1, 2; 16-bit rows two to a u32 word); uniforms B = rows, D, wte_off
-//                  = lo, wpe_off = hi
+//                  = lo, wpe_off = hi. flags 1: add to x (learned positions after the tokens);
+//                  flags 2: ids holds each sequence's first position, row r = b·T + t looks up
+//                  ids[b] + t (a prefill's positions, T of them; a decode step's, T = 1)
 
 struct Params {
   B: u32, T: u32, D: u32, wte_off: u32,
-  wpe_off: u32, _p0: u32, _p1: u32, _p2: u32,
+  wpe_off: u32, flags: u32, _p1: u32, _p2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> ids: array<u32>;
@@ -107,20 +109,28 @@ fn lookup(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw
   }
   let r = e / p.D;
   let c = e % p.D;
-  let id = lids[r];
+  var id = lids[r];
+  if ((p.flags & 2u) != 0u) {
+    id = lids[r / p.T] + r % p.T;
+  }
   if (id < p.wte_off || id >= p.wpe_off) {
     return; // another range's dispatch writes this row
   }
   let i = (id - p.wte_off) * p.D + c;
+  var v: f32;
   if (E_DTYPE == 0u) {
-    lx[e] = bitcast<f32>(table[i]);
-    return;
-  }
-  let word = table[i >> 1u];
-  let bits = select(word & 0xffffu, word >> 16u, (i & 1u) == 1u);
-  if (E_DTYPE == 2u) {
-    lx[e] = bitcast<f32>(bits << 16u);
+    v = bitcast<f32>(table[i]);
   } else {
-    lx[e] = unpack2x16float(bits).x;
+    let word = table[i >> 1u];
+    let bits = select(word & 0xffffu, word >> 16u, (i & 1u) == 1u);
+    if (E_DTYPE == 2u) {
+      v = bitcast<f32>(bits << 16u);
+    } else {
+      v = unpack2x16float(bits).x;
+    }
   }
+  if ((p.flags & 1u) != 0u) {
+    v += lx[e];
+  }
+  lx[e] = v;
 }

@@ -3,7 +3,9 @@
 // `npm run --silent model -- info --checkpoint DIR` → config, parameter count, lab fields.
 // `npm run --silent model -- sample --checkpoint DIR --text "..." [--temperature T --seed S --max N]`
 //   → JSON {ids, text, logProbs} of a continuation.
-// Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu (default cpu: exact and quick for one sequence).
+// Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu (default cpu: exact and quick for one sequence);
+// `logits --backend kernels` runs the kernels' one model (gpu/engine/deviceLlama.ts) for GPT-2 and
+// the Llama family alike.
 // DIR may also be a Hugging Face checkpoint of the Llama family (Llama, Qwen2, Qwen3), in a folder
 // or on the Hub (`org/name[@revision]`, HF_ENDPOINT), with `--adapter DIR` (PEFT LoRA) and
 // `--chat` (the text as one user turn of the chat template): see modelHf.ts. Over the lab's own
@@ -15,6 +17,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
 import { initBackend } from '../gpu/backend';
+import { gptForDevice, llamaLogitsOnDevice } from '../gpu/engine/llamaKernels';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { GGUF_DTYPES, type GgufDtype } from '../model/gguf/ggufTensors';
@@ -97,6 +100,12 @@ try {
         2,
       ),
     );
+  } else if (command === 'logits' && f.backend === 'kernels') {
+    // The kernels' one model, as for a Llama-family checkpoint (an adapter merged in).
+    if (ids.length === 0) throw new UsageError('--text must not be empty');
+    const { config, weights } = await gptForDevice(model);
+    const logits = await llamaLogitsOnDevice(config, weights, ids);
+    console.log(JSON.stringify({ ids, logits: Array.from(logits) }));
   } else if (command === 'logits') {
     if (ids.length === 0) throw new UsageError('--text must not be empty');
     const logits = forward(model, tf.tensor2d([ids], [1, ids.length], 'int32'));

@@ -1,6 +1,7 @@
 // `npm run model` for Hugging Face checkpoints of the Llama family (Llama, Qwen2, Qwen3), from a
 // folder or the Hub (`org/name[@revision]`, HF_ENDPOINT), with an optional PEFT adapter. The
 // lab's own GPT-2 folders keep model.ts' path; this file handles everything else.
+
 import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
 import { checkpointTensors } from '../gpu/engine/deviceLlama';
@@ -10,6 +11,7 @@ import type { CheckpointSource } from '../model/families/hfCheckpoint';
 import { readConfig, readHfCheckpoint } from '../model/families/hfCheckpoint';
 import { llamaParameterCount } from '../model/families/hfConfig';
 import { disposeLlamaModel, llamaLastLogits } from '../model/families/llama';
+import { llamaTransformerConfig } from '../model/families/llamaConfig';
 import { loadLlama } from '../model/families/load';
 import { checkLoraTargets, readLoraAdapter } from '../model/families/lora';
 import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
@@ -137,7 +139,8 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
   const { ids } = promptIds(checkpoint.tokenizer, c);
   if (ids.length === 0) throw new Error('--text must not be empty');
   const weights = checkpointTensors(checkpoint.weights);
-  const logits = await llamaLogitsOnDevice(checkpoint.config, weights, ids, adapter);
+  const config = llamaTransformerConfig(checkpoint.config);
+  const logits = await llamaLogitsOnDevice(config, weights, ids, adapter);
   return { ids, logits: Array.from(logits) };
 }
 

@@ -1,8 +1,22 @@
 // The one transformer's configuration as plain data (model/transformer.ts runs it): what differs
 // between the families the lab runs, and where each weight is in a checkpoint. The lab's GPT-2
 // is gptTransformerConfig (model/config.ts), the Llama family llamaTransformerConfig
-// (model/families/llama.ts). `projections` lists the linear layers, which LoRA may target.
-import type { RopeScaling } from './families/llamaConfig';
+// (model/families/llamaConfig.ts). `projections` lists the linear layers, which LoRA may target.
+
+/**
+ * config.json's `rope_scaling`, for the types the lab implements exactly (transformers'
+ * modeling_rope_utils.py): `linear` divides every inverse frequency by factor; `llama3`
+ * (Llama 3.1/3.2) divides the low frequencies, keeps the high ones and blends in between.
+ */
+export type RopeScaling =
+  | { type: 'linear'; factor: number }
+  | {
+      type: 'llama3';
+      factor: number;
+      lowFreqFactor: number;
+      highFreqFactor: number;
+      originalMaxPositionEmbeddings: number;
+    };
 
 export interface TransformerConfig {
   vocabSize: number;

@@ -3,11 +3,13 @@
 // q/k/v bias, tied, GQA), Llama-like (F16, untied, GQA 4:1), Qwen3-like (F32, q/k norms,
 // head_dim ≠ hidden/heads); the prefill's last logits and KV-cache decode steps after it; the
 // head and embedding split over several bindings; bad checkpoints refused in words.
+
 import { describe, expect, it } from 'vitest';
 import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
 import { sampleDeviceLlama } from '../../src/gpu/engine/kernelLlamaRoles';
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { pickToken, rowPrng } from '../../src/rollout/pick';
 import { Rng } from '../../src/tasks/random';
 import { kernelRuntime, needRuntime } from './kernels-harness';
@@ -50,7 +52,9 @@ describe('device Llama forward', () => {
       const config = llamaConfig(over);
       const weights = randomLlama(config, dtype, 5);
       const ids = [3, 17, 0, config.vocabSize - 1, 42, 8, 8];
-      const model = new DeviceLlama(rt, config, weights, { contextLength: 16 });
+      const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+        contextLength: 16,
+      });
       const prompt = ids.slice(0, 5);
       const got = await model.prefill(prompt);
       const [want] = llamaReferenceLogits(config, weights, prompt);
@@ -72,7 +76,9 @@ describe('device Llama forward', () => {
     for (const [, over, dtype] of CASES) {
       const config = llamaConfig(over);
       const weights = randomLlama(config, dtype, 7);
-      const model = new DeviceLlama(rt, config, weights, { contextLength: 80 });
+      const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+        contextLength: 80,
+      });
       const p = [5, 7, 9, 11, 13];
       const q = [3, 4, 8];
       const alone = async (prompt: number[], next: number[]) => {
@@ -104,7 +110,9 @@ describe('device Llama forward', () => {
       const rt = needRuntime(h, ctx);
       const config = llamaConfig({ modelType: 'qwen2', attentionBias: true });
       const weights = randomLlama(config, 'BF16', 13);
-      const model = new DeviceLlama(rt, config, weights, { contextLength: 24 });
+      const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+        contextLength: 24,
+      });
       // 18 rows (two batches of at most 16): rows 0, 2, 4 share a prompt, so do 1 and 5; row 3's
       // prompt leaves it 3 positions of the context; the rest alone.
       const prng = new Rng(3);
@@ -161,7 +169,10 @@ describe('device Llama forward', () => {
     const config = llamaConfig({ vocabSize: 203, tieWordEmbeddings: false });
     const weights = randomLlama(config, 'BF16', 9);
     // 64 rows × 32 columns × 2 bytes: four ranges for 203 rows.
-    const model = new DeviceLlama(rt, config, weights, { contextLength: 8, maxBindingBytes: 4096 });
+    const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+      contextLength: 8,
+      maxBindingBytes: 4096,
+    });
     const ids = [202, 0, 64, 128, 127];
     const [want] = llamaReferenceLogits(config, weights, ids);
     expect(relativeToLargest(await model.prefill(ids), want as Float64Array)).toBeLessThan(1e-4);
@@ -173,17 +184,21 @@ describe('device Llama forward', () => {
     const weights = randomLlama(config, 'BF16', 1);
     const missing = new Map(weights);
     missing.delete('model.layers.1.mlp.up_proj.weight');
-    expect(() => new DeviceLlama(rt, config, missing)).toThrow(
+    expect(() => new DeviceLlama(rt, llamaTransformerConfig(config), missing)).toThrow(
       'the checkpoint has no tensor model.layers.1.mlp.up_proj.weight',
     );
     const wrong = new Map(weights);
     const t = weights.get('model.norm.weight') as LlamaTensor;
     wrong.set('model.norm.weight', { ...t, shape: [31] });
-    expect(() => new DeviceLlama(rt, config, wrong)).toThrow(
+    expect(() => new DeviceLlama(rt, llamaTransformerConfig(config), wrong)).toThrow(
       'model.norm.weight has shape [31], the config says [32]',
     );
-    expect(() => new DeviceLlama(rt, llamaConfig({ headDim: 6 }), weights)).toThrow(/head_dim 6/);
-    const model = new DeviceLlama(rt, config, weights, { contextLength: 4 });
+    expect(
+      () => new DeviceLlama(rt, llamaTransformerConfig(llamaConfig({ headDim: 6 })), weights),
+    ).toThrow(/head size 6/);
+    const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+      contextLength: 4,
+    });
     await expect(model.prefill([1, 101])).rejects.toThrow('token id 101 is outside the vocabulary');
     await expect(model.prefill([1, 2, 3, 4, 5])).rejects.toThrow('exceed the context of 4');
     await expect(model.step(1)).rejects.toThrow('prefill a prompt first');
@@ -203,7 +218,7 @@ describe('the Llama kernels’ self-check', () => {
     const weights = randomLlama(config, 'BF16', 12);
     const ids = [5, 6, 7];
     const [want] = llamaReferenceLogits(config, weights, ids);
-    const got = await llamaLogitsOnDevice(config, weights, ids);
+    const got = await llamaLogitsOnDevice(llamaTransformerConfig(config), weights, ids);
     expect(relativeToLargest(got, want as Float64Array)).toBeLessThan(1e-4);
   });
 });

@@ -4,6 +4,7 @@
 // of Σ dlogp·logp against central finite differences of that float64 forward, on tiny random
 // Qwen2-like (BF16, bias, tied, split bindings) and Qwen3-like (F32, q/k norms) models, with
 // sequences of different lengths; one AdamW step against its formula.
+
 import { describe, expect, it } from 'vitest';
 import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
 import {
@@ -26,6 +27,7 @@ import type { DispatchSpec, GpuRuntime } from '../../src/gpu/engine/runtime';
 import { loraBSideRef } from '../../src/gpu/kernels/referenceLlama';
 import { grid2d } from '../../src/gpu/kernels/runKernel';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
 import { Rng } from '../../src/tasks/random';
 import {
@@ -254,10 +256,15 @@ function qwen2Policies<K extends string>(
 ) {
   const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
   const config = llamaConfig(over);
-  const model = new DeviceLlama(rt, config, randomLlama(config, dtype, o.baseSeed), {
-    contextLength: o.contextLength,
-    ...(o.split === false ? {} : { maxBindingBytes }),
-  });
+  const model = new DeviceLlama(
+    rt,
+    llamaTransformerConfig(config),
+    randomLlama(config, dtype, o.baseSeed),
+    {
+      contextLength: o.contextLength,
+      ...(o.split === false ? {} : { maxBindingBytes }),
+    },
+  );
   const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
   const policies = Object.fromEntries(
     names.map((name) => [name, new DeviceLlamaPolicy(rt, model, lora)]),
@@ -273,7 +280,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       const rt = needRuntime(h, ctx);
       const config = llamaConfig(over);
       const base = randomLlama(config, dtype, 21);
-      const model = new DeviceLlama(rt, config, base, {
+      const model = new DeviceLlama(rt, llamaTransformerConfig(config), base, {
         contextLength: 8,
         ...(maxBindingBytes ? { maxBindingBytes } : {}),
       });
@@ -568,7 +575,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       tieWordEmbeddings: false,
     });
     const base = randomLlama(config, 'F16', 8);
-    const model = new DeviceLlama(rt, config, base, { contextLength: 8 });
+    const model = new DeviceLlama(rt, llamaTransformerConfig(config), base, { contextLength: 8 });
     const policy = new DeviceLlamaPolicy(rt, model, {
       rank: 3,
       alpha: 6,
@@ -605,7 +612,12 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
   it('refuses in words: a missing adapter, a wrong shape, a bad target, a short batch', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = llamaConfig({});
-    const model = new DeviceLlama(rt, config, randomLlama(config, 'BF16', 2), { contextLength: 4 });
+    const model = new DeviceLlama(
+      rt,
+      llamaTransformerConfig(config),
+      randomLlama(config, 'BF16', 2),
+      { contextLength: 4 },
+    );
     const lora = { rank: 2, alpha: 4, targets: ['q_proj', 'v_proj'] as LoraTarget[] };
     const policy = new DeviceLlamaPolicy(rt, model, lora);
     const adapters = await policy.exportAdapters();

@@ -1,24 +1,31 @@
-// A Llama-family model (Llama, Qwen2, Qwen3) on the lab's own kernels: weights by Hugging Face
-// name, matrices kept 16-bit on the device (F16/BF16 two to a u32 word, decoded in matmul.wgsl
-// v5_b16 with f32 accumulation; F32 checkpoints stay f32 and run v4_vec4), a prefill over a
-// prompt and KV-cache decode steps, each giving the last position's logits, in rows of batch caches
-// (one sequence is row 0: the model keeps no caches of its own).
-// Per layer: RMSNorm → fused q|k|v projection (+bias) → q/k RMSNorm per head (Qwen3) → RoPE →
-// the k, v rows into the cache → grouped-query attention → o_proj added to the residual →
-// RMSNorm → fused gate|up projection → SwiGLU → down_proj added to the residual; then the final
-// RMSNorm and the head (the embedding when tied), split in row ranges when the adapter's
-// binding limit is below the matrix (a 151,936-token vocabulary).
-import type { LlamaConfig } from '../../model/families/llamaConfig';
+// The one transformer (model/transformerConfig.ts) on the lab's own kernels, for inference: a
+// checkpoint's weights by the config's names, matrices kept 16-bit on the device (F16/BF16 two
+// to a u32 word, decoded in matmul.wgsl v5_b16 with f32 accumulation; F32 checkpoints stay f32
+// and run v4_vec4), a prefill over a prompt and KV-cache decode steps, each giving the last
+// position's logits, in rows of batch caches (one sequence is row 0: the model keeps no caches
+// of its own). The kernels are chosen by the config's switches, never by a family's name:
+//   x = embed(ids) (+ learned positions: embedding.wgsl's lookup, added)
+//   per layer: norm (RMSNorm | LayerNorm) → fused q|k|v projection (+bias) → q/k RMSNorm per
+//   head (qkNorm) → RoPE (positions 'rope') → the k, v rows into the cache → grouped-query
+//   attention → o added to the residual (+bias) → norm → the MLP's input projection, fused
+//   gate|up then SwiGLU, or fc (+bias) with GELU in its epilogue → down added to the residual
+//   (+bias); then the final norm and the head (the embedding when tied), split in row ranges
+//   when the adapter's binding limit is below the matrix (a 151,936-token vocabulary).
+// Conv1D weights ([in, out], GPT-2's) are transposed to [out, in] rows as they are uploaded.
+// The Llama family's LoRA training runs over this model (deviceLlamaLora.ts).
 import { ropeInverseFrequencies } from '../../model/families/rope';
 import { decodeHalves } from '../../model/halfFloat';
 import { raw16, type StoredTensor, toFloat32 } from '../../model/safetensors';
+import type { TransformerConfig } from '../../model/transformerConfig';
 import { ropeTable } from '../kernels/referenceLlama';
 import {
   attentionCacheStore,
   attentionDecode,
   attentionForward,
+  layerNormForward,
   MAX_HEAD_DIM,
   MM_ACCUMULATE,
+  MM_GELU,
   matmul,
 } from './ops';
 import {
@@ -76,16 +83,26 @@ export interface DeviceMatrix {
   parts: { buffer: GPUBuffer; row0: number; rows: number }[];
 }
 
+/** A norm's weight, and LayerNorm's bias. */
+export interface DeviceNorm {
+  weight: GPUBuffer;
+  bias: GPUBuffer | null;
+}
+
 export interface DeviceLlamaLayer {
-  inNorm: GPUBuffer;
+  inNorm: DeviceNorm;
   qkv: DeviceMatrix;
   qkvBias: GPUBuffer | null;
   qNorm: GPUBuffer | null;
   kNorm: GPUBuffer | null;
   o: DeviceMatrix;
-  postNorm: GPUBuffer;
+  oBias: GPUBuffer | null;
+  postNorm: DeviceNorm;
+  /** The MLP's input projection: gate|up (SwiGLU) or fc (GELU). */
   gateUp: DeviceMatrix;
+  gateUpBias: GPUBuffer | null;
   down: DeviceMatrix;
+  downBias: GPUBuffer | null;
 }
 
 /** Where a pass keeps keys and values: B sequences of C positions per layer, their positions and lengths. */
@@ -118,14 +135,14 @@ export interface DeviceLlamaOptions {
 }
 
 /** Why this config cannot run on the kernels, in words (null: it can). */
-export function deviceLlamaProblem(c: LlamaConfig): string | null {
+export function deviceLlamaProblem(c: TransformerConfig): string | null {
   if (c.headDim % 4 !== 0 || c.headDim > MAX_HEAD_DIM)
-    return `head_dim ${c.headDim}: the attention kernels take a multiple of 4 up to ${MAX_HEAD_DIM}`;
-  if (c.hiddenSize % 4 !== 0) return `hidden_size ${c.hiddenSize} is not a multiple of 4`;
-  if (c.intermediateSize % 4 !== 0)
-    return `intermediate_size ${c.intermediateSize} is not a multiple of 4`;
-  if (c.numHeads % c.numKvHeads !== 0)
-    return `num_attention_heads ${c.numHeads} is not a multiple of num_key_value_heads ${c.numKvHeads}`;
+    return `head size ${c.headDim}: the attention kernels take a multiple of 4 up to ${MAX_HEAD_DIM}`;
+  if (c.hidden % 4 !== 0) return `hidden size ${c.hidden} is not a multiple of 4`;
+  if (c.intermediate % 4 !== 0) return `MLP width ${c.intermediate} is not a multiple of 4`;
+  if (c.heads % c.kvHeads !== 0)
+    return `${c.heads} attention heads are not a multiple of ${c.kvHeads} key/value heads`;
+  if (c.positions === 'learned' && !c.names.positions) return 'learned positions without a table';
   return null;
 }
 
@@ -133,10 +150,12 @@ export class DeviceLlama {
   // Read by the LoRA trainer (deviceLlamaLora.ts), which runs its own passes over them.
   readonly layers: DeviceLlamaLayer[] = [];
   readonly embed: DeviceMatrix;
+  /** Learned positions' table [contextLength, hidden] (positions 'learned'). */
+  readonly positions: DeviceMatrix | null;
   readonly head: DeviceMatrix;
-  readonly finalNorm: GPUBuffer;
-  /** RoPE's cos/sin table for contextLength positions. */
-  readonly table: GPUBuffer;
+  readonly finalNorm: DeviceNorm;
+  /** RoPE's cos/sin table for contextLength positions (positions 'rope'). */
+  readonly table: GPUBuffer | null;
   /** Positions held in the cache (the next token's position). */
   length = 0;
   readonly contextLength: number;
@@ -188,62 +207,105 @@ export class DeviceLlama {
 
   constructor(
     readonly rt: GpuRuntime,
-    readonly config: LlamaConfig,
+    readonly config: TransformerConfig,
     weights: LlamaTensors,
     options: DeviceLlamaOptions = {},
   ) {
     const problem = deviceLlamaProblem(config);
     if (problem) throw new Error(`this model cannot run on the kernels: ${problem}`);
     const c = config;
-    this.contextLength = options.contextLength ?? Math.min(512, c.maxPositionEmbeddings || 512);
+    const n = c.names;
+    this.contextLength = options.contextLength ?? Math.min(512, c.contextLength || 512);
     const limits = rt.device.limits;
     this.maxBinding =
       options.maxBindingBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
-    this.W = (c.numHeads + 2 * c.numKvHeads) * c.headDim;
+    const { hidden: D, headDim: hd, intermediate: I } = c;
+    const Q = c.heads * hd;
+    const KD = c.kvHeads * hd;
+    this.W = Q + 2 * KD;
     this.Vp = Math.ceil(c.vocabSize / 4) * 4;
-    const hd = c.headDim;
-    const KD = c.numKvHeads * hd;
-    this.embed = this.matrix(weights, ['model.embed_tokens.weight'], c.hiddenSize);
-    this.head = c.tieWordEmbeddings
-      ? this.embed
-      : this.matrix(weights, ['lm_head.weight'], c.hiddenSize);
-    this.finalNorm = this.vector(weights, 'model.norm.weight', c.hiddenSize);
-    for (let i = 0; i < c.numLayers; i++) {
-      const at = (name: string) => `model.layers.${i}.${name}`;
-      const qkvNames = ['q_proj', 'k_proj', 'v_proj'].map((n) => at(`self_attn.${n}`));
+    // Embedding tables are [rows, hidden] in either layout; projections are transposed from
+    // Conv1D's [in, out] where the checkpoint stores them so.
+    const table = (name: string, rows: number) => this.matrix(weights, [[name, rows]], D, 'out-in');
+    const project = (names: [string, number][], cols: number) =>
+      this.matrix(weights, names, cols, c.weightLayout);
+    const vector = (name: string, size: number) => this.vector(weights, name, size);
+    const norm = (prefix: string): DeviceNorm => ({
+      weight: vector(`${prefix}.weight`, D),
+      bias: c.norm === 'layernorm' ? vector(`${prefix}.bias`, D) : null,
+    });
+    this.embed = table(n.embed, c.vocabSize);
+    this.positions =
+      c.positions === 'learned' ? table(n.positions as string, c.contextLength) : null;
+    if (this.contextLength > c.contextLength && c.positions === 'learned')
+      throw new Error(
+        `a context of ${this.contextLength} positions: the model learned ${c.contextLength}`,
+      );
+    this.head = c.tiedHead ? this.embed : table(n.head as string, c.vocabSize);
+    this.finalNorm = norm(n.finalNorm);
+    for (let i = 0; i < c.layers; i++) {
+      const at = (module: string | undefined) => `${n.layer(i)}.${module}`;
+      const qkvNames: [string, number][] = c.fusedQkv
+        ? [[at(n.qkv), this.W]]
+        : [
+            [at(n.q), Q],
+            [at(n.k), KD],
+            [at(n.v), KD],
+          ];
+      const mlpIn: [string, number][] =
+        c.mlp === 'swiglu'
+          ? [
+              [at(n.gate), I],
+              [at(n.up), I],
+            ]
+          : [[at(n.fc), I]];
       this.layers.push({
-        inNorm: this.vector(weights, at('input_layernorm.weight'), c.hiddenSize),
-        qkv: this.matrix(
-          weights,
-          qkvNames.map((n) => `${n}.weight`),
-          c.hiddenSize,
+        inNorm: norm(at(n.inNorm)),
+        qkv: project(
+          qkvNames.map(([m, rows]) => [`${m}.weight`, rows]),
+          D,
         ),
-        qkvBias: c.attentionBias
+        qkvBias: c.qkvBias
           ? this.concatVectors(
               weights,
-              qkvNames.map((n) => `${n}.bias`),
-              [c.numHeads * hd, KD, KD],
+              qkvNames.map(([m]) => `${m}.bias`),
+              qkvNames.map(([, rows]) => rows),
             )
           : null,
-        qNorm: c.qkNorm ? this.vector(weights, at('self_attn.q_norm.weight'), hd) : null,
-        kNorm: c.qkNorm ? this.vector(weights, at('self_attn.k_norm.weight'), hd) : null,
-        o: this.matrix(weights, [at('self_attn.o_proj.weight')], c.numHeads * hd),
-        postNorm: this.vector(weights, at('post_attention_layernorm.weight'), c.hiddenSize),
-        gateUp: this.matrix(
-          weights,
-          [at('mlp.gate_proj.weight'), at('mlp.up_proj.weight')],
-          c.hiddenSize,
+        qNorm: c.qkNorm ? vector(`${at(n.qNorm)}.weight`, hd) : null,
+        kNorm: c.qkNorm ? vector(`${at(n.kNorm)}.weight`, hd) : null,
+        o: project([[`${at(n.o)}.weight`, D]], Q),
+        oBias: c.projBias ? vector(`${at(n.o)}.bias`, D) : null,
+        postNorm: norm(at(n.postNorm)),
+        gateUp: project(
+          mlpIn.map(([m, rows]) => [`${m}.weight`, rows]),
+          D,
         ),
-        down: this.matrix(weights, [at('mlp.down_proj.weight')], c.intermediateSize),
+        gateUpBias: c.projBias && c.mlp === 'gelu' ? vector(`${at(n.fc)}.bias`, I) : null,
+        down: project([[`${at(n.down)}.weight`, D]], I),
+        downBias: c.projBias ? vector(`${at(n.down)}.bias`, D) : null,
       });
     }
-    this.table = rt.buffer(this.contextLength * hd, 'rope table');
-    rt.write(this.table, ropeTable(this.contextLength, ropeInverseFrequencies(c)));
+    if (c.positions === 'rope') {
+      const rope = c.rope ?? { theta: 10000 };
+      this.table = rt.buffer(this.contextLength * hd, 'rope table');
+      rt.write(
+        this.table,
+        ropeTable(
+          this.contextLength,
+          ropeInverseFrequencies({
+            headDim: hd,
+            ropeTheta: rope.theta,
+            ...(rope.scaling ? { ropeScaling: rope.scaling } : {}),
+          }),
+        ),
+      );
+    } else this.table = null;
     this.ids = rt.buffer(this.contextLength, 'ids');
     this.pos = rt.buffer(4, 'pos');
     this.lens = rt.buffer(4, 'lens');
     this.logits = rt.buffer(this.Vp, 'logits');
-    this.lastRow = rt.buffer(c.hiddenSize, 'last row');
+    this.lastRow = rt.buffer(D, 'last row');
   }
 
   private tensor(weights: LlamaTensors, name: string, shape: number[]): LlamaTensor {
@@ -282,35 +344,33 @@ export class DeviceLlama {
 
   /**
    * Matrices [rows_i, cols] stacked by rows (q|k|v, gate|up) into one device matrix in its
-   * checkpoint dtype, in row ranges of at most maxBinding bytes (multiples of 64 rows).
+   * checkpoint dtype, in row ranges of at most maxBinding bytes (multiples of 64 rows). A Conv1D
+   * weight ('in-out': stored [cols, rows]) is transposed as it is read.
    */
-  private matrix(weights: LlamaTensors, names: string[], cols: number): DeviceMatrix {
-    const c = this.config;
-    const rowsOf: Record<string, number> = {
-      embed_tokens: c.vocabSize,
-      lm_head: c.vocabSize,
-      q_proj: c.numHeads * c.headDim,
-      k_proj: c.numKvHeads * c.headDim,
-      v_proj: c.numKvHeads * c.headDim,
-      o_proj: c.hiddenSize,
-      gate_proj: c.intermediateSize,
-      up_proj: c.intermediateSize,
-      down_proj: c.hiddenSize,
-    };
-    const tensors = names.map((name) => {
-      const key = Object.keys(rowsOf).find((k) => name.includes(`${k}.`)) as string;
-      return this.tensor(weights, name, [rowsOf[key] as number, cols]);
-    });
+  private matrix(
+    weights: LlamaTensors,
+    names: [string, number][],
+    cols: number,
+    layout: TransformerConfig['weightLayout'],
+  ): DeviceMatrix {
+    const tensors = names.map(([name, rows]) =>
+      layout === 'in-out'
+        ? transposed(this.tensor(weights, name, [cols, rows]))
+        : this.tensor(weights, name, [rows, cols]),
+    );
+    const label = (names[0] as [string, number])[0];
     const dtype = (tensors[0] as LlamaTensor).dtype;
     if (tensors.some((t) => t.dtype !== dtype))
-      throw new Error(`${names.join(', ')} mix dtypes (${tensors.map((t) => t.dtype).join(', ')})`);
+      throw new Error(
+        `${names.map(([n]) => n).join(', ')} mix dtypes (${tensors.map((t) => t.dtype).join(', ')})`,
+      );
     const bytes = dtype === 'F32' ? 4 : 2;
     const rows = tensors.reduce((a, t) => a + (t.shape[0] as number), 0);
     const perPart = Math.max(64, Math.floor(this.maxBinding / (cols * bytes) / 64) * 64);
     const parts: DeviceMatrix['parts'] = [];
     for (let row0 = 0; row0 < rows; row0 += perPart) {
       const n = Math.min(perPart, rows - row0);
-      const buffer = this.rt.buffer((n * cols * bytes) / 4, `${names[0]} rows ${row0}..`);
+      const buffer = this.rt.buffer((n * cols * bytes) / 4, `${label} rows ${row0}..`);
       // Copy the rows of each source tensor that fall into this part.
       let start = 0;
       for (const t of tensors) {
@@ -339,12 +399,19 @@ export class DeviceLlama {
     a: Bindable,
     m: DeviceMatrix,
     c: GPUBuffer,
-    o: { bias?: GPUBuffer | null; accumulate?: boolean; cStride?: number } = {},
+    o: {
+      bias?: GPUBuffer | null;
+      accumulate?: boolean;
+      cStride?: number;
+      /** GELU in the epilogue: c keeps the pre-activation, this buffer takes gelu(c). */
+      gelu?: GPUBuffer;
+    } = {},
   ): DispatchSpec[] {
     const cStride = o.cStride ?? m.rows;
     return m.parts.map((part) => {
       const out: Slice = { buffer: c, offset: part.row0 };
-      if (o.bias && m.parts.length > 1) throw new Error('a bias on a split matrix');
+      if ((o.bias || o.gelu) && m.parts.length > 1)
+        throw new Error('a bias or GELU on a split matrix');
       if (m.dtype === 'F32')
         return matmul({
           M,
@@ -356,7 +423,8 @@ export class DeviceLlama {
           c: out,
           cStride,
           ...(o.bias ? { bias: o.bias } : {}),
-          flags: o.accumulate ? MM_ACCUMULATE : 0,
+          ...(o.gelu ? { aux: o.gelu } : {}),
+          flags: (o.accumulate ? MM_ACCUMULATE : 0) | (o.gelu ? MM_GELU : 0),
           version: 'v4_vec4',
           dummy: this.rt.dummy,
         });
@@ -368,6 +436,7 @@ export class DeviceLlama {
         w: part.buffer,
         dtype: m.dtype,
         ...(o.bias ? { bias: o.bias } : {}),
+        ...(o.gelu ? { gelu: o.gelu } : {}),
         c: out,
         cStride,
         accumulate: o.accumulate ?? false,
@@ -382,14 +451,15 @@ export class DeviceLlama {
     const c = this.config;
     const rt = this.rt;
     this.act = {
-      x: rt.buffer(rows * c.hiddenSize, 'x'),
-      xn: rt.buffer(rows * c.hiddenSize, 'xn'),
+      x: rt.buffer(rows * c.hidden, 'x'),
+      xn: rt.buffer(rows * c.hidden, 'xn'),
       qkv: rt.buffer(rows * this.W, 'qkv'),
-      att: rt.buffer(rows * c.numHeads * c.headDim, 'att'),
-      gu: rt.buffer(rows * 2 * c.intermediateSize, 'gate|up'),
-      hm: rt.buffer(rows * c.intermediateSize, 'mlp'),
-      rstd: rt.buffer(rows * Math.max(c.numHeads, 1), 'rstd'),
-      lse: rt.buffer(rows * c.numHeads, 'lse'),
+      att: rt.buffer(rows * c.heads * c.headDim, 'att'),
+      gu: rt.buffer(rows * 2 * c.intermediate, 'gate|up'),
+      hm: rt.buffer(rows * c.intermediate, 'mlp'),
+      // RMSNorm's rstd per row (per head for q/k norms), LayerNorm's mean and rstd per row.
+      rstd: rt.buffer(rows * Math.max(c.heads, 2), 'norm stats'),
+      lse: rt.buffer(rows * c.heads, 'lse'),
     };
     this.actRows = rows;
     // The decode programs bind the activations: rebuilt with them.
@@ -404,14 +474,18 @@ export class DeviceLlama {
    */
   private body(T: number, decode: boolean, at: CacheTarget): DispatchSpec[] {
     const c = this.config;
-    const { numHeads: H, numKvHeads: kvH, headDim: hd, hiddenSize: D } = c;
+    const { heads: H, kvHeads: kvH, headDim: hd, hidden: D } = c;
     // A decode step is one position of each of B sequences; a prefill, T positions of one.
     const B = decode ? at.B : 1;
     const R = B * T;
     const a = this.activations(R);
-    const eps = c.rmsNormEps;
+    const eps = c.normEps;
     const dummy = this.rt.dummy;
     const shape = { B, T, H, hd, kvH };
+    const norm = (x: GPUBuffer, n: DeviceNorm) =>
+      n.bias
+        ? layerNormForward(x, n.weight, n.bias, a.xn, a.rstd, R, D, eps)
+        : rmsNormForward(x, n.weight, a.xn, a.rstd, R, D, eps, dummy);
     const specs: DispatchSpec[] = [];
     for (const part of this.embed.parts)
       specs.push(
@@ -426,8 +500,23 @@ export class DeviceLlama {
           part.row0 + part.rows,
         ),
       );
+    // Learned positions: each sequence's rows from its first position (at.pos) on.
+    for (const part of this.positions?.parts ?? [])
+      specs.push(
+        embeddingLookup(
+          at.pos,
+          part.buffer,
+          a.x,
+          R,
+          D,
+          (this.positions as DeviceMatrix).dtype,
+          part.row0,
+          part.row0 + part.rows,
+          { add: true, fromStarts: T },
+        ),
+      );
     this.layers.forEach((l, i) => {
-      specs.push(rmsNormForward(a.x, l.inNorm, a.xn, a.rstd, R, D, eps, dummy));
+      specs.push(norm(a.x, l.inNorm));
       specs.push(...this.project(R, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));
       specs.push(...this.adapted(R, i, 'qkv', a.xn, a.qkv));
       if (l.qNorm && l.kNorm) {
@@ -443,7 +532,7 @@ export class DeviceLlama {
           }),
         );
       }
-      specs.push(rope({ R, T, H, kvH, hd }, this.table, a.qkv, at.pos, dummy));
+      if (this.table) specs.push(rope({ R, T, H, kvH, hd }, this.table, a.qkv, at.pos, dummy));
       const [k, v] = [at.k(i), at.v(i)];
       specs.push(attentionCacheStore(shape, at.C, a.qkv, at.pos, k, v));
       specs.push(
@@ -451,16 +540,22 @@ export class DeviceLlama {
           ? attentionDecode(B, H, hd, at.C, a.qkv, k, v, at.lens, a.att, { kvH, qStride: this.W })
           : attentionForward(shape, a.qkv, a.att, a.lse),
       );
-      specs.push(...this.project(R, a.att, l.o, a.x, { accumulate: true }));
+      specs.push(...this.project(R, a.att, l.o, a.x, { accumulate: true, bias: l.oBias }));
       specs.push(...this.adapted(R, i, 'o', a.att, a.x));
-      specs.push(rmsNormForward(a.x, l.postNorm, a.xn, a.rstd, R, D, eps, dummy));
-      specs.push(...this.project(R, a.xn, l.gateUp, a.gu));
-      specs.push(...this.adapted(R, i, 'gateUp', a.xn, a.gu));
-      specs.push(swigluForward(a.gu, a.hm, R, c.intermediateSize));
-      specs.push(...this.project(R, a.hm, l.down, a.x, { accumulate: true }));
+      specs.push(norm(a.x, l.postNorm));
+      if (c.mlp === 'swiglu') {
+        specs.push(...this.project(R, a.xn, l.gateUp, a.gu));
+        specs.push(...this.adapted(R, i, 'gateUp', a.xn, a.gu));
+        specs.push(swigluForward(a.gu, a.hm, R, c.intermediate));
+      } else {
+        // GELU in fc's epilogue: an adapter on fc would have to come before it (not here yet).
+        if (this.adapterHook) throw new Error('LoRA over a GELU MLP is not on the kernels yet');
+        specs.push(...this.project(R, a.xn, l.gateUp, a.gu, { bias: l.gateUpBias, gelu: a.hm }));
+      }
+      specs.push(...this.project(R, a.hm, l.down, a.x, { accumulate: true, bias: l.downBias }));
       specs.push(...this.adapted(R, i, 'down', a.hm, a.x));
     });
-    specs.push(rmsNormForward(a.x, this.finalNorm, a.xn, a.rstd, R, D, eps, dummy));
+    specs.push(norm(a.x, this.finalNorm));
     return specs;
   }
 
@@ -479,7 +574,7 @@ export class DeviceLlama {
     this.freeBatch();
     const rt = this.rt;
     const c = this.config;
-    const KD = c.numKvHeads * c.headDim;
+    const KD = c.kvHeads * c.headDim;
     // A row's cache starts on a binding-aligned offset (256 bytes): C a multiple of 64.
     const C = Math.ceil(length / 64) * 64;
     this.batch = {
@@ -515,7 +610,7 @@ export class DeviceLlama {
    */
   private batchTarget(B: number, row?: number): CacheTarget {
     const b = this.needBatch(row ?? B - 1);
-    const KD = this.config.numKvHeads * this.config.headDim;
+    const KD = this.config.kvHeads * this.config.headDim;
     const at = (buffer: GPUBuffer): Bindable =>
       row === undefined ? buffer : { buffer, offset: row * b.C * KD, length: b.C * KD };
     return {
@@ -537,7 +632,7 @@ export class DeviceLlama {
   /** Batch row `to` takes row `from`'s first `length` positions (a prompt prefilled once). */
   copyRow(from: number, to: number, length: number): void {
     const b = this.needBatch(Math.max(from, to));
-    const KD = this.config.numKvHeads * this.config.headDim;
+    const KD = this.config.kvHeads * this.config.headDim;
     const bytes = length * KD * 4;
     // WebGPU copies between two buffers only: through the scratch row, in order.
     const scratch = b.scratch;
@@ -587,7 +682,7 @@ export class DeviceLlama {
   }
 
   private lastRowCopy(T: number) {
-    const D = this.config.hiddenSize;
+    const D = this.config.hidden;
     const xn = (this.act as NonNullable<typeof this.act>).xn;
     return (encoder: GPUCommandEncoder) =>
       encoder.copyBufferToBuffer(xn, (T - 1) * D * 4, this.lastRow, 0, D * 4);
@@ -726,4 +821,13 @@ function u32Words(data: Uint16Array, from: number, to: number): Uint32Array {
   if (byteOffset % 4 === 0) return new Uint32Array(data.buffer, byteOffset, (to - from) / 2);
   const copy = data.slice(from, to);
   return new Uint32Array(copy.buffer, 0, (to - from) / 2);
+}
+
+/** A [rows, cols] tensor as [cols, rows] (Conv1D's [in, out] as nn.Linear's [out, in]). */
+function transposed(t: LlamaTensor): LlamaTensor {
+  const [rows, cols] = t.shape as [number, number];
+  const out = t.dtype === 'F32' ? new Float32Array(rows * cols) : new Uint16Array(rows * cols);
+  for (let i = 0; i < rows; i++)
+    for (let j = 0; j < cols; j++) out[j * rows + i] = t.data[i * cols + j] as number;
+  return { dtype: t.dtype, shape: [cols, rows], data: out };
 }

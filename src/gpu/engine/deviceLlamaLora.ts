@@ -85,6 +85,9 @@ export class DeviceLlamaPolicy {
   private acts: Acts | null = null;
   private actsKey = '';
 
+  /** RoPE's cos/sin table (the model's). */
+  private readonly ropeTable: GPUBuffer;
+
   constructor(
     private readonly rt: GpuRuntime,
     readonly model: DeviceLlama,
@@ -92,6 +95,14 @@ export class DeviceLlamaPolicy {
     adapters?: Adapters,
     seed = 1,
   ) {
+    const c = model.config;
+    // The training passes below are the Llama family's; GPT-2's switches (LayerNorm, learned
+    // positions, GELU, biases on every projection) train on tfjs for now.
+    if (c.norm !== 'rmsnorm' || c.positions !== 'rope' || c.mlp !== 'swiglu' || c.projBias)
+      throw new Error(
+        'LoRA training on the kernels takes RMSNorm, RoPE and SwiGLU models (the Llama family); this one trains on tfjs',
+      );
+    this.ropeTable = model.table as GPUBuffer;
     this.adapters = new DeviceAdapters(rt, model, lora, adapters, seed);
     const rowBytes = 4 * model.Vp;
     const limit = rt.device.limits.maxStorageBufferBindingSize;
@@ -157,11 +168,11 @@ export class DeviceLlamaPolicy {
     const rt = { buffer, device: this.rt.device };
     const c = this.model.config;
     const R = B * T;
-    const { hiddenSize: D, intermediateSize: I, numHeads: H, headDim: hd } = c;
+    const { hidden: D, intermediate: I, heads: H, headDim: hd } = c;
     const W = this.model.W;
     const r = this.lora.rank;
     const L = Math.min(R, this.logitsRows);
-    const layers = Array.from({ length: c.numLayers }, (_, l) => l);
+    const layers = Array.from({ length: c.layers }, (_, l) => l);
     return {
       B,
       T,
@@ -173,13 +184,13 @@ export class DeviceLlamaPolicy {
       segments: rt.buffer(R + B, 'segments'),
       shared: false,
       g: rt.buffer(R, 'dlogp'),
-      xs: Array.from({ length: c.numLayers + 1 }, (_, l) => rt.buffer(R * D, `x ${l}`)),
+      xs: Array.from({ length: c.layers + 1 }, (_, l) => rt.buffer(R * D, `x ${l}`)),
       layers: layers.map((l) => ({
         xn1: rt.buffer(R * D, `xn1 ${l}`),
         rstd1: rt.buffer(R, `rstd1 ${l}`),
         qkvPre: c.qkNorm ? rt.buffer(R * W, `qkv pre-norm ${l}`) : null,
         qRstd: rt.buffer(R * H, `q rstd ${l}`),
-        kRstd: rt.buffer(R * c.numKvHeads, `k rstd ${l}`),
+        kRstd: rt.buffer(R * c.kvHeads, `k rstd ${l}`),
         qkv: rt.buffer(R * W, `qkv ${l}`),
         att: rt.buffer(R * H * hd, `att ${l}`),
         lse: rt.buffer(R * H, `lse ${l}`),
@@ -252,7 +263,7 @@ export class DeviceLlamaPolicy {
   rowsPerMicroBatch(budgetBytes: number, atLeast: number): number {
     const c = this.model.config;
     // The logits go in row chunks (logitsRows): the widest other buffer bounds a micro-batch.
-    const widest = Math.max(2 * c.intermediateSize, this.model.W, c.hiddenSize);
+    const widest = Math.max(2 * c.intermediate, this.model.W, c.hidden);
     const byLimit = Math.floor(this.rt.device.limits.maxStorageBufferBindingSize / (4 * widest));
     const byBudget = Math.floor(budgetBytes / (4 * this.activationFloatsPerRow()));
     return Math.max(atLeast, Math.min(byLimit, byBudget));
@@ -420,9 +431,9 @@ export class DeviceLlamaPolicy {
   private forward(seq: Seq, a: Acts, invTemp: number) {
     const model = this.model;
     const c = model.config;
-    const { hiddenSize: D, intermediateSize: I, numHeads: H, numKvHeads: kvH, headDim: hd } = c;
+    const { hidden: D, intermediate: I, heads: H, kvHeads: kvH, headDim: hd } = c;
     const { R, B, T } = a;
-    const eps = c.rmsNormEps;
+    const eps = c.normEps;
     const dummy = this.rt.dummy;
     const W = model.W;
     for (const part of model.embed.parts)
@@ -441,7 +452,7 @@ export class DeviceLlamaPolicy {
     model.layers.forEach((w, l) => {
       const x = a.xs[l] as GPUBuffer;
       const s = a.layers[l] as Acts['layers'][number];
-      seq.run(rmsNormForward(x, w.inNorm, s.xn1, s.rstd1, R, D, eps, dummy));
+      seq.run(rmsNormForward(x, w.inNorm.weight, s.xn1, s.rstd1, R, D, eps, dummy));
       const pre = s.qkvPre ?? s.qkv;
       seq.run(...model.project(R, s.xn1, w.qkv, pre, { bias: w.qkvBias }));
       this.loraForward(seq, a, l, 'qkv', s.xn1, pre);
@@ -461,14 +472,14 @@ export class DeviceLlamaPolicy {
       }
       seq.run(
         // Each position's angle from its place in its sequence (a shared row's segments restart).
-        rope({ R, T: 1, H, kvH, hd }, model.table, s.qkv, a.positions, dummy),
+        rope({ R, T: 1, H, kvH, hd }, this.ropeTable, s.qkv, a.positions, dummy),
         attentionForward({ B, T, H, hd, kvH }, s.qkv, s.att, s.lse, this.segmentsOf(a)),
       );
       seq.copy(x, s.xMid, R * D);
       seq.run(...model.project(R, s.att, w.o, s.xMid, { accumulate: true }));
       this.loraForward(seq, a, l, 'o', s.att, s.xMid);
       seq.run(
-        rmsNormForward(s.xMid, w.postNorm, s.xn2, s.rstd2, R, D, eps, dummy),
+        rmsNormForward(s.xMid, w.postNorm.weight, s.xn2, s.rstd2, R, D, eps, dummy),
         ...model.project(R, s.xn2, w.gateUp, s.gu),
       );
       this.loraForward(seq, a, l, 'gateUp', s.xn2, s.gu);
@@ -478,8 +489,8 @@ export class DeviceLlamaPolicy {
       seq.run(...model.project(R, s.hm, w.down, next, { accumulate: true }));
       this.loraForward(seq, a, l, 'down', s.hm, next);
     });
-    const last = a.xs[c.numLayers] as GPUBuffer;
-    seq.run(rmsNormForward(last, model.finalNorm, a.xnF, a.rstdF, R, D, eps, dummy));
+    const last = a.xs[c.layers] as GPUBuffer;
+    seq.run(rmsNormForward(last, model.finalNorm.weight, a.xnF, a.rstdF, R, D, eps, dummy));
     const S = a.headRows;
     if (S < R) seq.run(gatherRows(a.xnF, a.sel, a.xnS, S, R, D));
     // In row chunks of logitsRows where the logits would pass the binding limit (one chunk
@@ -510,7 +521,7 @@ export class DeviceLlamaPolicy {
   private headChunk(seq: Seq, a: Acts, invTemp: number, r0: number, n: number) {
     const model = this.model;
     const c = model.config;
-    const xn = { buffer: this.headInput(a), offset: r0 * c.hiddenSize };
+    const xn = { buffer: this.headInput(a), offset: r0 * c.hidden };
     seq.run(
       ...model.project(n, xn, model.head, a.logits, { cStride: model.Vp }),
       headLogprobForward(
@@ -532,7 +543,7 @@ export class DeviceLlamaPolicy {
   private backward(seq: Seq, a: Acts, invTemp: number, clearGradients = true) {
     const model = this.model;
     const c = model.config;
-    const { hiddenSize: D, intermediateSize: I, numHeads: H, numKvHeads: kvH, headDim: hd } = c;
+    const { hidden: D, intermediate: I, heads: H, kvHeads: kvH, headDim: hd } = c;
     const { R, B, T } = a;
     const W = model.W;
     const dummy = this.rt.dummy;
@@ -567,8 +578,8 @@ export class DeviceLlamaPolicy {
     seq.run(
       dxOnly(
         rmsNormBackward(
-          a.xs[c.numLayers] as GPUBuffer,
-          model.finalNorm,
+          a.xs[c.layers] as GPUBuffer,
+          model.finalNorm.weight,
           a.dxn,
           a.rstdF,
           a.dx,
@@ -579,7 +590,7 @@ export class DeviceLlamaPolicy {
         ),
       ),
     );
-    for (let l = c.numLayers - 1; l >= 0; l--) {
+    for (let l = c.layers - 1; l >= 0; l--) {
       const w = model.layers[l] as DeviceLlama['layers'][number];
       const s = a.layers[l] as Acts['layers'][number];
       // MLP: x_{l+1} = xMid + down(silu(gate)·up)(RMSNorm(xMid)).
@@ -589,7 +600,7 @@ export class DeviceLlamaPolicy {
       seq.run(...this.projectT(R, a.dgu, 2 * I, w.gateUp, a.dxn));
       this.loraBackward(seq, a, l, 'gateUp', s.xn2, a.dgu, a.dxn);
       seq.run(
-        dxOnly(rmsNormBackward(s.xMid, w.postNorm, a.dxn, s.rstd2, a.dx, dummy.w, R, D, true)),
+        dxOnly(rmsNormBackward(s.xMid, w.postNorm.weight, a.dxn, s.rstd2, a.dx, dummy.w, R, D, true)),
       );
       // Attention: xMid = x_l + o(attention(RoPE(norm_qk(qkv(RMSNorm(x_l)))))).
       seq.run(...this.projectT(R, a.dx, D, w.o, a.datt));
@@ -605,7 +616,7 @@ export class DeviceLlamaPolicy {
           a.dsum,
           this.segmentsOf(a),
         ),
-        rope({ R, T: 1, H, kvH, hd }, model.table, a.dqkv, a.positions, dummy, true),
+        rope({ R, T: 1, H, kvH, hd }, this.ropeTable, a.dqkv, a.positions, dummy, true),
       );
       let dPre = a.dqkv;
       if (s.qkvPre && a.dqkvPre && w.qNorm && w.kNorm) {
@@ -651,7 +662,7 @@ export class DeviceLlamaPolicy {
         dxOnly(
           rmsNormBackward(
             a.xs[l] as GPUBuffer,
-            w.inNorm,
+            w.inNorm.weight,
             a.dxn,
             s.rstd1,
             a.dx,

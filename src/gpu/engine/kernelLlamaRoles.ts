@@ -11,6 +11,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
+import { llamaTransformerConfig } from '../../model/families/llamaConfig';
 import { LlamaWeights } from '../../model/families/llamaWeights';
 import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
 import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
@@ -86,7 +87,9 @@ async function deviceBase(e: Engine, base: LlamaModel): Promise<DeviceLlama> {
     },
   };
   const contextLength = Math.min(base.config.maxPositionEmbeddings || 512, 4096);
-  const model = new DeviceLlama(e.rt, base.config, tensors, { contextLength });
+  const model = new DeviceLlama(e.rt, llamaTransformerConfig(base.config), tensors, {
+    contextLength,
+  });
   bases.set(base.weights, { engine: e, model });
   return model;
 }

@@ -81,7 +81,7 @@ const weightsKey = (model: GPT): unknown[] =>
  * The model's weights as the device holds them: tfjs's values, with a LoRA adapter merged into
  * its projections (a role's copy for sampling; its update runs on tfjs, over the adapter).
  */
-async function deviceValues(model: GPT): Promise<Map<string, Float32Array>> {
+export async function deviceValues(model: GPT): Promise<Map<string, Float32Array>> {
   const values = await readValues(model.params);
   for (const [module, pair] of model.lora?.modules ?? []) {
     const name = `${module}.weight`;

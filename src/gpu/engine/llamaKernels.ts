@@ -1,7 +1,11 @@
-// The Llama family on the kernels as plain calls, for the CLI (`model logits --backend kernels`)
-// and benches: open the kernel device, hold the model, run, free it all.
-import type { LlamaConfig } from '../../model/families/llamaConfig';
+// A checkpoint on the kernels as plain calls, for the CLI (`model logits --backend kernels`: the
+// Llama family and GPT-2 alike, each as the one transformer's config) and benches: open the
+// kernel device, hold the model, run, free it all.
+
+import { gptTransformerConfig } from '../../model/config';
 import type { LoraAdapter } from '../../model/families/lora';
+import type { GPT } from '../../model/gpt';
+import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
 import { DeviceLlama, type DeviceLlamaOptions, type LlamaTensors } from './deviceLlama';
 import {
@@ -11,6 +15,7 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from './deviceLlamaLora';
+import { deviceValues } from './kernelSampling';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
 import { llamaSelfCheck } from './selfCheck/checksLlama';
@@ -20,7 +25,7 @@ const checked = new WeakSet<GPUDevice>();
 
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
 export async function openDeviceLlama(
-  config: LlamaConfig,
+  config: TransformerConfig,
   weights: LlamaTensors,
   options: DeviceLlamaOptions & { selfCheck?: boolean } = {},
 ): Promise<{ model: DeviceLlama; rt: GpuRuntime; adapter: string; free(): void }> {
@@ -50,7 +55,7 @@ export async function openDeviceLlama(
  * a PEFT adapter (model/families/lora.ts' reader) on the base when given: y = W·x + s·B·A·x.
  */
 export async function llamaLogitsOnDevice(
-  config: LlamaConfig,
+  config: TransformerConfig,
   weights: LlamaTensors,
   ids: readonly number[],
   adapter?: LoraAdapter,
@@ -67,6 +72,24 @@ export async function llamaLogitsOnDevice(
   } finally {
     free();
   }
+}
+
+/**
+ * The lab's GPT-2 as the kernels' one model takes it: its config (learned positions, LayerNorm,
+ * GELU, Conv1D weights) and its weights as tfjs holds them, a LoRA adapter merged in.
+ */
+export async function gptForDevice(
+  model: GPT,
+): Promise<{ config: TransformerConfig; weights: LlamaTensors }> {
+  const values = await deviceValues(model);
+  const weights: LlamaTensors = {
+    get(name) {
+      const data = values.get(name);
+      const shape = model.params.get(name)?.shape;
+      return data && shape ? { dtype: 'F32', shape, data } : undefined;
+    },
+  };
+  return { config: gptTransformerConfig(model.config), weights };
 }
 
 const MODULE = /^model\.layers\.(\d+)\.(?:self_attn|mlp)\.([a-z_]+)$/;

@@ -122,7 +122,7 @@ export class DeviceAdapters {
     // Per layer and site, its targets' A stacked, then their B stacked (each block aligned).
     let at = 0;
     const r = lora.rank;
-    for (let layer = 0; layer < c.numLayers; layer++)
+    for (let layer = 0; layer < c.layers; layer++)
       for (const [site, all] of Object.entries(SITE_TARGETS)) {
         const targets = all.filter((t) => lora.targets.includes(t));
         if (targets.length === 0) continue;
@@ -173,10 +173,10 @@ export class DeviceAdapters {
 
   private geometry(t: LoraTarget): Geometry {
     const c = this.model.config;
-    const D = c.hiddenSize;
-    const I = c.intermediateSize;
-    const HD = c.numHeads * c.headDim;
-    const KD = c.numKvHeads * c.headDim;
+    const D = c.hidden;
+    const I = c.intermediate;
+    const HD = c.heads * c.headDim;
+    const KD = c.kvHeads * c.headDim;
     const W = this.model.W;
     switch (t) {
       case 'q_proj':

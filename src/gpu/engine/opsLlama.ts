@@ -201,11 +201,13 @@ export interface Matmul16Args {
   c: Bindable;
   cStride?: number;
   accumulate?: boolean;
+  /** GELU (tanh): C keeps the pre-activation, this buffer takes gelu(C) (C's layout). */
+  gelu?: Bindable;
   dummy: Dummies;
   label?: string;
 }
 
-/** matmul.wgsl v5_b16: C (+)= A·Wᵀ (+ bias) (+ residual), W 16-bit. */
+/** matmul.wgsl v5_b16: C (+)= A·Wᵀ (+ bias) (+ residual) (GELU into `gelu`), W 16-bit. */
 export function matmul16(x: Matmul16Args): DispatchSpec {
   const aStride = x.aStride ?? x.K;
   const cStride = x.cStride ?? Math.ceil(x.N / 4) * 4;
@@ -215,7 +217,8 @@ export function matmul16(x: Matmul16Args): DispatchSpec {
   for (const b of [x.a, x.bias, x.residual, x.c])
     if (b && ((asSlice(b).offset ?? 0) & 3) !== 0) throw new Error('matmul16: unaligned slice');
   const rb = x.M === 1 ? 1 : x.M < 8 ? 4 : 8;
-  const flags = (x.bias ? 1 : 0) | (x.residual ? 2 : 0) | (x.accumulate ? 4 : 0);
+  const flags =
+    (x.bias ? 1 : 0) | (x.residual ? 2 : 0) | (x.accumulate ? 4 : 0) | (x.gelu ? 8 : 0);
   return {
     shader: 'matmul.wgsl',
     entry: 'v5_b16',
@@ -226,7 +229,7 @@ export function matmul16(x: Matmul16Args): DispatchSpec {
       ['r', x.bias ?? x.dummy.r],
       ['r', x.residual ?? x.dummy.r],
       ['w', x.c],
-      ['w', x.dummy.w],
+      ['w', x.gelu ?? x.dummy.w],
     ],
     uniforms: u32s(x.M, x.N, x.K, aStride, 1, 1, x.K, flags, cStride, 0, 0, 0),
     workgroups: [Math.ceil(x.N / 8 / 64), Math.ceil(x.M / rb)],
@@ -293,7 +296,10 @@ export function embeddingLookup(
   dtype: WeightDtype,
   lo = 0,
   hi = 0xffffffff,
+  o: { add?: boolean; fromStarts?: number } = {},
 ): DispatchSpec {
+  // fromStarts = T: ids holds each sequence's first position, row b·T + t takes ids[b] + t.
+  const flags = (o.add ? 1 : 0) | (o.fromStarts ? 2 : 0);
   return {
     shader: 'embedding.wgsl',
     entry: 'lookup',
@@ -303,8 +309,9 @@ export function embeddingLookup(
       ['r', table],
       ['w', x],
     ],
-    uniforms: u32s(R, 1, D, lo, hi, 0, 0, 0), // embedding.wgsl's B, T, D, wte_off, wpe_off
+    // embedding.wgsl's B, T, D, wte_off, wpe_off, flags
+    uniforms: u32s(R, o.fromStarts ?? 1, D, lo, hi, flags, 0, 0),
     workgroups: grid2d(Math.ceil((R * D) / 64)),
-    label: 'embedding_lookup',
+    label: o.add ? 'embedding_add' : 'embedding_lookup',
   };
 }

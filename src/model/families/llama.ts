@@ -9,15 +9,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { GptLora } from '../gptLora';
 import type { CausalLM } from '../policy';
-import {
-  forward,
-  logitsAt,
-  type Transformer,
-  type TransformerConfig,
-  type TransformerNames,
-  transformerLM,
-} from '../transformer';
-import type { LlamaConfig } from './llamaConfig';
+import { forward, logitsAt, type Transformer, transformerLM } from '../transformer';
+import { type LlamaConfig, llamaTransformerConfig } from './llamaConfig';
 
 export interface LlamaModel {
   config: LlamaConfig;
@@ -31,50 +24,6 @@ export function disposeLlamaModel(model: LlamaModel): void {
   for (const t of model.weights.values()) t.dispose();
   model.weights.clear();
 }
-
-/** The config as the one transformer reads it. */
-export function llamaTransformerConfig(c: LlamaConfig): TransformerConfig {
-  return {
-    vocabSize: c.vocabSize,
-    hidden: c.hiddenSize,
-    layers: c.numLayers,
-    heads: c.numHeads,
-    kvHeads: c.numKvHeads,
-    headDim: c.headDim,
-    intermediate: c.intermediateSize,
-    contextLength: c.maxPositionEmbeddings,
-    norm: 'rmsnorm',
-    normEps: c.rmsNormEps,
-    positions: 'rope',
-    rope: { theta: c.ropeTheta, ...(c.ropeScaling ? { scaling: c.ropeScaling } : {}) },
-    mlp: 'swiglu',
-    fusedQkv: false,
-    weightLayout: 'out-in',
-    qkvBias: c.attentionBias,
-    projBias: false,
-    qkNorm: c.qkNorm,
-    tiedHead: c.tieWordEmbeddings,
-    names: LLAMA_NAMES,
-  };
-}
-
-const LLAMA_NAMES: TransformerNames = {
-  embed: 'model.embed_tokens.weight',
-  finalNorm: 'model.norm',
-  head: 'lm_head.weight',
-  layer: (i) => `model.layers.${i}`,
-  inNorm: 'input_layernorm',
-  postNorm: 'post_attention_layernorm',
-  q: 'self_attn.q_proj',
-  k: 'self_attn.k_proj',
-  v: 'self_attn.v_proj',
-  qNorm: 'self_attn.q_norm',
-  kNorm: 'self_attn.k_norm',
-  o: 'self_attn.o_proj',
-  gate: 'mlp.gate_proj',
-  up: 'mlp.up_proj',
-  down: 'mlp.down_proj',
-};
 
 /** The model as the one transformer reads it (its weights and adapter, not copied). */
 export function llamaTransformer(model: LlamaModel): Transformer {

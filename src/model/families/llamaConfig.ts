@@ -1,23 +1,12 @@
 // The Llama family (Llama, Qwen2, Qwen3) as Hugging Face's config.json describes it, in the
-// lab's names. Plain data: the tfjs forward (model/families/llama.ts) and the WGSL engine
-// (gpu/engine) both read it, so a checkpoint means the same thing on both paths.
+// lab's names, and as the one transformer's config (llamaTransformerConfig: its switches and
+// Hugging Face's weight names). Plain data: the tfjs forward (model/families/llama.ts) and the
+// WGSL engine (gpu/engine) both read it, so a checkpoint means the same thing on both paths.
+import type { RopeScaling, TransformerConfig, TransformerNames } from '../transformerConfig';
+
+export type { RopeScaling };
 
 export type LlamaModelType = 'llama' | 'qwen2' | 'qwen3';
-
-/**
- * config.json's `rope_scaling`, for the types the lab implements exactly (transformers'
- * modeling_rope_utils.py): `linear` divides every inverse frequency by factor; `llama3`
- * (Llama 3.1/3.2) divides the low frequencies, keeps the high ones and blends in between.
- */
-export type RopeScaling =
-  | { type: 'linear'; factor: number }
-  | {
-      type: 'llama3';
-      factor: number;
-      lowFreqFactor: number;
-      highFreqFactor: number;
-      originalMaxPositionEmbeddings: number;
-    };
 
 export interface LlamaConfig {
   family: 'llama';
@@ -45,3 +34,47 @@ export interface LlamaConfig {
   tieWordEmbeddings: boolean;
   maxPositionEmbeddings: number;
 }
+
+/** The config as the one transformer reads it. */
+export function llamaTransformerConfig(c: LlamaConfig): TransformerConfig {
+  return {
+    vocabSize: c.vocabSize,
+    hidden: c.hiddenSize,
+    layers: c.numLayers,
+    heads: c.numHeads,
+    kvHeads: c.numKvHeads,
+    headDim: c.headDim,
+    intermediate: c.intermediateSize,
+    contextLength: c.maxPositionEmbeddings,
+    norm: 'rmsnorm',
+    normEps: c.rmsNormEps,
+    positions: 'rope',
+    rope: { theta: c.ropeTheta, ...(c.ropeScaling ? { scaling: c.ropeScaling } : {}) },
+    mlp: 'swiglu',
+    fusedQkv: false,
+    weightLayout: 'out-in',
+    qkvBias: c.attentionBias,
+    projBias: false,
+    qkNorm: c.qkNorm,
+    tiedHead: c.tieWordEmbeddings,
+    names: LLAMA_NAMES,
+  };
+}
+
+const LLAMA_NAMES: TransformerNames = {
+  embed: 'model.embed_tokens.weight',
+  finalNorm: 'model.norm',
+  head: 'lm_head.weight',
+  layer: (i) => `model.layers.${i}`,
+  inNorm: 'input_layernorm',
+  postNorm: 'post_attention_layernorm',
+  q: 'self_attn.q_proj',
+  k: 'self_attn.k_proj',
+  v: 'self_attn.v_proj',
+  qNorm: 'self_attn.q_norm',
+  kNorm: 'self_attn.k_norm',
+  o: 'self_attn.o_proj',
+  gate: 'mlp.gate_proj',
+  up: 'mlp.up_proj',
+  down: 'mlp.down_proj',
+};

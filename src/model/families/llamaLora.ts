@@ -9,7 +9,8 @@ import { type AdapterFiles, adapterFiles } from '../gptLoraFiles';
 import { LLAMA_LORA_TARGETS, type LoraSettings } from '../loraSettings';
 import { type Projection, projections, projectionTarget } from '../transformerConfig';
 import type { CheckpointSource } from './hfCheckpoint';
-import { type LlamaModel, llamaTransformerConfig } from './llama';
+import type { LlamaModel } from './llama';
+import { llamaTransformerConfig } from './llamaConfig';
 import type { LlamaConfig } from './llamaConfig';
 import { readLoraAdapter } from './lora';
 

@@ -1,7 +1,8 @@
 // The Llama family's kernels for the self-check: RMSNorm (forward, backward; per head, Qwen3's
 // q/k norm), RoPE (forward and its inverse, the backward), SwiGLU (forward, backward),
 // grouped-query attention (forward, backward, cache store + decode), the 16-bit-weight matmul
-// (F16, BF16) and its transpose (v6_b16t, the backward's input gradients), LoRA's B side
+// (F16, BF16) and its transpose (v6_b16t, the backward's input gradients), the embedding's
+// lookup (a 16-bit table in row ranges, learned positions added), LoRA's B side
 // (lora.wgsl), the sampler's draw over a head's logits and its feed into the next step
 // (decode.wgsl's pick, feed). Not in the start registry: a GPT-2 run never runs them, so its
 // start does not pay for them. The engine runs them when a Llama base first reaches it
@@ -174,6 +175,61 @@ const swigluCheck: KernelCheck<{ gu: Float32Array; dh: Float32Array; R: number; 
     h: swigluRef(i.gu, i.R, i.I),
     dgu: swigluBackwardRef(i.gu, i.dh, i.R, i.I),
   }),
+};
+
+const EMB = { V: 23, D: 20, C: 12, B: 3, T: 3, split: 12 };
+
+/**
+ * embedding.wgsl's lookup: the tokens' rows of a table split in two row ranges (BF16, as a large
+ * vocabulary is held), then learned positions added from each sequence's first position (GPT-2's
+ * wpe, F32): x[b·T + t] = E[ids] + P[start_b + t].
+ */
+const embeddingCheck: KernelCheck<{
+  e: Uint16Array;
+  p: Float32Array;
+  ids: Uint32Array;
+  starts: Uint32Array;
+}> = {
+  name: 'embedding/lookup (+ learned positions)',
+  indispensable: false,
+  tolerance: { atol: 0, rtol: 0 },
+  sized: false,
+  inputs: (_s, rng) => ({
+    e: Uint16Array.from(randoms(rng, EMB.V * EMB.D, 2), (v) => f32ToHalf('BF16', v)),
+    p: randoms(rng, EMB.C * EMB.D),
+    ids: Uint32Array.from({ length: EMB.B * EMB.T }, () => Math.floor(rng.next() * EMB.V)),
+    starts: Uint32Array.from([0, 5, EMB.C - EMB.T]),
+  }),
+  async gpu(ctx, i) {
+    const { V, D, C, B, T, split } = EMB;
+    const R = B * T;
+    const half = (from: number, to: number) =>
+      ctx.upload(new Float32Array(Uint16Array.from(i.e.subarray(from * D, to * D)).buffer));
+    const x = ctx.buffer(R * D);
+    const ids = ctx.upload(i.ids);
+    await ctx.run([
+      ol.embeddingLookup(ids, half(0, split), x, R, D, 'BF16', 0, split),
+      ol.embeddingLookup(ids, half(split, V), x, R, D, 'BF16', split, V),
+      ol.embeddingLookup(ctx.upload(i.starts), ctx.upload(i.p), x, R, D, 'F32', 0, C, {
+        add: true,
+        fromStarts: T,
+      }),
+    ]);
+    return { x: await ctx.read(x, R * D) };
+  },
+  reference: (i) => {
+    const { D, B, T } = EMB;
+    const x = new Float64Array(B * T * D);
+    for (let r = 0; r < B * T; r++) {
+      const position = (i.starts[Math.floor(r / T)] as number) + (r % T);
+      for (let c = 0; c < D; c++)
+        x[r * D + c] = Math.fround(
+          halfToF32('BF16', i.e[(i.ids[r] as number) * D + c] as number) +
+            (i.p[position * D + c] as number),
+        );
+    }
+    return { x };
+  },
 };
 
 /**
@@ -516,6 +572,7 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   ropeCheck,
   swigluCheck,
   ...HEAD_SIZES.flatMap((hd) => [gqaCheck(false, hd), gqaCheck(true, hd), gqaDecodeCheck(hd)]),
+  embeddingCheck,
   matmul16Check('F16'),
   matmul16Check('BF16'),
   matmul16TCheck('F16'),
