@@ -600,7 +600,9 @@ export class DeviceLlamaPolicy {
       seq.run(...this.projectT(R, a.dgu, 2 * I, w.gateUp, a.dxn));
       this.loraBackward(seq, a, l, 'gateUp', s.xn2, a.dgu, a.dxn);
       seq.run(
-        dxOnly(rmsNormBackward(s.xMid, w.postNorm.weight, a.dxn, s.rstd2, a.dx, dummy.w, R, D, true)),
+        dxOnly(
+          rmsNormBackward(s.xMid, w.postNorm.weight, a.dxn, s.rstd2, a.dx, dummy.w, R, D, true),
+        ),
       );
       // Attention: xMid = x_l + o(attention(RoPE(norm_qk(qkv(RMSNorm(x_l)))))).
       seq.run(...this.projectT(R, a.dx, D, w.o, a.datt));

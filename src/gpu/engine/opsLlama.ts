@@ -217,8 +217,7 @@ export function matmul16(x: Matmul16Args): DispatchSpec {
   for (const b of [x.a, x.bias, x.residual, x.c])
     if (b && ((asSlice(b).offset ?? 0) & 3) !== 0) throw new Error('matmul16: unaligned slice');
   const rb = x.M === 1 ? 1 : x.M < 8 ? 4 : 8;
-  const flags =
-    (x.bias ? 1 : 0) | (x.residual ? 2 : 0) | (x.accumulate ? 4 : 0) | (x.gelu ? 8 : 0);
+  const flags = (x.bias ? 1 : 0) | (x.residual ? 2 : 0) | (x.accumulate ? 4 : 0) | (x.gelu ? 8 : 0);
   return {
     shader: 'matmul.wgsl',
     entry: 'v5_b16',

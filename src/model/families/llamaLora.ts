@@ -10,8 +10,8 @@ import { LLAMA_LORA_TARGETS, type LoraSettings } from '../loraSettings';
 import { type Projection, projections, projectionTarget } from '../transformerConfig';
 import type { CheckpointSource } from './hfCheckpoint';
 import type { LlamaModel } from './llama';
-import { llamaTransformerConfig } from './llamaConfig';
 import type { LlamaConfig } from './llamaConfig';
+import { llamaTransformerConfig } from './llamaConfig';
 import { readLoraAdapter } from './lora';
 
 /** The targeted projections of `config`, in layer order, with their in and out sizes. */
