@@ -4,18 +4,35 @@
 // independent numpy GPT-2 (tests/reference/hf_llama.py), through `npm run model -- logits
 // --backend kernels` as a user runs it; and a GPT-2 wider than the fused kernels hold (320 wide,
 // heads of 64), a LoRA adapter merged in, its prefill and decode steps against tfjs's forward,
-// which applies the adapter in the forward instead.
+// which applies the adapter in the forward instead; and LoRA training over a GPT-2 base on the
+// kernels (deviceLlamaLora.ts with GPT-2's switches: LayerNorm's backward, GELU on its own after
+// fc's adapter, learned positions per packed row): log-probs and every adapter gradient against
+// tfjs's autodiff of the same model.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceLlama } from '../../src/gpu/engine/deviceLlama';
+import { DeviceLlama, type LlamaTensors } from '../../src/gpu/engine/deviceLlama';
+import { DeviceLlamaPolicy } from '../../src/gpu/engine/deviceLlamaLora';
 import { deviceHoldsModel } from '../../src/gpu/engine/deviceModel';
 import { gptForDevice } from '../../src/gpu/engine/llamaKernels';
-import { makeConfig } from '../../src/model/config';
-import { createModel, disposeModel, forward, type GPT } from '../../src/model/gpt';
+import {
+  type Adapters,
+  adapterKey,
+  GPT2_DEVICE_TARGETS,
+  type LoraTarget,
+} from '../../src/gpu/engine/loraAdapters';
+import { gptTransformerConfig, type ModelConfig, makeConfig } from '../../src/model/config';
+import {
+  createModel,
+  disposeModel,
+  forward,
+  type GPT,
+  sequenceLogProbs,
+} from '../../src/model/gpt';
 import { createLora } from '../../src/model/gptLora';
+import { readValues } from '../../src/model/params';
 import { Rng } from '../../src/tasks/random';
 import { kernelRuntime, needRuntime } from './kernels-harness';
 
@@ -103,5 +120,137 @@ describe('GPT-2 on the kernels’ one model', () => {
         relativeError(await device.step(ids[t] as number), at(t)),
         `position ${t}`,
       ).toBeLessThan(1e-4);
+  });
+
+  /** A GPT-2 with an adapter on every projection, B random (a fresh one's B is 0). */
+  function adaptedGpt(config: ModelConfig, seed: number): GPT {
+    const model = createModel(config, seed);
+    models.push(model);
+    model.lora = createLora(
+      config,
+      { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
+      seed + 1,
+    );
+    const rng = new Rng(seed + 2);
+    for (const pair of model.lora.modules.values())
+      pair.b.assign(
+        tf.tensor(
+          Float32Array.from({ length: pair.b.size }, () => rng.next() - 0.5),
+          pair.b.shape,
+        ),
+      );
+    return model;
+  }
+
+  /** The policy over the base (the adapter not merged), holding the model's adapter. */
+  async function devicePolicy(rt: ReturnType<typeof needRuntime>, model: GPT) {
+    const values = await readValues(model.params);
+    const weights: LlamaTensors = {
+      get: (name) => {
+        const data = values.get(name);
+        const shape = model.params.get(name)?.shape;
+        return data && shape ? { dtype: 'F32', shape, data } : undefined;
+      },
+    };
+    const base = new DeviceLlama(rt, gptTransformerConfig(model.config), weights, {
+      contextLength: 24,
+    });
+    const adapters: Adapters = new Map();
+    for (const [module, pair] of model.lora?.modules ?? []) {
+      const [, layer, target] = /\.h\.(\d+)\.(.+)$/.exec(module) as RegExpExecArray;
+      adapters.set(adapterKey(Number(layer), target as LoraTarget), {
+        A: (await pair.a.data()) as Float32Array,
+        B: (await pair.b.data()) as Float32Array,
+      });
+    }
+    const lora = { rank: 4, alpha: 8, targets: GPT2_DEVICE_TARGETS };
+    return { policy: new DeviceLlamaPolicy(rt, base, lora, adapters), adapters };
+  }
+
+  for (const [label, shape] of [
+    ['heads of 16', { nEmbd: 64, nHead: 4 }],
+    ['heads of 64', { nEmbd: 128, nHead: 2 }],
+  ] as const)
+    it(`LoRA over a GPT-2 base (${label}): log-probs and every adapter gradient equal tfjs’s autodiff`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const config = makeConfig('tiny', 61, 'coder', { ...shape, nLayer: 2, nCtx: 24 });
+      const model = adaptedGpt(config, 11);
+      const { policy } = await devicePolicy(rt, model);
+      const rng = new Rng(13);
+      const sequences = [9, 14, 6].map((n) =>
+        Array.from({ length: n }, () => Math.floor(rng.next() * config.vocabSize)),
+      );
+      const dlogp = sequences.map((q) =>
+        Float32Array.from({ length: q.length - 1 }, () => rng.next() - 0.5),
+      );
+      const { logp, grads } = await policy.adapterGradients({ sequences }, dlogp);
+      // tfjs: Σ dlogp·logπ over each sequence, differentiated w.r.t. the adapter's A and B.
+      const lora = model.lora as NonNullable<GPT['lora']>;
+      const variables = [...lora.modules.values()].flatMap((p) => [p.a, p.b]);
+      const { grads: want } = tf.variableGrads(() => {
+        let total = tf.scalar(0);
+        sequences.forEach((q, i) => {
+          const lp = sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32'));
+          const row = dlogp[i] as Float32Array;
+          total = tf.add(total, tf.sum(tf.mul(lp, tf.tensor2d(row, [1, row.length]))));
+        });
+        return total as tf.Scalar;
+      }, variables);
+      for (const [i, q] of sequences.entries()) {
+        const lp = await sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32')).data();
+        expect(relativeError(logp[i] as Float32Array, lp), `log-probs ${i}`).toBeLessThan(1e-5);
+      }
+      for (const [module, pair] of lora.modules) {
+        const [, layer, target] = /\.h\.(\d+)\.(.+)$/.exec(module) as RegExpExecArray;
+        const got = grads.get(adapterKey(Number(layer), target as LoraTarget));
+        expect(got, module).toBeDefined();
+        const a = await (want[pair.a.name] as tf.Tensor).data();
+        const b = await (want[pair.b.name] as tf.Tensor).data();
+        expect(relativeError(got?.A as Float32Array, a), `${module} dA`).toBeLessThan(1e-4);
+        expect(relativeError(got?.B as Float32Array, b), `${module} dB`).toBeLessThan(1e-4);
+      }
+      tf.dispose(Object.values(want));
+      policy.free();
+    });
+
+  it('sampling with the adapter attached to a GPT-2 base (GELU after fc’s adapter): prefill and decode steps equal tfjs’s forward', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = makeConfig('tiny', 61, 'coder', { nEmbd: 64, nHead: 4, nLayer: 2, nCtx: 24 });
+    const model = adaptedGpt(config, 31);
+    const { policy } = await devicePolicy(rt, model);
+    policy.attach();
+    const ids = [4, 8, 15, 16, 23, 42];
+    const want = await forward(model, tf.tensor2d([ids], [1, ids.length], 'int32')).data();
+    const V = config.vocabSize;
+    const at = (t: number) => want.subarray(t * V, (t + 1) * V);
+    expect(relativeError(await policy.model.prefill(ids.slice(0, 3)), at(2))).toBeLessThan(1e-5);
+    for (let t = 3; t < ids.length; t++)
+      expect(relativeError(await policy.model.step(ids[t] as number), at(t))).toBeLessThan(1e-5);
+    policy.detach();
+    policy.free();
+  });
+
+  it('a GRPO group over a GPT-2 base shares its prompt in one row (learned positions per segment): each completion’s log-probs as alone', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = makeConfig('tiny', 61, 'coder', { nEmbd: 64, nHead: 4, nLayer: 2, nCtx: 24 });
+    const model = adaptedGpt(config, 21);
+    const { policy } = await devicePolicy(rt, model);
+    const prompt = [5, 9, 33, 2, 40];
+    const sequences = [
+      [...prompt, 7, 8, 9],
+      [...prompt, 60, 1],
+      [...prompt, 12, 13, 14, 15],
+    ];
+    const scoredFrom = sequences.map(() => prompt.length - 1);
+    const logp = await policy.logProbs({ sequences, scoredFrom });
+    for (const [i, q] of sequences.entries()) {
+      const lp = await sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32')).data();
+      const from = prompt.length - 1;
+      expect(
+        relativeError((logp[i] as Float32Array).subarray(from), lp.subarray(from)),
+        `sequence ${i}`,
+      ).toBeLessThan(1e-5);
+    }
+    policy.free();
   });
 });

@@ -22,6 +22,7 @@ import {
   attentionCacheStore,
   attentionDecode,
   attentionForward,
+  geluForward,
   layerNormForward,
   MAX_HEAD_DIM,
   MM_ACCUMULATE,
@@ -547,9 +548,12 @@ export class DeviceLlama {
         specs.push(...this.project(R, a.xn, l.gateUp, a.gu));
         specs.push(...this.adapted(R, i, 'gateUp', a.xn, a.gu));
         specs.push(swigluForward(a.gu, a.hm, R, c.intermediate));
+      } else if (this.adapterHook) {
+        // An adapter on fc adds to the pre-activation: GELU after it, on its own.
+        specs.push(...this.project(R, a.xn, l.gateUp, a.gu, { bias: l.gateUpBias }));
+        specs.push(...this.adapted(R, i, 'gateUp', a.xn, a.gu));
+        specs.push(geluForward(a.gu, a.hm, R * c.intermediate));
       } else {
-        // GELU in fc's epilogue: an adapter on fc would have to come before it (not here yet).
-        if (this.adapterHook) throw new Error('LoRA over a GELU MLP is not on the kernels yet');
         specs.push(...this.project(R, a.xn, l.gateUp, a.gu, { bias: l.gateUpBias, gelu: a.hm }));
       }
       specs.push(...this.project(R, a.hm, l.down, a.x, { accumulate: true, bias: l.downBias }));

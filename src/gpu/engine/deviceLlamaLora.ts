@@ -8,14 +8,18 @@
 // every layer — RMSNorm dx, SwiGLU backward, GQA attention backward, RoPE's inverse, Qwen3's q/k
 // norm, 16-bit input gradients (matmul v6_b16t) — to the adapters' gradients only (the base
 // gets none), all in one submission; then the adapters' guarded AdamW step.
-import type { AdapterSite, DeviceLlama, DeviceMatrix } from './deviceLlama';
+import type { AdapterSite, DeviceLlama, DeviceMatrix, DeviceNorm } from './deviceLlama';
 import { type AdamWOptions, type Adapters, DeviceAdapters, type LoraShape } from './loraAdapters';
 import {
   attentionBackward,
   attentionForward,
   gatherRows,
+  geluBackward,
+  geluForward,
   headLogprobBackward,
   headLogprobForward,
+  layerNormBackwardDx,
+  layerNormForward,
   MM_ACCUMULATE,
   matmul,
   scatterRows,
@@ -85,8 +89,8 @@ export class DeviceLlamaPolicy {
   private acts: Acts | null = null;
   private actsKey = '';
 
-  /** RoPE's cos/sin table (the model's). */
-  private readonly ropeTable: GPUBuffer;
+  /** RoPE's cos/sin table (the model's; null where its positions are learned). */
+  private readonly ropeTable: GPUBuffer | null;
 
   constructor(
     private readonly rt: GpuRuntime,
@@ -95,14 +99,7 @@ export class DeviceLlamaPolicy {
     adapters?: Adapters,
     seed = 1,
   ) {
-    const c = model.config;
-    // The training passes below are the Llama family's; GPT-2's switches (LayerNorm, learned
-    // positions, GELU, biases on every projection) train on tfjs for now.
-    if (c.norm !== 'rmsnorm' || c.positions !== 'rope' || c.mlp !== 'swiglu' || c.projBias)
-      throw new Error(
-        'LoRA training on the kernels takes RMSNorm, RoPE and SwiGLU models (the Llama family); this one trains on tfjs',
-      );
-    this.ropeTable = model.table as GPUBuffer;
+    this.ropeTable = model.table;
     this.adapters = new DeviceAdapters(rt, model, lora, adapters, seed);
     const rowBytes = 4 * model.Vp;
     const limit = rt.device.limits.maxStorageBufferBindingSize;
@@ -173,6 +170,8 @@ export class DeviceLlamaPolicy {
     const r = this.lora.rank;
     const L = Math.min(R, this.logitsRows);
     const layers = Array.from({ length: c.layers }, (_, l) => l);
+    // RMSNorm keeps rstd per row; LayerNorm its mean and rstd.
+    const stats = c.norm === 'layernorm' ? 2 : 1;
     return {
       B,
       T,
@@ -187,7 +186,7 @@ export class DeviceLlamaPolicy {
       xs: Array.from({ length: c.layers + 1 }, (_, l) => rt.buffer(R * D, `x ${l}`)),
       layers: layers.map((l) => ({
         xn1: rt.buffer(R * D, `xn1 ${l}`),
-        rstd1: rt.buffer(R, `rstd1 ${l}`),
+        rstd1: rt.buffer(R * stats, `norm stats 1 ${l}`),
         qkvPre: c.qkNorm ? rt.buffer(R * W, `qkv pre-norm ${l}`) : null,
         qRstd: rt.buffer(R * H, `q rstd ${l}`),
         kRstd: rt.buffer(R * c.kvHeads, `k rstd ${l}`),
@@ -196,7 +195,7 @@ export class DeviceLlamaPolicy {
         lse: rt.buffer(R * H, `lse ${l}`),
         xMid: rt.buffer(R * D, `x mid ${l}`),
         xn2: rt.buffer(R * D, `xn2 ${l}`),
-        rstd2: rt.buffer(R, `rstd2 ${l}`),
+        rstd2: rt.buffer(R * stats, `norm stats 2 ${l}`),
         gu: rt.buffer(R * 2 * I, `gate|up ${l}`),
         hm: rt.buffer(R * I, `mlp ${l}`),
       })),
@@ -207,7 +206,7 @@ export class DeviceLlamaPolicy {
         ]),
       ),
       xnF: rt.buffer(R * D, 'xn final'),
-      rstdF: rt.buffer(R, 'rstd final'),
+      rstdF: rt.buffer(R * stats, 'norm stats final'),
       // The head's rows (scored positions, in order): R while every position is scored; else
       // their indices (gather), each row's place among them (scatter), and their xn and dxn.
       headRows: R,
@@ -428,6 +427,40 @@ export class DeviceLlamaPolicy {
     return a;
   }
 
+  /** The config's norm over R rows of x into y, its stats kept for the backward. */
+  private norm(x: GPUBuffer, n: DeviceNorm, y: GPUBuffer, stats: GPUBuffer, R: number) {
+    const { hidden: D, normEps: eps } = this.model.config;
+    return n.bias
+      ? layerNormForward(x, n.weight, n.bias, y, stats, R, D, eps)
+      : rmsNormForward(x, n.weight, y, stats, R, D, eps, this.rt.dummy);
+  }
+
+  /** The norm's input gradient: dx (+)= ∂/∂x from dy (its weight and bias are frozen). */
+  private normBackward(
+    x: GPUBuffer,
+    n: DeviceNorm,
+    dy: GPUBuffer,
+    stats: GPUBuffer,
+    dx: GPUBuffer,
+    R: number,
+    accumulate: boolean,
+  ): DispatchSpec {
+    const D = this.model.config.hidden;
+    if (n.bias) return layerNormBackwardDx(x, n.weight, dy, stats, dx, R, D, accumulate);
+    const dummy = this.rt.dummy;
+    return rmsNormBackward(
+      x,
+      n.weight,
+      dy,
+      stats,
+      dx,
+      dummy.w,
+      R,
+      D,
+      accumulate,
+    )[0] as DispatchSpec;
+  }
+
   private forward(seq: Seq, a: Acts, invTemp: number) {
     const model = this.model;
     const c = model.config;
@@ -436,12 +469,13 @@ export class DeviceLlamaPolicy {
     const eps = c.normEps;
     const dummy = this.rt.dummy;
     const W = model.W;
+    const x0 = a.xs[0] as GPUBuffer;
     for (const part of model.embed.parts)
       seq.run(
         embeddingLookup(
           a.ids,
           part.buffer,
-          a.xs[0] as GPUBuffer,
+          x0,
           R,
           D,
           model.embed.dtype,
@@ -449,10 +483,25 @@ export class DeviceLlamaPolicy {
           part.row0 + part.rows,
         ),
       );
+    // Learned positions: each row's place in its sequence (a shared row's segments restart).
+    for (const part of model.positions?.parts ?? [])
+      seq.run(
+        embeddingLookup(
+          a.positions,
+          part.buffer,
+          x0,
+          R,
+          D,
+          (model.positions as DeviceMatrix).dtype,
+          part.row0,
+          part.row0 + part.rows,
+          { add: true },
+        ),
+      );
     model.layers.forEach((w, l) => {
       const x = a.xs[l] as GPUBuffer;
       const s = a.layers[l] as Acts['layers'][number];
-      seq.run(rmsNormForward(x, w.inNorm.weight, s.xn1, s.rstd1, R, D, eps, dummy));
+      seq.run(this.norm(x, w.inNorm, s.xn1, s.rstd1, R));
       const pre = s.qkvPre ?? s.qkv;
       seq.run(...model.project(R, s.xn1, w.qkv, pre, { bias: w.qkvBias }));
       this.loraForward(seq, a, l, 'qkv', s.xn1, pre);
@@ -470,27 +519,29 @@ export class DeviceLlamaPolicy {
           }),
         );
       }
-      seq.run(
-        // Each position's angle from its place in its sequence (a shared row's segments restart).
-        rope({ R, T: 1, H, kvH, hd }, this.ropeTable, s.qkv, a.positions, dummy),
-        attentionForward({ B, T, H, hd, kvH }, s.qkv, s.att, s.lse, this.segmentsOf(a)),
-      );
+      // Each position's angle from its place in its sequence (a shared row's segments restart).
+      if (this.ropeTable)
+        seq.run(rope({ R, T: 1, H, kvH, hd }, this.ropeTable, s.qkv, a.positions, dummy));
+      seq.run(attentionForward({ B, T, H, hd, kvH }, s.qkv, s.att, s.lse, this.segmentsOf(a)));
       seq.copy(x, s.xMid, R * D);
-      seq.run(...model.project(R, s.att, w.o, s.xMid, { accumulate: true }));
+      seq.run(...model.project(R, s.att, w.o, s.xMid, { accumulate: true, bias: w.oBias }));
       this.loraForward(seq, a, l, 'o', s.att, s.xMid);
       seq.run(
-        rmsNormForward(s.xMid, w.postNorm.weight, s.xn2, s.rstd2, R, D, eps, dummy),
-        ...model.project(R, s.xn2, w.gateUp, s.gu),
+        this.norm(s.xMid, w.postNorm, s.xn2, s.rstd2, R),
+        ...model.project(R, s.xn2, w.gateUp, s.gu, { bias: w.gateUpBias }),
       );
+      // The adapter adds to the MLP's input projection before its activation.
       this.loraForward(seq, a, l, 'gateUp', s.xn2, s.gu);
-      seq.run(swigluForward(s.gu, s.hm, R, I));
+      seq.run(
+        c.mlp === 'swiglu' ? swigluForward(s.gu, s.hm, R, I) : geluForward(s.gu, s.hm, R * I),
+      );
       const next = a.xs[l + 1] as GPUBuffer;
       seq.copy(s.xMid, next, R * D);
-      seq.run(...model.project(R, s.hm, w.down, next, { accumulate: true }));
+      seq.run(...model.project(R, s.hm, w.down, next, { accumulate: true, bias: w.downBias }));
       this.loraForward(seq, a, l, 'down', s.hm, next);
     });
     const last = a.xs[c.layers] as GPUBuffer;
-    seq.run(rmsNormForward(last, model.finalNorm.weight, a.xnF, a.rstdF, R, D, eps, dummy));
+    seq.run(this.norm(last, model.finalNorm, a.xnF, a.rstdF, R));
     const S = a.headRows;
     if (S < R) seq.run(gatherRows(a.xnF, a.sel, a.xnS, S, R, D));
     // In row chunks of logitsRows where the logits would pass the binding limit (one chunk
@@ -576,34 +627,30 @@ export class DeviceLlamaPolicy {
     }
     if (S < R) seq.run(scatterRows(a.dxnS, a.inv, a.dxn, S, R, D));
     seq.run(
-      dxOnly(
-        rmsNormBackward(
-          a.xs[c.layers] as GPUBuffer,
-          model.finalNorm.weight,
-          a.dxn,
-          a.rstdF,
-          a.dx,
-          dummy.w,
-          R,
-          D,
-          false,
-        ),
+      this.normBackward(
+        a.xs[c.layers] as GPUBuffer,
+        model.finalNorm,
+        a.dxn,
+        a.rstdF,
+        a.dx,
+        R,
+        false,
       ),
     );
     for (let l = c.layers - 1; l >= 0; l--) {
       const w = model.layers[l] as DeviceLlama['layers'][number];
       const s = a.layers[l] as Acts['layers'][number];
-      // MLP: x_{l+1} = xMid + down(silu(gate)·up)(RMSNorm(xMid)).
+      // MLP: x_{l+1} = xMid + down(act(gateUp(norm(xMid)))), act SwiGLU or GELU.
       seq.run(...this.projectT(R, a.dx, D, w.down, a.dhm));
       this.loraBackward(seq, a, l, 'down', s.hm, a.dx, a.dhm);
-      seq.run(swigluBackward(s.gu, a.dhm, a.dgu, R, I));
-      seq.run(...this.projectT(R, a.dgu, 2 * I, w.gateUp, a.dxn));
-      this.loraBackward(seq, a, l, 'gateUp', s.xn2, a.dgu, a.dxn);
       seq.run(
-        dxOnly(
-          rmsNormBackward(s.xMid, w.postNorm.weight, a.dxn, s.rstd2, a.dx, dummy.w, R, D, true),
-        ),
+        c.mlp === 'swiglu'
+          ? swigluBackward(s.gu, a.dhm, a.dgu, R, I)
+          : geluBackward(s.gu, a.dhm, a.dgu, R * I),
       );
+      seq.run(...this.projectT(R, a.dgu, w.gateUp.rows, w.gateUp, a.dxn));
+      this.loraBackward(seq, a, l, 'gateUp', s.xn2, a.dgu, a.dxn);
+      seq.run(this.normBackward(s.xMid, w.postNorm, a.dxn, s.rstd2, a.dx, R, true));
       // Attention: xMid = x_l + o(attention(RoPE(norm_qk(qkv(RMSNorm(x_l)))))).
       seq.run(...this.projectT(R, a.dx, D, w.o, a.datt));
       this.loraBackward(seq, a, l, 'o', s.att, a.dx, a.datt);
@@ -618,8 +665,9 @@ export class DeviceLlamaPolicy {
           a.dsum,
           this.segmentsOf(a),
         ),
-        rope({ R, T: 1, H, kvH, hd }, this.ropeTable, a.dqkv, a.positions, dummy, true),
       );
+      if (this.ropeTable)
+        seq.run(rope({ R, T: 1, H, kvH, hd }, this.ropeTable, a.dqkv, a.positions, dummy, true));
       let dPre = a.dqkv;
       if (s.qkvPre && a.dqkvPre && w.qNorm && w.kNorm) {
         seq.copy(a.dqkv, a.dqkvPre, R * W);
@@ -660,21 +708,7 @@ export class DeviceLlamaPolicy {
       }
       seq.run(...this.projectT(R, dPre, W, w.qkv, a.dxn));
       this.loraBackward(seq, a, l, 'qkv', s.xn1, dPre, a.dxn);
-      seq.run(
-        dxOnly(
-          rmsNormBackward(
-            a.xs[l] as GPUBuffer,
-            w.inNorm.weight,
-            a.dxn,
-            s.rstd1,
-            a.dx,
-            dummy.w,
-            R,
-            D,
-            true,
-          ),
-        ),
-      );
+      seq.run(this.normBackward(a.xs[l] as GPUBuffer, w.inNorm, a.dxn, s.rstd1, a.dx, R, true));
     }
   }
 

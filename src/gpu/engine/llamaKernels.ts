@@ -102,7 +102,7 @@ function devicePolicyOf(rt: GpuRuntime, model: DeviceLlama, adapter: LoraAdapter
   for (const [module, pair] of adapter.modules) {
     const match = MODULE.exec(module);
     const target = match?.[2] as LoraTarget | undefined;
-    if (!match || !target || !LORA_TARGETS.includes(target))
+    if (!match || !target || !(LORA_TARGETS as readonly LoraTarget[]).includes(target))
       throw new Error(
         `${adapter.label}: adapts ${module}; the kernels adapt ${LORA_TARGETS.join(', ')} of each layer`,
       );

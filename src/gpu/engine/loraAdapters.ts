@@ -15,7 +15,19 @@ import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from 
 
 /** The Llama family's projections LoRA may target (PEFT's names), as the run's settings list them. */
 export const LORA_TARGETS = LLAMA_LORA_TARGETS;
-export type LoraTarget = (typeof LORA_TARGETS)[number];
+
+/**
+ * GPT-2's projections as the device's adapters name them: PEFT's c_attn and c_fc, and its c_proj
+ * told apart by module (attention's and the MLP's share the name).
+ */
+export const GPT2_DEVICE_TARGETS = [
+  'attn.c_attn',
+  'attn.c_proj',
+  'mlp.c_fc',
+  'mlp.c_proj',
+] as const;
+
+export type LoraTarget = (typeof LORA_TARGETS)[number] | (typeof GPT2_DEVICE_TARGETS)[number];
 
 export interface LoraShape {
   rank: number;
@@ -64,10 +76,10 @@ export interface Slot extends Geometry {
 
 /** The targets that share an input, in the order their columns lie in its output rows. */
 const SITE_TARGETS: Record<AdapterSite, readonly LoraTarget[]> = {
-  qkv: ['q_proj', 'k_proj', 'v_proj'],
-  o: ['o_proj'],
-  gateUp: ['gate_proj', 'up_proj'],
-  down: ['down_proj'],
+  qkv: ['q_proj', 'k_proj', 'v_proj', 'attn.c_attn'],
+  o: ['o_proj', 'attn.c_proj'],
+  gateUp: ['gate_proj', 'up_proj', 'mlp.c_fc'],
+  down: ['down_proj', 'mlp.c_proj'],
 };
 
 /**
@@ -115,9 +127,11 @@ export class DeviceAdapters {
     const c = model.config;
     if (!Number.isInteger(lora.rank) || lora.rank < 1)
       throw new Error(`LoRA rank ${lora.rank} is not a positive integer`);
+    // The config's own projections: the Llama family's (q, k, v apart) or GPT-2's (fused q|k|v).
+    const known: readonly LoraTarget[] = c.fusedQkv ? GPT2_DEVICE_TARGETS : LORA_TARGETS;
     for (const t of lora.targets)
-      if (!LORA_TARGETS.includes(t))
-        throw new Error(`LoRA target ${t} is not one of ${LORA_TARGETS.join(', ')}`);
+      if (!known.includes(t))
+        throw new Error(`LoRA target ${t} is not one of this model's ${known.join(', ')}`);
     this.scale = lora.rslora ? lora.alpha / Math.sqrt(lora.rank) : lora.alpha / lora.rank;
     // Per layer and site, its targets' A stacked, then their B stacked (each block aligned).
     let at = 0;
@@ -192,7 +206,14 @@ export class DeviceAdapters {
       case 'up_proj':
         return { inDim: D, outDim: I, rowStride: 2 * I, offset: I };
       case 'down_proj':
+      case 'mlp.c_proj':
         return { inDim: I, outDim: D, rowStride: D, offset: 0 };
+      case 'attn.c_attn':
+        return { inDim: D, outDim: W, rowStride: W, offset: 0 };
+      case 'attn.c_proj':
+        return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
+      case 'mlp.c_fc': // fc's rows hold its I columns alone (no up beside them)
+        return { inDim: D, outDim: I, rowStride: I, offset: 0 };
     }
   }
 

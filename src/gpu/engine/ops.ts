@@ -17,6 +17,7 @@ export const SHADERS = [
   'rmsnorm.wgsl',
   'rope.wgsl',
   'swiglu.wgsl',
+  'gelu.wgsl',
   'lora.wgsl',
 ] as const;
 
@@ -224,6 +225,39 @@ export function layerNormBackwardParams(
     uniforms: lnUniforms(R, D, 0, 0, gOff, bOff),
     workgroups: [Math.ceil(D / 64)],
     label: 'layernorm_bwd_params',
+  };
+}
+
+/** h = gelu(pre) over n floats (n a multiple of 4). */
+export function geluForward(pre: Bindable, h: Bindable, n: number): DispatchSpec {
+  if (n % 4 !== 0) throw new Error(`gelu: ${n} floats, not a multiple of 4`);
+  return {
+    shader: 'gelu.wgsl',
+    entry: 'forward',
+    bindings: [
+      ['r', pre],
+      ['w', h],
+    ],
+    uniforms: u32s(n, 0, 0, 0),
+    workgroups: grid2d(Math.ceil(n / 4 / 64)),
+    label: 'gelu',
+  };
+}
+
+/** dpre = dh · gelu'(pre) over n floats. */
+export function geluBackward(pre: Bindable, dh: Bindable, dpre: Bindable, n: number): DispatchSpec {
+  if (n % 4 !== 0) throw new Error(`gelu: ${n} floats, not a multiple of 4`);
+  return {
+    shader: 'gelu.wgsl',
+    entry: 'backward',
+    bindings: [
+      ['r', pre],
+      ['r', dh],
+      ['w', dpre],
+    ],
+    uniforms: u32s(n, 0, 0, 0),
+    workgroups: grid2d(Math.ceil(n / 4 / 64)),
+    label: 'gelu_bwd',
   };
 }
 

@@ -2,7 +2,8 @@
 // q/k norm), RoPE (forward and its inverse, the backward), SwiGLU (forward, backward),
 // grouped-query attention (forward, backward, cache store + decode), the 16-bit-weight matmul
 // (F16, BF16) and its transpose (v6_b16t, the backward's input gradients), the embedding's
-// lookup (a 16-bit table in row ranges, learned positions added), LoRA's B side
+// lookup (a 16-bit table in row ranges, learned positions added), GELU on its own (GPT-2's MLP
+// when its fc is adapted), LoRA's B side
 // (lora.wgsl), the sampler's draw over a head's logits and its feed into the next step
 // (decode.wgsl's pick, feed). Not in the start registry: a GPT-2 run never runs them, so its
 // start does not pay for them. The engine runs them when a Llama base first reaches it
@@ -25,6 +26,8 @@ import {
   attentionBackwardRef,
   attentionDecodeRef,
   attentionRef,
+  geluGradRef,
+  geluRef,
   matmulRef,
 } from '../../kernels/referenceOps';
 import { initialRowStates, pickSpec, rowStreamState } from '../deviceSampler';
@@ -174,6 +177,27 @@ const swigluCheck: KernelCheck<{ gu: Float32Array; dh: Float32Array; R: number; 
   reference: (i) => ({
     h: swigluRef(i.gu, i.R, i.I),
     dgu: swigluBackwardRef(i.gu, i.dh, i.R, i.I),
+  }),
+};
+
+/** gelu.wgsl: GPT-2's GELU on its own (a LoRA adapter on fc adds before it) and its backward. */
+const geluCheck: KernelCheck<{ pre: Float32Array; dh: Float32Array }> = {
+  name: 'gelu/forward+backward',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => ({ pre: randoms(rng, 4 * 75, 3), dh: randoms(rng, 4 * 75) }),
+  async gpu(ctx, i) {
+    const n = i.pre.length;
+    const PRE = ctx.upload(i.pre);
+    const h = ctx.buffer(n);
+    const dpre = ctx.buffer(n);
+    await ctx.run([op.geluForward(PRE, h, n), op.geluBackward(PRE, ctx.upload(i.dh), dpre, n)]);
+    return { h: await ctx.read(h, n), dpre: await ctx.read(dpre, n) };
+  },
+  reference: (i) => ({
+    h: Float64Array.from(i.pre, (x) => geluRef(x)),
+    dpre: Float64Array.from(i.pre, (x, k) => (i.dh[k] as number) * geluGradRef(x)),
   }),
 };
 
@@ -573,6 +597,7 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   swigluCheck,
   ...HEAD_SIZES.flatMap((hd) => [gqaCheck(false, hd), gqaCheck(true, hd), gqaDecodeCheck(hd)]),
   embeddingCheck,
+  geluCheck,
   matmul16Check('F16'),
   matmul16Check('BF16'),
   matmul16TCheck('F16'),
