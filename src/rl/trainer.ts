@@ -16,7 +16,7 @@ import {
   llamaAdamStateOnDevice,
   restoreLlamaAdamStateOnDevice,
 } from '../gpu/engine/kernelLlamaRoles';
-import { updateLlamaOnDevice } from '../gpu/engine/kernelLlamaTraining';
+import { updateGptLoraOnDevice, updateLlamaOnDevice } from '../gpu/engine/kernelLlamaTraining';
 import { updateOnDevice } from '../gpu/engine/kernelTraining';
 import {
   AdamW,
@@ -82,9 +82,9 @@ export class RoleTrainer {
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
-    // The lab's WebGPU engine when it is on (gpu/engine/kernelTraining.ts); null: train here.
-    // (GPT-2's LoRA update runs here; its sampling is on the kernels, the adapter merged.)
-    // A Llama-family role's adapter trains on the kernels too (gpu/engine/kernelLlamaTraining.ts).
+    // The lab's WebGPU engine when it is on; null: train here. GPT-2's full-parameter update on
+    // its fused engine (gpu/engine/kernelTraining.ts); a LoRA adapter, a Llama-family role's or
+    // GPT-2's, on the kernels' one model (gpu/engine/kernelLlamaTraining.ts).
     const onDevice = isLlamaModel(this.model)
       ? await updateLlamaOnDevice(
           this.model,
@@ -93,7 +93,13 @@ export class RoleTrainer {
           sequences,
         )
       : this.model.lora
-        ? null
+        ? await updateGptLoraOnDevice(
+            this.model,
+            this.options,
+            this.batchLossOptions(sequences),
+            this.hostState,
+            sequences,
+          )
         : await updateOnDevice(this.model, this.options, this.hostState, sequences);
     if (onDevice) return onDevice;
     const batch = this.prepare(sequences);

@@ -1,18 +1,22 @@
-// GPT-2 with a LoRA adapter samples on the lab's kernels (SwiftShader here): the device's copy of
-// the role holds its Conv1D weights with the adapter merged (W + (alpha/r)·(B·A)ᵀ, as PEFT
+// GPT-2 with a LoRA adapter on the lab's kernels (SwiftShader here). Sampling: the device's copy
+// of the role holds its Conv1D weights with the adapter merged (W + (alpha/r)·(B·A)ᵀ, as PEFT
 // merges), so the fused decode draws what the tfjs sampler draws over the unmerged forward;
-// after the adapter changes (its update runs on tfjs), the next sampling uploads the new merge;
-// the base's tfjs values stay as they were.
+// after the adapter changes, the next sampling uploads the new merge; the base's tfjs values
+// stay as they were. The update: the kernels' one model (deviceLlamaLora.ts over GPT-2's
+// switches) takes RoleTrainer's update, and two updates there leave the adapter, the loss's
+// metrics and tfjs's Adam state where two updates on tfjs leave them.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
+import { llamaDeviceCalls } from '../../src/gpu/engine/kernelLlamaRoles';
 import {
   deviceSampleCalls,
   deviceWeightUploads,
   kernelEngine,
 } from '../../src/gpu/engine/kernelSampling';
-import { createModel, makeConfig, readValues } from '../../src/model';
+import { createModel, type GPT, makeConfig, readValues } from '../../src/model';
 import { createLora } from '../../src/model/gptLora';
+import { type PolicySequence, RoleTrainer, type RoleTrainerOptions } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
 import { Rng } from '../../src/tasks/random';
 
@@ -70,6 +74,86 @@ describe('GPT-2 with LoRA on the kernels', () => {
       row.forEach((lp, i) => {
         expect(Math.abs(lp - onTfjs.logProbs[r]![i]!), `row ${r} token ${i}`).toBeLessThan(1e-3);
       });
+    });
+  }, 120_000);
+
+  it('a role’s update runs on the kernels’ one model and lands where tfjs’s does: the adapter, the metrics, Adam’s state', async () => {
+    const config = makeConfig('tiny', 31, 'coder', { nCtx: 40 });
+    const make = (): GPT => {
+      const model = createModel(config, 3);
+      model.lora = createLora(
+        config,
+        { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
+        5,
+      );
+      return model;
+    };
+    const prng = new Rng(9);
+    const prompt = Array.from({ length: 6 }, () => 1 + prng.below(29));
+    const sequences: PolicySequence[] = Array.from({ length: 4 }, (_, g) => {
+      const completion = Array.from({ length: 3 + g }, () => 1 + prng.below(29));
+      return {
+        prompt,
+        completion,
+        oldLogProbs: completion.map(() => -Math.log(31) + (prng.next() - 0.5) * 0.5),
+        advantage: g % 2 === 0 ? 1 : -1,
+      };
+    });
+    const options: RoleTrainerOptions = {
+      learningRate: 1e-2,
+      temperature: 1,
+      numIterations: 1,
+      maxGradNorm: 1,
+      loss: { lossType: 'grpo', epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 },
+      padId: 0,
+      memoryBudgetBytes: 1 << 30,
+    };
+    const run = async (backend: 'kernels' | 'wasm') => {
+      await initBackend(backend);
+      const model = make();
+      const trainer = new RoleTrainer(model, options);
+      const updates = [await trainer.update(sequences), await trainer.update(sequences)];
+      const adapter = new Map<string, Float32Array>();
+      for (const [module, pair] of model.lora?.modules ?? [])
+        for (const [side, v] of [
+          ['A', pair.a],
+          ['B', pair.b],
+        ] as const)
+          adapter.set(`${module}.${side}`, (await v.data()) as Float32Array);
+      const state = await trainer.exportState();
+      trainer.dispose();
+      return { updates, adapter, state };
+    };
+    const before = llamaDeviceCalls.update;
+    const device = await run('kernels');
+    expect(llamaDeviceCalls.update).toBe(before + 2);
+    const host = await run('wasm');
+    expect(llamaDeviceCalls.update).toBe(before + 2);
+    device.updates.forEach((u, i) => {
+      const want = host.updates[i] as (typeof host.updates)[number];
+      expect(Math.abs(u.gradNorm - want.gradNorm), `grad norm ${i}`).toBeLessThan(
+        1e-4 * want.gradNorm,
+      );
+      for (const key of ['loss', 'kl'] as const)
+        expect(
+          Math.abs((u.metrics[key] ?? 0) - (want.metrics[key] ?? 0)),
+          `${key} ${i}`,
+        ).toBeLessThan(1e-5);
+    });
+    // B moved from 0 by two Adam steps; A by a little. Both as tfjs moved them.
+    for (const [name, want] of host.adapter) {
+      const got = device.adapter.get(name) as Float32Array;
+      const largest = Math.max(...want.map(Math.abs));
+      const worst = Math.max(...want.map((v, i) => Math.abs(v - (got[i] as number))));
+      expect(worst, name).toBeLessThan(1e-3 * largest + 1e-6);
+    }
+    expect(device.state.iterations).toBe(2);
+    expect(device.state.moments.length).toBe(host.state.moments.length);
+    device.state.moments.forEach((m, i) => {
+      const want = (host.state.moments[i] as typeof m).data;
+      const largest = Math.max(...want.map(Math.abs));
+      const worst = Math.max(...want.map((v, k) => Math.abs(v - (m.data[k] as number))));
+      expect(worst, m.name).toBeLessThan(1e-2 * largest + 1e-12);
     });
   }, 120_000);
 });

@@ -10,11 +10,15 @@
 // device's backward and AdamW.
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
+import { gptTransformerConfig } from '../../model/config';
 import type { LlamaModel } from '../../model/families/llama';
 import { llamaTransformerConfig } from '../../model/families/llamaConfig';
 import { LlamaWeights } from '../../model/families/llamaWeights';
+import type { GPT } from '../../model/gpt';
 import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
 import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
+import { readValues } from '../../model/params';
+import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
 import { DeviceLlama, deviceTensor, type LlamaTensor, type LlamaTensors } from './deviceLlama';
 import {
@@ -39,9 +43,11 @@ interface RoleOnDevice {
   policy: DeviceLlamaPolicy;
   /** The tfjs adapter variables' dataIds when the device last equalled them. */
   key: unknown[];
+  /** The adapter came from tfjs since the device's last update (Adam's state may have moved). */
+  fresh: boolean;
 }
 
-const bases = new WeakMap<Map<string, tf.Tensor>, { engine: Engine; model: DeviceLlama }>();
+const bases = new WeakMap<object, { engine: Engine; model: DeviceLlama }>();
 const roles = new WeakMap<GptLora, RoleOnDevice>();
 /**
  * sample() and update() calls the device answered, and the prompt tokens the samplers
@@ -70,15 +76,61 @@ function asCheckpointTensor(shape: number[], data: Float32Array): LlamaTensor {
 }
 
 /**
- * The engine's one device copy of `base`: each weight from the checkpoint's stored tensor where
- * tfjs has not made it (a base loaded on demand: tfjs then never holds it), else from tfjs.
+ * What the kernels need of a role: its base (config, weights, and the object that names the
+ * base, so roles over one base share its device copy) and its adapter. A Llama-family role
+ * (llamaSource) or a LoRA role of the lab's GPT-2 (gptLoraSource): one engine runs both.
  */
-async function deviceBase(e: Engine, base: LlamaModel): Promise<DeviceLlama> {
-  const held = bases.get(base.weights);
-  if (held && held.engine === e) return held.model;
+export interface RoleSource {
+  baseKey: object;
+  config: TransformerConfig;
+  /** The base's tensors by the config's names, without the adapter. */
+  tensors: () => Promise<LlamaTensors>;
+  contextLength: number;
+  lora: GptLora;
+}
+
+/** A Llama-family role over its (shared) base. */
+export function llamaSource(model: LlamaModel): RoleSource | null {
+  if (!model.lora) return null;
+  const base = model;
+  return {
+    baseKey: base.weights,
+    config: llamaTransformerConfig(base.config),
+    tensors: async () => llamaTensors(base),
+    contextLength: Math.min(base.config.maxPositionEmbeddings || 512, 4096),
+    lora: model.lora,
+  };
+}
+
+/** A LoRA role of the lab's GPT-2: its own base (each role's warm start), its adapter. */
+export function gptLoraSource(model: GPT): RoleSource | null {
+  if (!model.lora) return null;
+  return {
+    baseKey: model.params,
+    config: gptTransformerConfig(model.config),
+    tensors: async () => {
+      const values = await readValues(model.params);
+      return {
+        get(name) {
+          const data = values.get(name);
+          const shape = model.params.get(name)?.shape;
+          return data && shape ? { dtype: 'F32', shape, data } : undefined;
+        },
+      };
+    },
+    contextLength: model.config.nCtx,
+    lora: model.lora,
+  };
+}
+
+/**
+ * A Llama base's tensors: each weight from the checkpoint's stored tensor where tfjs has not
+ * made it (a base loaded on demand: tfjs then never holds it), else from tfjs.
+ */
+function llamaTensors(base: LlamaModel): LlamaTensors {
   const weights = base.weights;
   const stored = weights instanceof LlamaWeights ? weights : null;
-  const tensors: LlamaTensors = {
+  return {
     get(name) {
       const kept = stored?.storedTensor(name);
       if (kept) return deviceTensor(kept);
@@ -86,42 +138,60 @@ async function deviceBase(e: Engine, base: LlamaModel): Promise<DeviceLlama> {
       return tensor && asCheckpointTensor(tensor.shape, tensor.dataSync() as Float32Array);
     },
   };
-  const contextLength = Math.min(base.config.maxPositionEmbeddings || 512, 4096);
-  const model = new DeviceLlama(e.rt, llamaTransformerConfig(base.config), tensors, {
-    contextLength,
+}
+
+/** The engine's one device copy of the role's base. */
+async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceLlama> {
+  const held = bases.get(source.baseKey);
+  if (held && held.engine === e) return held.model;
+  const model = new DeviceLlama(e.rt, source.config, await source.tensors(), {
+    contextLength: source.contextLength,
   });
-  bases.set(base.weights, { engine: e, model });
+  bases.set(source.baseKey, { engine: e, model });
   return model;
 }
 
-const targetOf = (module: string) => module.slice(module.lastIndexOf('.') + 1) as LoraTarget;
-const layerOf = (module: string) => Number(/layers\.(\d+)\./.exec(module)?.[1]);
+/**
+ * A module's adapter key on the device: its layer and target (the Llama family's projections by
+ * their last name, GPT-2's by module: attn.c_proj and mlp.c_proj share the last name).
+ */
+export function moduleKey(module: string): string {
+  const match = /\.(?:layers|h)\.(\d+)\.(.+)$/.exec(module);
+  if (!match) throw new Error(`${module} is not a layer's projection`);
+  const rest = match[2] as string;
+  const last = rest.slice(rest.lastIndexOf('.') + 1);
+  const target = ((LORA_TARGETS as readonly string[]).includes(last) ? last : rest) as LoraTarget;
+  return adapterKey(Number(match[1]), target);
+}
+
+const targetOfKey = (key: string) => key.slice(key.indexOf('.') + 1) as LoraTarget;
 const loraKey = (lora: GptLora) =>
   [...lora.modules.values()].flatMap((p) =>
     [p.a, p.b].map((v) => (v as unknown as { dataId: unknown }).dataId),
   );
 
 /** The role's adapter on the device, uploaded from tfjs where tfjs changed it. */
-async function deviceRole(e: Engine, model: LlamaModel): Promise<RoleOnDevice> {
-  const lora = model.lora as GptLora;
+async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> {
+  const lora = source.lora;
   let role = roles.get(lora);
   const key = loraKey(lora);
   if (role && role.engine === e && key.every((id, i) => id === role?.key[i])) return role;
   const adapters: Adapters = new Map();
   for (const [module, pair] of lora.modules)
-    adapters.set(adapterKey(layerOf(module), targetOf(module)), {
+    adapters.set(moduleKey(module), {
       A: (await pair.a.data()) as Float32Array,
       B: (await pair.b.data()) as Float32Array,
     });
   if (!role || role.engine !== e) {
-    const targets = LORA_TARGETS.filter((t) => lora.settings.targets.includes(t));
+    const targets = [...new Set([...adapters.keys()].map(targetOfKey))];
     const shape = { rank: lora.settings.rank, alpha: lora.settings.alpha, targets };
-    const policy = new DeviceLlamaPolicy(e.rt, await deviceBase(e, model), shape, adapters);
-    role = { engine: e, policy, key };
+    const policy = new DeviceLlamaPolicy(e.rt, await deviceBase(e, source), shape, adapters);
+    role = { engine: e, policy, key, fresh: true };
     roles.set(lora, role);
   } else {
     role.policy.importAdapters(adapters);
     role.key = key;
+    role.fresh = true;
   }
   return role;
 }
@@ -130,12 +200,13 @@ async function deviceRole(e: Engine, model: LlamaModel): Promise<RoleOnDevice> {
 async function writeBack(role: RoleOnDevice, lora: GptLora): Promise<void> {
   const adapters = await role.policy.exportAdapters();
   for (const [module, pair] of lora.modules) {
-    const values = adapters.get(adapterKey(layerOf(module), targetOf(module)));
+    const values = adapters.get(moduleKey(module));
     if (!values) continue;
     pair.a.assign(tf.tensor(values.A, pair.a.shape));
     pair.b.assign(tf.tensor(values.B, pair.b.shape));
   }
   role.key = loraKey(lora);
+  role.fresh = false;
 }
 
 /** Most rows decoded together (a GRPO step's group of samples, several groups at once). */
@@ -159,9 +230,10 @@ export async function sampleLlamaOnDevice(
   options: SampleOptions,
 ): Promise<SampleResult | null> {
   const e = await llamaKernelEngine();
-  if (!e || !model.lora || !devicePicks(options, model.config.vocabSize)) return null;
+  const source = llamaSource(model);
+  if (!e || !source || !devicePicks(options, model.config.vocabSize)) return null;
   try {
-    const { policy } = await deviceRole(e, model);
+    const { policy } = await deviceRole(e, source);
     if (prompts.some((p) => p.length >= policy.model.contextLength)) return null;
     policy.attach();
     try {
@@ -278,15 +350,21 @@ async function sampleRows(
 }
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
-export async function llamaRolePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
+export async function rolePolicy(source: RoleSource | null): Promise<DeviceLlamaPolicy | null> {
   const e = await llamaKernelEngine();
-  if (!e || !model.lora) return null;
-  return (await deviceRole(e, model)).policy;
+  if (!e || !source) return null;
+  return (await deviceRole(e, source)).policy;
+}
+
+export function llamaRolePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
+  return rolePolicy(llamaSource(model));
 }
 
 /** The base alone on the device (the KL reference): a policy whose adapters are zero. */
-export async function llamaReferencePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
-  const policy = await llamaRolePolicy(model);
+export async function referencePolicy(
+  source: RoleSource | null,
+): Promise<DeviceLlamaPolicy | null> {
+  const policy = await rolePolicy(source);
   const e = kernelEngine();
   if (!e || !policy) return null;
   const cached = references.get(policy);
@@ -301,11 +379,16 @@ export async function llamaReferencePolicy(model: LlamaModel): Promise<DeviceLla
 const references = new WeakMap<DeviceLlamaPolicy, DeviceLlamaPolicy>();
 
 /** After a device update: tfjs's adapter variables take the device's values. */
-export async function syncLlamaRole(model: LlamaModel): Promise<void> {
+export async function syncRole(source: RoleSource): Promise<void> {
   const e = kernelEngine();
-  const role = model.lora ? roles.get(model.lora) : undefined;
-  if (e && role && model.lora) await writeBack(role, model.lora);
+  const role = roles.get(source.lora);
+  if (e && role) await writeBack(role, source.lora);
   llamaDeviceCalls.update++;
+}
+
+/** Whether the role's adapter came from tfjs since the device last updated it. */
+export function roleIsFresh(source: RoleSource): boolean {
+  return roles.get(source.lora)?.fresh ?? true;
 }
 
 /**
@@ -325,7 +408,7 @@ export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWSt
     ['v', v],
   ] as const)
     for (const [module, pair] of lora.modules) {
-      const moment = values.get(adapterKey(layerOf(module), targetOf(module)));
+      const moment = values.get(moduleKey(module));
       if (!moment) throw new Error(`the device holds no Adam moments for ${module}`);
       for (const [side, data, shape] of [
         ['A', moment.A, pair.a.shape],
@@ -353,7 +436,7 @@ export async function restoreLlamaAdamStateOnDevice(
   const m: Adapters = new Map();
   const v: Adapters = new Map();
   modules.forEach((module, i) => {
-    const key = adapterKey(layerOf(module), targetOf(module));
+    const key = moduleKey(module);
     m.set(key, { A: state.moments[2 * i]!.data, B: state.moments[2 * i + 1]!.data });
     v.set(key, { A: state.moments[half + 2 * i]!.data, B: state.moments[half + 2 * i + 1]!.data });
   });

@@ -1,12 +1,16 @@
-// A Llama-family role's GRPO update on the kernels (kernelLlamaRoles.ts holds the base and the
-// role's adapter on the device): per iteration the device's log-probs of the batch (adapter
+// A LoRA role's GRPO update on the kernels — a Llama-family role's or a LoRA role of the lab's
+// GPT-2, one engine for both (kernelLlamaRoles.ts holds the base and the role's adapter on the
+// device): per iteration the device's log-probs of the batch (adapter
 // on), the loss and ∂loss/∂logπ on the host by the lab's reference formula
 // (rl/grpoLossReference.ts, float64), the device's backward of Σ dlogp·logπ to the adapter and
 // its guarded AdamW step, in micro-batches within the run's memory budget; the KL reference is
 // the base alone (a zero-B policy), read once.
 // Afterwards the adapter is written back into tfjs. Null: engine off or a device failure (the
 // caller runs the update on tfjs from the adapter tfjs still holds).
+
+import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
+import type { GPT } from '../../model/gpt';
 import { defaultMemoryBudgetBytes } from '../../model/memory';
 import type { SkipReason } from '../../model/safeUpdate';
 import {
@@ -16,8 +20,20 @@ import {
 } from '../../rl/grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
-import { llamaReferencePolicy, llamaRolePolicy, syncLlamaRole } from './kernelLlamaRoles';
+import type { Adapters, DeviceLlamaPolicy } from './deviceLlamaLora';
+import {
+  gptLoraSource,
+  llamaRolePolicy,
+  llamaSource,
+  moduleKey,
+  type RoleSource,
+  referencePolicy,
+  roleIsFresh,
+  rolePolicy,
+  syncRole,
+} from './kernelLlamaRoles';
 import { kernelEngine, markEngineFailed } from './kernelSampling';
+import type { HostOptimizer } from './kernelTraining';
 import type { TokenBatch } from './packedBatch';
 
 /** [G][L] completion log-probs out of the device's per-sequence next-token log-probs. */
@@ -72,7 +88,10 @@ export async function llamaGradientsOnDevice(
   if (!policy) throw new Error('the kernels are not on');
   const prepared = lossInputs(sequences);
   const batch = { ...prepared.batch, temperature: options.temperature };
-  const ref = loss.beta > 0 ? await referenceRows(model, sequences, batch, prepared.L) : undefined;
+  const ref =
+    loss.beta > 0
+      ? await referenceRows(llamaSource(model) as RoleSource, sequences, batch, prepared.L)
+      : undefined;
   const logp = completionRows(sequences, await policy.logProbs(batch), prepared.L);
   const inputs = { ...prepared, logProbs: logp, ...(ref ? { refLogProbs: ref } : {}) };
   const dlogp = deviceRows(sequences, grpoLossGradientReference(inputs, loss));
@@ -81,27 +100,110 @@ export async function llamaGradientsOnDevice(
 }
 
 async function referenceRows(
-  model: LlamaModel,
+  source: RoleSource,
   sequences: readonly PolicySequence[],
   batch: TokenBatch,
   L: number,
   maxRows = Number.POSITIVE_INFINITY,
 ): Promise<number[][]> {
-  const reference = await llamaReferencePolicy(model);
+  const reference = await referencePolicy(source);
   if (!reference) throw new Error('the kernels are not on');
   return completionRows(sequences, await reference.logProbs(batch, maxRows), L);
 }
 
-export async function updateLlamaOnDevice(
+export function updateLlamaOnDevice(
   model: LlamaModel,
   options: RoleTrainerOptions,
   loss: GrpoLossOptions,
   sequences: readonly PolicySequence[],
 ): Promise<RoleUpdate | null> {
+  const source = llamaSource(model);
+  return source ? updateRoleOnDevice(source, options, loss, sequences) : Promise.resolve(null);
+}
+
+/**
+ * A LoRA role of the lab's GPT-2 on the kernels. The tfjs optimizer stays Adam's source of
+ * truth, as for GPT-2's full-parameter update (kernelTraining.ts): its moments go to the device
+ * when tfjs moved the adapter without it, and come back after every device update, so a
+ * snapshot, a resume and a fall-back to tfjs read the last finished step.
+ */
+export async function updateGptLoraOnDevice(
+  model: GPT,
+  options: RoleTrainerOptions,
+  loss: GrpoLossOptions,
+  host: HostOptimizer,
+  sequences: readonly PolicySequence[],
+): Promise<RoleUpdate | null> {
+  const source = gptLoraSource(model);
+  if (!source) return null;
+  if (sequences.some((s) => s.prompt.length + s.completion.length > model.config.nCtx)) return null; // tfjs's update says why
   const e = kernelEngine();
-  if (!e || !model.lora || sequences.length === 0) return null;
   try {
-    const policy = await llamaRolePolicy(model);
+    const policy = await rolePolicy(source);
+    if (!policy) return null;
+    if (roleIsFresh(source)) importAdam(policy, source, await host.exportState());
+    const update = await updateRoleOnDevice(source, options, loss, sequences);
+    if (update) host.importState(await exportAdam(policy, source));
+    return update;
+  } catch (error) {
+    if (e) markEngineFailed(e, error);
+    return null;
+  }
+}
+
+/** The tfjs AdamW's moments (every m, then every v, each module's A then B) onto the policy. */
+function importAdam(policy: DeviceLlamaPolicy, source: RoleSource, state: AdamWState): void {
+  const modules = [...source.lora.modules.keys()];
+  if (state.moments.length !== 4 * modules.length) {
+    policy.importMoments(zeroMoments(policy), zeroMoments(policy), state.step);
+    return;
+  }
+  const half = 2 * modules.length;
+  const m: Adapters = new Map();
+  const v: Adapters = new Map();
+  modules.forEach((module, i) => {
+    const key = moduleKey(module);
+    const at = (k: number) => (state.moments[k] as AdamWState['moments'][number]).data;
+    m.set(key, { A: at(2 * i), B: at(2 * i + 1) });
+    v.set(key, { A: at(half + 2 * i), B: at(half + 2 * i + 1) });
+  });
+  policy.importMoments(m, v, state.step);
+}
+
+function zeroMoments(policy: DeviceLlamaPolicy): Adapters {
+  const zero: Adapters = new Map();
+  for (const [key, a] of policy.initialAdapters(1))
+    zero.set(key, { A: new Float32Array(a.A.length), B: new Float32Array(a.B.length) });
+  return zero;
+}
+
+/** The policy's moments as the tfjs AdamW lays them out (importAdam's inverse). */
+async function exportAdam(policy: DeviceLlamaPolicy, source: RoleSource): Promise<AdamWState> {
+  const { m, v, steps } = await policy.exportMoments();
+  const moments: AdamWState['moments'] = [];
+  for (const [kind, values] of [
+    ['m', m],
+    ['v', v],
+  ] as const)
+    for (const [module, pair] of source.lora.modules) {
+      const moment = values.get(moduleKey(module)) as { A: Float32Array; B: Float32Array };
+      moments.push({ name: `${module}.lora_A/${kind}`, shape: [...pair.a.shape], data: moment.A });
+      moments.push({ name: `${module}.lora_B/${kind}`, shape: [...pair.b.shape], data: moment.B });
+    }
+  return { step: steps, moments };
+}
+
+/** A role's update on the device, or null (engine off, device failure). */
+async function updateRoleOnDevice(
+  source: RoleSource,
+  options: RoleTrainerOptions,
+  loss: GrpoLossOptions,
+  sequences: readonly PolicySequence[],
+): Promise<RoleUpdate | null> {
+  const e = kernelEngine();
+  if (!e || sequences.length === 0) return null;
+  try {
+    const policy = await rolePolicy(source);
     if (!policy) return null;
     const prepared = lossInputs(sequences);
     const batch = { ...prepared.batch, temperature: options.temperature };
@@ -113,7 +215,9 @@ export async function updateLlamaOnDevice(
       longest,
     );
     const ref =
-      loss.beta > 0 ? await referenceRows(model, sequences, batch, prepared.L, maxRows) : undefined;
+      loss.beta > 0
+        ? await referenceRows(source, sequences, batch, prepared.L, maxRows)
+        : undefined;
     const metrics: GrpoLossMetrics[] = [];
     const gradNorms: number[] = [];
     const skipped: SkipReason[] = [];
@@ -149,7 +253,7 @@ export async function updateLlamaOnDevice(
       if (!report.ok)
         skipped.push(Number.isFinite(report.loss) ? 'non_finite_gradient' : 'non_finite_loss');
     }
-    await syncLlamaRole(model);
+    await syncRole(source);
     return {
       metrics: averageLossMetrics(metrics),
       gradNorm: gradNorms.reduce((a, b) => a + b, 0) / Math.max(1, gradNorms.length),
