@@ -7,7 +7,7 @@
 // LLAMA_BENCH_05B=0 skips the 0.5B part, LLAMA_BENCH_KERNELS=0 the kernel rows;
 // LLAMA_BENCH_LAYERS (default 24) cuts its depth for a quick check (widths and vocabulary stay).
 
-import { DeviceLlama } from '../src/gpu/engine/deviceLlama';
+import { DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
 import {
   attentionForward,
   layerNormForward,
@@ -191,7 +191,9 @@ async function qwen05b(
   const weights = randomLlama(config, 'BF16', 3, 0.05);
   const makeMs = performance.now() - start;
   start = performance.now();
-  const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, { contextLength: 64 });
+  const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
+    contextLength: 64,
+  });
   await rt.device.queue.onSubmittedWorkDone();
   const loadMs = performance.now() - start;
   const prompt = [151643, 8, 151000, 77];

@@ -1,7 +1,7 @@
 // `npm run bench -- llama-lora`: a forward + backward of LoRA adapters (every target, rank 8)
 // over a random BF16 checkpoint of Qwen2.5-Coder-0.5B's shape (24 layers, hidden 896, MLP 4864,
 // 14/2 heads × 64, vocabulary 151,936, tied, q/k/v bias) on the kernels
-// (gpu/engine/deviceLlamaLora.ts): seconds for log-probs, forward + backward and the AdamW step,
+// (gpu/engine/deviceLora.ts): seconds for log-probs, forward + backward and the AdamW step,
 // peak resident memory, then every dispatch of the forward + backward timed alone, summed by
 // kernel, with a projection for a GPU from each dispatch's FLOPs and bytes — an estimate, labelled
 // as one, until a lent GPU measures it. LLAMA_LORA_T (default 8) and LLAMA_LORA_B (default 1) set
@@ -10,8 +10,8 @@
 // 2 layers, hidden 32, MLP 64, 4/2 heads × 8, vocabulary 280), where the kernels' fixed costs
 // show rather than their arithmetic.
 
-import { DeviceLlama, type LlamaTensors } from '../src/gpu/engine/deviceLlama';
-import { DeviceLlamaPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLlamaLora';
+import { DeviceLoraPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLora';
+import { DeviceTransformer, type WeightTensors } from '../src/gpu/engine/deviceTransformer';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { asSlice, type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
@@ -68,13 +68,15 @@ const FIXTURE_SHAPE = llamaConfig({
 export function loraPass(
   rt: GpuRuntime,
   config: LlamaConfig,
-  weights: LlamaTensors,
+  weights: WeightTensors,
   B: number,
   T: number,
   grpo?: { group: number; completion: number },
 ) {
-  const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, { contextLength: T });
-  const policy = new DeviceLlamaPolicy(
+  const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
+    contextLength: T,
+  });
+  const policy = new DeviceLoraPolicy(
     rt,
     model,
     { rank: 8, alpha: 16, targets: LORA_TARGETS },

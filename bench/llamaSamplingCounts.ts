@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createBaseRoles } from '../src/engine/baseRoles';
 import { defaultRunConfig } from '../src/engine/session';
 import { initBackend } from '../src/gpu/backend';
-import { llamaDeviceCalls } from '../src/gpu/engine/kernelLlamaRoles';
+import { roleDeviceCalls } from '../src/gpu/engine/kernelRoles';
 import { kernelEngine } from '../src/gpu/engine/kernelSampling';
 import { packBatch } from '../src/gpu/engine/packedBatch';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
@@ -105,7 +105,7 @@ export async function samplingCountNotes(base: string): Promise<string[]> {
   const llama = await count(
     (rows) => new KvCacheSampler(coder).sample(rows, options(roles.prompts.stopId)),
     llamaPrompts,
-    () => llamaDeviceCalls.prefilledTokens,
+    () => roleDeviceCalls.prefilledTokens,
   );
 
   const tiny = await loadCheckpointDir(join('public', 'checkpoints', 'tiny', 'coder'), false);

@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkpointTensors, DeviceLlama } from '../src/gpu/engine/deviceLlama';
-import { sampleDeviceLlama } from '../src/gpu/engine/kernelLlamaRoles';
+import { checkpointTensors, DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
+import { sampleDeviceLlama } from '../src/gpu/engine/kernelRoles';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
@@ -87,7 +87,7 @@ export async function labKernels(
   await rt.load([...SHADERS]);
   const checkpoint = await readHfCheckpoint(folderSource(dir));
   const weights = checkpointTensors(checkpoint.weights);
-  const model = new DeviceLlama(rt, llamaTransformerConfig(checkpoint.config), weights, {
+  const model = new DeviceTransformer(rt, llamaTransformerConfig(checkpoint.config), weights, {
     contextLength: ids.length + decode + 1,
   });
   // One short prefill first: pipelines compile outside the timed runs.
@@ -98,7 +98,7 @@ export async function labKernels(
   start = performance.now();
   for (let i = 0; i < decode; i++) next = argmax(await model.step(next));
   const single = decode / ((performance.now() - start) / 1000);
-  // A GRPO group as the lab samples it (kernelLlamaRoles.ts): one prompt prefilled once, its G
+  // A GRPO group as the lab samples it (kernelRoles.ts): one prompt prefilled once, its G
   // rows drawn and fed back on the device (greedy here), tokens read once every 16 steps. The
   // decode rate: the rows' tokens past the first over the time past a one-token call.
   const batched = new Map<number, number>();

@@ -4,7 +4,7 @@
 // `npm run --silent model -- sample --checkpoint DIR --text "..." [--temperature T --seed S --max N]`
 //   → JSON {ids, text, logProbs} of a continuation.
 // Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu (default cpu: exact and quick for one sequence);
-// `logits --backend kernels` runs the kernels' one model (gpu/engine/deviceLlama.ts) for GPT-2 and
+// `logits --backend kernels` runs the kernels' one model (gpu/engine/deviceTransformer.ts) for GPT-2 and
 // the Llama family alike.
 // DIR may also be a Hugging Face checkpoint of the Llama family (Llama, Qwen2, Qwen3), in a folder
 // or on the Hub (`org/name[@revision]`, HF_ENDPOINT), with `--adapter DIR` (PEFT LoRA) and

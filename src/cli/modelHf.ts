@@ -4,7 +4,7 @@
 
 import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
-import { checkpointTensors } from '../gpu/engine/deviceLlama';
+import { checkpointTensors } from '../gpu/engine/deviceTransformer';
 import { llamaLogitsOnDevice } from '../gpu/engine/llamaKernels';
 import { folderSource } from '../model/families/folderSourceNode';
 import type { CheckpointSource } from '../model/families/hfCheckpoint';

@@ -12,11 +12,8 @@
 // adapter trains and the reference is the frozen base itself, the adapter off (no copy). The
 // model is the lab's GPT-2 or a Llama-family role over a base (model/trainableModel.ts).
 import * as tf from '@tensorflow/tfjs-core';
-import {
-  llamaAdamStateOnDevice,
-  restoreLlamaAdamStateOnDevice,
-} from '../gpu/engine/kernelLlamaRoles';
-import { updateGptLoraOnDevice, updateLlamaOnDevice } from '../gpu/engine/kernelLlamaTraining';
+import { llamaAdamStateOnDevice, restoreLlamaAdamStateOnDevice } from '../gpu/engine/kernelRoles';
+import { updateGptLoraOnDevice, updateLlamaOnDevice } from '../gpu/engine/kernelRoleTraining';
 import { updateOnDevice } from '../gpu/engine/kernelTraining';
 import {
   AdamW,
@@ -84,7 +81,7 @@ export class RoleTrainer {
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
     // The lab's WebGPU engine when it is on; null: train here. GPT-2's full-parameter update on
     // its fused engine (gpu/engine/kernelTraining.ts); a LoRA adapter, a Llama-family role's or
-    // GPT-2's, on the kernels' one model (gpu/engine/kernelLlamaTraining.ts).
+    // GPT-2's, on the kernels' one model (gpu/engine/kernelRoleTraining.ts).
     const onDevice = isLlamaModel(this.model)
       ? await updateLlamaOnDevice(
           this.model,

@@ -9,7 +9,7 @@
 // to the policy interface (model/policy.ts); a GPT is wrapped by rollout/gptPolicy.ts.
 import * as tf from '@tensorflow/tfjs-core';
 import { distinctPrompts } from '../gpu/engine/deviceSampler';
-import { sampleLlamaOnDevice } from '../gpu/engine/kernelLlamaRoles';
+import { sampleLlamaOnDevice } from '../gpu/engine/kernelRoles';
 import { sampleOnDevice } from '../gpu/engine/kernelSampling';
 import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
 import { type LlamaModel, llamaCausalLM } from '../model/families/llama';

@@ -15,7 +15,7 @@ import { loadBaseModel } from '../../src/engine/baseModel';
 import { createBaseRoles } from '../../src/engine/baseRoles';
 import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
-import { llamaDeviceCalls } from '../../src/gpu/engine/kernelLlamaRoles';
+import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { KvCacheSampler } from '../../src/rollout';
 import { qwen05bSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
@@ -40,7 +40,7 @@ it('a 0.5B base on the kernels is held by the device alone while a role samples'
   const roles = createBaseRoles(config, base);
   const coder = roles.roles.get('coder')!;
   const t = Date.now();
-  const calls = llamaDeviceCalls.sample;
+  const calls = roleDeviceCalls.sample;
   const out = await new KvCacheSampler(coder).sample([[1, 2, 3, 4]], {
     maxNewTokens: 2,
     temperature: 1,
@@ -48,7 +48,7 @@ it('a 0.5B base on the kernels is held by the device alone while a role samples'
     seed: 1,
     stopId: 0,
   });
-  expect(llamaDeviceCalls.sample).toBe(calls + 1);
+  expect(roleDeviceCalls.sample).toBe(calls + 1);
   expect(out.tokens[0]).toHaveLength(2);
   const tfjsBytes = tf.memory().numBytes;
   const peak = peakRssBytes();

@@ -11,7 +11,7 @@ import { loadBaseModel } from '../../src/engine/baseModel';
 import { createBaseRoles } from '../../src/engine/baseRoles';
 import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
-import { llamaDeviceCalls } from '../../src/gpu/engine/kernelLlamaRoles';
+import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { kernelEngine, markEngineFailed } from '../../src/gpu/engine/kernelSampling';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import type { LlamaWeights } from '../../src/model/families/llamaWeights';
@@ -64,9 +64,9 @@ describe('a base the kernels hold', () => {
       seed: 9,
       stopId: roles.prompts.stopId,
     };
-    const calls = llamaDeviceCalls.sample;
+    const calls = roleDeviceCalls.sample;
     const drawn = await new KvCacheSampler(coder).sample([prompt, prompt], sampling);
-    expect(llamaDeviceCalls.sample).toBe(calls + 1);
+    expect(roleDeviceCalls.sample).toBe(calls + 1);
     const trainer = new RoleTrainer(coder, {
       learningRate: 1e-3,
       temperature: 1,
@@ -75,7 +75,7 @@ describe('a base the kernels hold', () => {
       loss: grpoLossOptions(config.grpo, 'coder'),
       padId: roles.prompts.stopId,
     });
-    const updates = llamaDeviceCalls.update;
+    const updates = roleDeviceCalls.update;
     const update = await trainer.update(
       drawn.tokens.map((completion, i) => ({
         prompt,
@@ -84,7 +84,7 @@ describe('a base the kernels hold', () => {
         advantage: i === 0 ? 1 : -1,
       })),
     );
-    expect(llamaDeviceCalls.update).toBe(updates + 1);
+    expect(roleDeviceCalls.update).toBe(updates + 1);
     expect(update.metrics.kl).not.toBeNull();
     const after = await new KvCacheSampler(coder).sample([prompt, prompt], sampling);
     // Sampling, the update and its KL reference all ran on the device: tfjs made no weight,
@@ -97,7 +97,7 @@ describe('a base the kernels hold', () => {
     markEngineFailed(kernelEngine()!, new Error('a test turns the kernels off'));
     expect(kernelEngine()).toBeNull();
     const onTfjs = await new KvCacheSampler(coder).sample([prompt, prompt], sampling);
-    expect(llamaDeviceCalls.sample).toBe(calls + 2);
+    expect(roleDeviceCalls.sample).toBe(calls + 2);
     // Every weight the forward reads, which is every weight of the checkpoint.
     const made = weights.size;
     expect(made).toBeGreaterThan(0);

@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBaseRoles } from '../../src/engine/baseRoles';
 import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
-import { adapterKey, type LoraTarget } from '../../src/gpu/engine/deviceLlamaLora';
-import { llamaDeviceCalls } from '../../src/gpu/engine/kernelLlamaRoles';
-import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelLlamaTraining';
+import { adapterKey, type LoraTarget } from '../../src/gpu/engine/deviceLora';
+import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
+import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
 import '../../src/gpu/engine/selfCheck'; // registers the start's checks
 import { LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
 import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
@@ -68,8 +68,8 @@ describe('role adapters over one base on the kernels, in process', () => {
       '1. add them',
     );
     // Sampled on the device with the Coder's adapter attached.
-    const calls = llamaDeviceCalls.sample;
-    const prefilled = llamaDeviceCalls.prefilledTokens;
+    const calls = roleDeviceCalls.sample;
+    const prefilled = roleDeviceCalls.prefilledTokens;
     const sampling = {
       maxNewTokens: 5,
       temperature: 1,
@@ -78,9 +78,9 @@ describe('role adapters over one base on the kernels, in process', () => {
       stopId: roles.prompts.stopId,
     };
     const drawn = await new KvCacheSampler(coder).sample([prompt, prompt, prompt], sampling);
-    expect(llamaDeviceCalls.sample).toBe(calls + 1);
+    expect(roleDeviceCalls.sample).toBe(calls + 1);
     // The group's prompt is prefilled once, not once per sample.
-    expect(llamaDeviceCalls.prefilledTokens - prefilled).toBe(prompt.length);
+    expect(roleDeviceCalls.prefilledTokens - prefilled).toBe(prompt.length);
     // A row that reuses another row's prefill samples what it samples after its own prefill:
     // row 2 follows row 0's prompt in the first call, a different prompt in the second.
     const other = roles.prompts.coder(
@@ -141,9 +141,9 @@ describe('role adapters over one base on the kernels, in process', () => {
 
     // The update itself runs on the device and writes the adapter back into tfjs.
     const adapterBefore = [...coder.lora!.modules.values()].map((p) => p.b.dataSync().slice());
-    const updates = llamaDeviceCalls.update;
+    const updates = roleDeviceCalls.update;
     const update = await trainer.update(sequences);
-    expect(llamaDeviceCalls.update).toBe(updates + 1);
+    expect(roleDeviceCalls.update).toBe(updates + 1);
     expect(update.skipped).toEqual([]);
     expect(update.gradNorm).toBeGreaterThan(0);
     const moved = [...coder.lora!.modules.values()].some((p, i) =>

@@ -1,11 +1,11 @@
-// GPT-2 on the kernels' one model (gpu/engine/deviceLlama.ts, configured by gptTransformerConfig:
+// GPT-2 on the kernels' one model (gpu/engine/deviceTransformer.ts, configured by gptTransformerConfig:
 // LayerNorm with bias, learned positions, GELU in fc's epilogue, a bias on every projection,
 // Conv1D weights transposed as they are uploaded): a shipped checkpoint's logits against the
 // independent numpy GPT-2 (tests/reference/hf_llama.py), through `npm run model -- logits
 // --backend kernels` as a user runs it; and a GPT-2 wider than the fused kernels hold (320 wide,
 // heads of 64), a LoRA adapter merged in, its prefill and decode steps against tfjs's forward,
 // which applies the adapter in the forward instead; and LoRA training over a GPT-2 base on the
-// kernels (deviceLlamaLora.ts with GPT-2's switches: LayerNorm's backward, GELU on its own after
+// kernels (deviceLora.ts with GPT-2's switches: LayerNorm's backward, GELU on its own after
 // fc's adapter, learned positions per packed row): log-probs and every adapter gradient against
 // tfjs's autodiff of the same model.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceLlama, type LlamaTensors } from '../../src/gpu/engine/deviceLlama';
-import { DeviceLlamaPolicy } from '../../src/gpu/engine/deviceLlamaLora';
+import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
 import { deviceHoldsModel } from '../../src/gpu/engine/deviceModel';
+import { DeviceTransformer, type WeightTensors } from '../../src/gpu/engine/deviceTransformer';
 import { gptForDevice } from '../../src/gpu/engine/llamaKernels';
 import {
   type Adapters,
@@ -108,7 +108,7 @@ describe('GPT-2 on the kernels’ one model', () => {
         ),
       );
     const { config: tc, weights } = await gptForDevice(model);
-    const device = new DeviceLlama(rt, tc, weights, { contextLength: 16 });
+    const device = new DeviceTransformer(rt, tc, weights, { contextLength: 16 });
     const ids = [3, 17, 42, 8, 96, 0, 55];
     const want = await forward(model, tf.tensor2d([ids], [1, ids.length], 'int32')).data();
     const V = config.vocabSize;
@@ -145,14 +145,14 @@ describe('GPT-2 on the kernels’ one model', () => {
   /** The policy over the base (the adapter not merged), holding the model's adapter. */
   async function devicePolicy(rt: ReturnType<typeof needRuntime>, model: GPT) {
     const values = await readValues(model.params);
-    const weights: LlamaTensors = {
+    const weights: WeightTensors = {
       get: (name) => {
         const data = values.get(name);
         const shape = model.params.get(name)?.shape;
         return data && shape ? { dtype: 'F32', shape, data } : undefined;
       },
     };
-    const base = new DeviceLlama(rt, gptTransformerConfig(model.config), weights, {
+    const base = new DeviceTransformer(rt, gptTransformerConfig(model.config), weights, {
       contextLength: 24,
     });
     const adapters: Adapters = new Map();
@@ -164,7 +164,7 @@ describe('GPT-2 on the kernels’ one model', () => {
       });
     }
     const lora = { rank: 4, alpha: 8, targets: GPT2_DEVICE_TARGETS };
-    return { policy: new DeviceLlamaPolicy(rt, base, lora, adapters), adapters };
+    return { policy: new DeviceLoraPolicy(rt, base, lora, adapters), adapters };
   }
 
   for (const [label, shape] of [

@@ -2,7 +2,7 @@
 // plain float64 forward of Hugging Face's semantics over them, for the device forward's tests
 // and benches. The weights are read as stored (16-bit decoded per row), so the reference and
 // the device see the same rounded numbers.
-import type { LlamaTensor } from '../../src/gpu/engine/deviceLlama';
+import type { WeightTensor } from '../../src/gpu/engine/deviceTransformer';
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { f16ToF32 } from '../../src/model/halfFloat';
@@ -107,8 +107,8 @@ export function randomLlama(
   dtype: WeightDtype,
   seed: number,
   scale = 0.1,
-): Map<string, LlamaTensor> {
-  const out = new Map<string, LlamaTensor>();
+): Map<string, WeightTensor> {
+  const out = new Map<string, WeightTensor>();
   llamaShapes(c).forEach(([name, shape], i) => {
     const n = shape.reduce((a, b) => a * b, 1);
     const f = new Float32Array(n);
@@ -127,7 +127,7 @@ const F16_TABLE = (() => {
 })();
 
 /** Row j of W [N, K] as float64 (decoded as stored). */
-function rowReader(t: LlamaTensor): (j: number, out: Float64Array) => void {
+function rowReader(t: WeightTensor): (j: number, out: Float64Array) => void {
   const K = t.shape[1] as number;
   if (t.dtype === 'F32') {
     const d = t.data as Float32Array;
@@ -150,7 +150,7 @@ function rowReader(t: LlamaTensor): (j: number, out: Float64Array) => void {
   };
 }
 
-function vec(t: LlamaTensor): Float64Array {
+function vec(t: WeightTensor): Float64Array {
   const n = t.shape[0] as number;
   const out = new Float64Array(n);
   rowReader({ ...t, shape: [1, n] })(0, out);
@@ -158,7 +158,7 @@ function vec(t: LlamaTensor): Float64Array {
 }
 
 /** y_t = W·x_t (+ b) for each row x_t. */
-function linear(xs: Float64Array[], w: LlamaTensor, b?: LlamaTensor): Float64Array[] {
+function linear(xs: Float64Array[], w: WeightTensor, b?: WeightTensor): Float64Array[] {
   const [N, K] = w.shape as [number, number];
   const read = rowReader(w);
   const row = new Float64Array(K);
@@ -186,7 +186,7 @@ function rms(x: Float64Array, w: Float64Array, eps: number, off = 0, n = x.lengt
 /** The logits at every position [T][vocab], Hugging Face's forward in float64. */
 export function llamaReferenceLogits(
   c: LlamaConfig,
-  w: Map<string, LlamaTensor>,
+  w: Map<string, WeightTensor>,
   ids: readonly number[],
   lastOnly = true,
 ): Float64Array[] {

@@ -2,13 +2,13 @@
 // of the role holds its Conv1D weights with the adapter merged (W + (alpha/r)·(B·A)ᵀ, as PEFT
 // merges), so the fused decode draws what the tfjs sampler draws over the unmerged forward;
 // after the adapter changes, the next sampling uploads the new merge; the base's tfjs values
-// stay as they were. The update: the kernels' one model (deviceLlamaLora.ts over GPT-2's
+// stay as they were. The update: the kernels' one model (deviceLora.ts over GPT-2's
 // switches) takes RoleTrainer's update, and two updates there leave the adapter, the loss's
 // metrics and tfjs's Adam state where two updates on tfjs leave them.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { llamaDeviceCalls } from '../../src/gpu/engine/kernelLlamaRoles';
+import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import {
   deviceSampleCalls,
   deviceWeightUploads,
@@ -124,11 +124,11 @@ describe('GPT-2 with LoRA on the kernels', () => {
       trainer.dispose();
       return { updates, adapter, state };
     };
-    const before = llamaDeviceCalls.update;
+    const before = roleDeviceCalls.update;
     const device = await run('kernels');
-    expect(llamaDeviceCalls.update).toBe(before + 2);
+    expect(roleDeviceCalls.update).toBe(before + 2);
     const host = await run('wasm');
-    expect(llamaDeviceCalls.update).toBe(before + 2);
+    expect(roleDeviceCalls.update).toBe(before + 2);
     device.updates.forEach((u, i) => {
       const want = host.updates[i] as (typeof host.updates)[number];
       expect(Math.abs(u.gradNorm - want.gradNorm), `grad norm ${i}`).toBeLessThan(

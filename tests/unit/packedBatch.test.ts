@@ -1,7 +1,7 @@
 // gpu/engine/packedBatch.ts on its own (plain TypeScript): how a GRPO batch becomes the device
 // update's rows — a group's shared prompt once, each completion a segment after it — and how
 // the head's values go back to each sequence. The kernels that read these rows are checked in
-// kernels.llama.test.ts (segments), deviceLlamaLora.test.ts and kernels.trainer.test.ts.
+// kernels.llama.test.ts (segments), deviceLora.test.ts and kernels.trainer.test.ts.
 import { describe, expect, it } from 'vitest';
 import { headGradient, logProbsOf, packBatch } from '../../src/gpu/engine/packedBatch';
 

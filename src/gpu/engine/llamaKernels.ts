@@ -7,14 +7,18 @@ import type { LoraAdapter } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
-import { DeviceLlama, type DeviceLlamaOptions, type LlamaTensors } from './deviceLlama';
 import {
   type Adapters,
   adapterKey,
-  DeviceLlamaPolicy,
+  DeviceLoraPolicy,
   LORA_TARGETS,
   type LoraTarget,
-} from './deviceLlamaLora';
+} from './deviceLora';
+import {
+  DeviceTransformer,
+  type DeviceTransformerOptions,
+  type WeightTensors,
+} from './deviceTransformer';
 import { deviceValues } from './kernelSampling';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
@@ -26,9 +30,9 @@ const checked = new WeakSet<GPUDevice>();
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
 export async function openDeviceLlama(
   config: TransformerConfig,
-  weights: LlamaTensors,
-  options: DeviceLlamaOptions & { selfCheck?: boolean } = {},
-): Promise<{ model: DeviceLlama; rt: GpuRuntime; adapter: string; free(): void }> {
+  weights: WeightTensors,
+  options: DeviceTransformerOptions & { selfCheck?: boolean } = {},
+): Promise<{ model: DeviceTransformer; rt: GpuRuntime; adapter: string; free(): void }> {
   const opened = await getKernelDevice();
   if (!opened.ok) throw new Error(`no WebGPU device for the kernels: ${opened.why}`);
   const rt = new GpuRuntime(opened.gpu.device);
@@ -42,7 +46,7 @@ export async function openDeviceLlama(
         );
       checked.add(rt.device);
     }
-    const model = new DeviceLlama(rt, config, weights, options);
+    const model = new DeviceTransformer(rt, config, weights, options);
     return { model, rt, adapter: opened.gpu.adapter, free: () => rt.destroy() };
   } catch (error) {
     rt.destroy();
@@ -56,7 +60,7 @@ export async function openDeviceLlama(
  */
 export async function llamaLogitsOnDevice(
   config: TransformerConfig,
-  weights: LlamaTensors,
+  weights: WeightTensors,
   ids: readonly number[],
   adapter?: LoraAdapter,
 ): Promise<Float32Array> {
@@ -80,9 +84,9 @@ export async function llamaLogitsOnDevice(
  */
 export async function gptForDevice(
   model: GPT,
-): Promise<{ config: TransformerConfig; weights: LlamaTensors }> {
+): Promise<{ config: TransformerConfig; weights: WeightTensors }> {
   const values = await deviceValues(model);
-  const weights: LlamaTensors = {
+  const weights: WeightTensors = {
     get(name) {
       const data = values.get(name);
       const shape = model.params.get(name)?.shape;
@@ -95,7 +99,7 @@ export async function gptForDevice(
 const MODULE = /^model\.layers\.(\d+)\.(?:self_attn|mlp)\.([a-z_]+)$/;
 
 /** The adapter's modules as the kernels' policy holds them; a layer it leaves out adds 0. */
-function devicePolicyOf(rt: GpuRuntime, model: DeviceLlama, adapter: LoraAdapter) {
+function devicePolicyOf(rt: GpuRuntime, model: DeviceTransformer, adapter: LoraAdapter) {
   const given = new Map<string, { A: Float32Array; B: Float32Array }>();
   const targets = new Set<LoraTarget>();
   let rank = 0;
@@ -111,7 +115,7 @@ function devicePolicyOf(rt: GpuRuntime, model: DeviceLlama, adapter: LoraAdapter
     given.set(adapterKey(Number(match[1]), target), { A: pair.a, B: pair.b });
   }
   // The reader's scale already holds alpha / r (or alpha / √r with rsLoRA).
-  const policy = new DeviceLlamaPolicy(rt, model, {
+  const policy = new DeviceLoraPolicy(rt, model, {
     rank,
     alpha: adapter.scale * rank,
     targets: [...targets],

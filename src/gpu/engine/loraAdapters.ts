@@ -4,11 +4,11 @@
 // that share an input (q, k, v of q|k|v; gate, up of gate|up) are a site: their A stacked
 // [n·r, in] for one down projection and one dA and dx matmul, their B stacked [Σ out, r] for
 // lora.wgsl's B side over up to three column segments of the fused rows (gaps where a target is
-// not adapted). DeviceLlamaPolicy runs the model around them; this file owns their layout, their
+// not adapted). DeviceLoraPolicy runs the model around them; this file owns their layout, their
 // products, their import and export, and their guarded AdamW step.
 import { LLAMA_LORA_TARGETS } from '../../model/loraSettings';
 import { Rng } from '../../tasks/random';
-import type { AdapterSite, DeviceLlama } from './deviceLlama';
+import type { AdapterSite, DeviceTransformer } from './deviceTransformer';
 import { type AdamWStep, adamw, adamwUniforms, MM_ACCUMULATE, matmul, NORM_PARTIALS } from './ops';
 import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
 import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
@@ -119,7 +119,7 @@ export class DeviceAdapters {
 
   constructor(
     private readonly rt: GpuRuntime,
-    readonly model: DeviceLlama,
+    readonly model: DeviceTransformer,
     readonly lora: LoraShape,
     adapters?: Adapters,
     seed = 1,

@@ -1,6 +1,6 @@
 // RoPE's inverse frequencies, the one place both paths take them from: the tfjs forward
 // (llama.ts' ropeTables) and the kernels' cos/sin table (gpu/kernels/referenceLlama.ts'
-// ropeTable, uploaded by gpu/engine/deviceLlama.ts). Hugging Face's semantics
+// ropeTable, uploaded by gpu/engine/deviceTransformer.ts). Hugging Face's semantics
 // (transformers' modeling_rope_utils.py: the default, `linear` and `llama3` rope types).
 import type { LlamaConfig } from './llamaConfig';
 

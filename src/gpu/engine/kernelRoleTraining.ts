@@ -1,5 +1,5 @@
 // A LoRA role's GRPO update on the kernels — a Llama-family role's or a LoRA role of the lab's
-// GPT-2, one engine for both (kernelLlamaRoles.ts holds the base and the role's adapter on the
+// GPT-2, one engine for both (kernelRoles.ts holds the base and the role's adapter on the
 // device): per iteration the device's log-probs of the batch (adapter
 // on), the loss and ∂loss/∂logπ on the host by the lab's reference formula
 // (rl/grpoLossReference.ts, float64), the device's backward of Σ dlogp·logπ to the adapter and
@@ -20,7 +20,7 @@ import {
 } from '../../rl/grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
-import type { Adapters, DeviceLlamaPolicy } from './deviceLlamaLora';
+import type { Adapters, DeviceLoraPolicy } from './deviceLora';
 import {
   gptLoraSource,
   llamaRolePolicy,
@@ -31,7 +31,7 @@ import {
   roleIsFresh,
   rolePolicy,
   syncRole,
-} from './kernelLlamaRoles';
+} from './kernelRoles';
 import { kernelEngine, markEngineFailed } from './kernelSampling';
 import type { HostOptimizer } from './kernelTraining';
 import type { TokenBatch } from './packedBatch';
@@ -152,7 +152,7 @@ export async function updateGptLoraOnDevice(
 }
 
 /** The tfjs AdamW's moments (every m, then every v, each module's A then B) onto the policy. */
-function importAdam(policy: DeviceLlamaPolicy, source: RoleSource, state: AdamWState): void {
+function importAdam(policy: DeviceLoraPolicy, source: RoleSource, state: AdamWState): void {
   const modules = [...source.lora.modules.keys()];
   if (state.moments.length !== 4 * modules.length) {
     policy.importMoments(zeroMoments(policy), zeroMoments(policy), state.step);
@@ -170,7 +170,7 @@ function importAdam(policy: DeviceLlamaPolicy, source: RoleSource, state: AdamWS
   policy.importMoments(m, v, state.step);
 }
 
-function zeroMoments(policy: DeviceLlamaPolicy): Adapters {
+function zeroMoments(policy: DeviceLoraPolicy): Adapters {
   const zero: Adapters = new Map();
   for (const [key, a] of policy.initialAdapters(1))
     zero.set(key, { A: new Float32Array(a.A.length), B: new Float32Array(a.B.length) });
@@ -178,7 +178,7 @@ function zeroMoments(policy: DeviceLlamaPolicy): Adapters {
 }
 
 /** The policy's moments as the tfjs AdamW lays them out (importAdam's inverse). */
-async function exportAdam(policy: DeviceLlamaPolicy, source: RoleSource): Promise<AdamWState> {
+async function exportAdam(policy: DeviceLoraPolicy, source: RoleSource): Promise<AdamWState> {
   const { m, v, steps } = await policy.exportMoments();
   const moments: AdamWState['moments'] = [];
   for (const [kind, values] of [

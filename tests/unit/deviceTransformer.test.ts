@@ -1,12 +1,12 @@
-// The Llama family's device forward (gpu/engine/deviceLlama.ts) against a float64 forward of
+// The Llama family's device forward (gpu/engine/deviceTransformer.ts) against a float64 forward of
 // Hugging Face's semantics (llama-device-fixtures.ts) on random checkpoints: Qwen2-like (BF16,
 // q/k/v bias, tied, GQA), Llama-like (F16, untied, GQA 4:1), Qwen3-like (F32, q/k norms,
 // head_dim ≠ hidden/heads); the prefill's last logits and KV-cache decode steps after it; the
 // head and embedding split over several bindings; bad checkpoints refused in words.
 
 import { describe, expect, it } from 'vitest';
-import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
-import { sampleDeviceLlama } from '../../src/gpu/engine/kernelLlamaRoles';
+import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
+import { sampleDeviceLlama } from '../../src/gpu/engine/kernelRoles';
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
@@ -52,7 +52,7 @@ describe('device Llama forward', () => {
       const config = llamaConfig(over);
       const weights = randomLlama(config, dtype, 5);
       const ids = [3, 17, 0, config.vocabSize - 1, 42, 8, 8];
-      const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+      const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
         contextLength: 16,
       });
       const prompt = ids.slice(0, 5);
@@ -76,7 +76,7 @@ describe('device Llama forward', () => {
     for (const [, over, dtype] of CASES) {
       const config = llamaConfig(over);
       const weights = randomLlama(config, dtype, 7);
-      const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+      const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
         contextLength: 80,
       });
       const p = [5, 7, 9, 11, 13];
@@ -110,7 +110,7 @@ describe('device Llama forward', () => {
       const rt = needRuntime(h, ctx);
       const config = llamaConfig({ modelType: 'qwen2', attentionBias: true });
       const weights = randomLlama(config, 'BF16', 13);
-      const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+      const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
         contextLength: 24,
       });
       // 18 rows (two batches of at most 16): rows 0, 2, 4 share a prompt, so do 1 and 5; row 3's
@@ -169,7 +169,7 @@ describe('device Llama forward', () => {
     const config = llamaConfig({ vocabSize: 203, tieWordEmbeddings: false });
     const weights = randomLlama(config, 'BF16', 9);
     // 64 rows × 32 columns × 2 bytes: four ranges for 203 rows.
-    const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+    const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
       contextLength: 8,
       maxBindingBytes: 4096,
     });
@@ -184,19 +184,19 @@ describe('device Llama forward', () => {
     const weights = randomLlama(config, 'BF16', 1);
     const missing = new Map(weights);
     missing.delete('model.layers.1.mlp.up_proj.weight');
-    expect(() => new DeviceLlama(rt, llamaTransformerConfig(config), missing)).toThrow(
+    expect(() => new DeviceTransformer(rt, llamaTransformerConfig(config), missing)).toThrow(
       'the checkpoint has no tensor model.layers.1.mlp.up_proj.weight',
     );
     const wrong = new Map(weights);
-    const t = weights.get('model.norm.weight') as LlamaTensor;
+    const t = weights.get('model.norm.weight') as WeightTensor;
     wrong.set('model.norm.weight', { ...t, shape: [31] });
-    expect(() => new DeviceLlama(rt, llamaTransformerConfig(config), wrong)).toThrow(
+    expect(() => new DeviceTransformer(rt, llamaTransformerConfig(config), wrong)).toThrow(
       'model.norm.weight has shape [31], the config says [32]',
     );
     expect(
-      () => new DeviceLlama(rt, llamaTransformerConfig(llamaConfig({ headDim: 6 })), weights),
+      () => new DeviceTransformer(rt, llamaTransformerConfig(llamaConfig({ headDim: 6 })), weights),
     ).toThrow(/head size 6/);
-    const model = new DeviceLlama(rt, llamaTransformerConfig(config), weights, {
+    const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
       contextLength: 4,
     });
     await expect(model.prefill([1, 101])).rejects.toThrow('token id 101 is outside the vocabulary');

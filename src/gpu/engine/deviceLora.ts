@@ -1,14 +1,16 @@
-// LoRA over a frozen 16-bit Llama-family base on the kernels (DeviceLlama's weights): the
-// policy a role's GRPO update and sampler call, its adapters a DeviceAdapters (loraAdapters.ts:
+// LoRA over a frozen base on the kernels (a DeviceTransformer's weights, any config: the Llama
+// family's or GPT-2's switches): the policy a role's GRPO update and sampler call, its adapters a
+// DeviceAdapters (loraAdapters.ts:
 // their layout in one flat buffer with their gradients and AdamW's moments, their products at
 // each site, their import and export). A batch runs as rows of T positions (packedBatch.ts: a
 // sequence a row, right-padded, or a GRPO group's shared prompt once with its completions after
 // it). The forward keeps every layer's activations; the backward goes from a per-token gradient
 // on the log-probs of the next tokens (GRPO's dlogp) through head_logprob.wgsl, the head and
-// every layer — RMSNorm dx, SwiGLU backward, GQA attention backward, RoPE's inverse, Qwen3's q/k
-// norm, 16-bit input gradients (matmul v6_b16t) — to the adapters' gradients only (the base
-// gets none), all in one submission; then the adapters' guarded AdamW step.
-import type { AdapterSite, DeviceLlama, DeviceMatrix, DeviceNorm } from './deviceLlama';
+// every layer — the norm's dx (RMSNorm or LayerNorm), the activation's backward (SwiGLU, or GELU
+// after fc's adapter), GQA attention backward, RoPE's inverse, Qwen3's q/k norm, input gradients
+// through the frozen weights (16-bit: matmul v6_b16t) — to the adapters' gradients only (the
+// base gets none), all in one submission; then the adapters' guarded AdamW step.
+import type { AdapterSite, DeviceMatrix, DeviceNorm, DeviceTransformer } from './deviceTransformer';
 import { type AdamWOptions, type Adapters, DeviceAdapters, type LoraShape } from './loraAdapters';
 import {
   attentionBackward,
@@ -52,7 +54,7 @@ export {
   type LoraTarget,
 } from './loraAdapters';
 
-type Acts = ReturnType<DeviceLlamaPolicy['allocate']>;
+type Acts = ReturnType<DeviceLoraPolicy['allocate']>;
 
 /** A list of dispatches and buffer copies / clears, submitted at once. */
 class Seq {
@@ -83,7 +85,7 @@ class Seq {
  * The policy the GRPO trainer calls on the kernels: log-probs of a batch, the adapters'
  * gradients for a dlogp, an AdamW step, adapters in and out in PEFT's shapes.
  */
-export class DeviceLlamaPolicy {
+export class DeviceLoraPolicy {
   /** The adapters: their layout, products, import and export, AdamW (loraAdapters.ts). */
   readonly adapters: DeviceAdapters;
   private acts: Acts | null = null;
@@ -94,7 +96,7 @@ export class DeviceLlamaPolicy {
 
   constructor(
     private readonly rt: GpuRuntime,
-    readonly model: DeviceLlama,
+    readonly model: DeviceTransformer,
     readonly lora: LoraShape,
     adapters?: Adapters,
     seed = 1,
@@ -638,7 +640,7 @@ export class DeviceLlamaPolicy {
       ),
     );
     for (let l = c.layers - 1; l >= 0; l--) {
-      const w = model.layers[l] as DeviceLlama['layers'][number];
+      const w = model.layers[l] as DeviceTransformer['layers'][number];
       const s = a.layers[l] as Acts['layers'][number];
       // MLP: x_{l+1} = xMid + down(act(gateUp(norm(xMid)))), act SwiGLU or GELU.
       seq.run(...this.projectT(R, a.dx, D, w.down, a.dhm));

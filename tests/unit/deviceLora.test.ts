@@ -1,4 +1,4 @@
-// LoRA over a frozen Llama-family base on the kernels (gpu/engine/deviceLlamaLora.ts): the new
+// LoRA over a frozen Llama-family base on the kernels (gpu/engine/deviceLora.ts): the new
 // kernels (matmul v6_b16t, lora.wgsl) against float64 loops; the log-probs with random adapters
 // against the float64 forward of the merged weights W + (alpha/r)·B·A; every adapter's gradient
 // of Σ dlogp·logp against central finite differences of that float64 forward, on tiny random
@@ -6,14 +6,14 @@
 // sequences of different lengths; one AdamW step against its formula.
 
 import { describe, expect, it } from 'vitest';
-import { DeviceLlama, type LlamaTensor } from '../../src/gpu/engine/deviceLlama';
 import {
   type Adapters,
   adapterKey,
-  DeviceLlamaPolicy,
+  DeviceLoraPolicy,
   LORA_TARGETS,
   type LoraTarget,
-} from '../../src/gpu/engine/deviceLlamaLora';
+} from '../../src/gpu/engine/deviceLora';
+import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
 import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
 import {
   type LoraSegment,
@@ -162,7 +162,7 @@ describe('matmul v6_b16t and lora.wgsl', () => {
 const weightName = (l: number, t: LoraTarget) =>
   `model.layers.${l}.${t.endsWith('_proj') && ['gate_proj', 'up_proj', 'down_proj'].includes(t) ? 'mlp' : 'self_attn'}.${t}.weight`;
 
-function decoded(t: LlamaTensor): Float64Array {
+function decoded(t: WeightTensor): Float64Array {
   return Float64Array.from(
     t.dtype === 'F32' ? (t.data as Float32Array) : decodeHalves(t.dtype, t.data as Uint16Array),
   );
@@ -173,16 +173,16 @@ function decoded(t: LlamaTensor): Float64Array {
  * index, so Float64Array data passes through unrounded (finite differences need it).
  */
 function merged(
-  base: Map<string, LlamaTensor>,
+  base: Map<string, WeightTensor>,
   adapters: Adapters,
   scale: number,
   r: number,
-): Map<string, LlamaTensor> {
+): Map<string, WeightTensor> {
   const out = new Map(base);
   for (const [key, { A, B }] of adapters) {
     const [l, t] = key.split('.') as [string, LoraTarget];
     const name = weightName(Number(l), t);
-    const w = base.get(name) as LlamaTensor;
+    const w = base.get(name) as WeightTensor;
     const [N, K] = w.shape as [number, number];
     const m = decoded(w);
     for (let j = 0; j < N; j++)
@@ -199,7 +199,7 @@ function merged(
 /** Σ_b Σ_t g[b][t]·log p(seq[t+1] | seq[≤t]) in float64, and the log-probs. */
 function referenceLoss(
   c: LlamaConfig,
-  w: Map<string, LlamaTensor>,
+  w: Map<string, WeightTensor>,
   seqs: number[][],
   g: Float64Array[] | null,
 ): { loss: number; logp: Float64Array[] } {
@@ -219,7 +219,7 @@ function referenceLoss(
   return { loss, logp };
 }
 
-function randomAdapters(policy: DeviceLlamaPolicy, seed: number): Adapters {
+function randomAdapters(policy: DeviceLoraPolicy, seed: number): Adapters {
   const rng = new Rng(seed);
   const start = policy.initialAdapters(seed);
   for (const a of start.values())
@@ -256,7 +256,7 @@ function qwen2Policies<K extends string>(
 ) {
   const [, over, dtype, maxBindingBytes] = CASES[0] as (typeof CASES)[number];
   const config = llamaConfig(over);
-  const model = new DeviceLlama(
+  const model = new DeviceTransformer(
     rt,
     llamaTransformerConfig(config),
     randomLlama(config, dtype, o.baseSeed),
@@ -267,10 +267,10 @@ function qwen2Policies<K extends string>(
   );
   const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
   const policies = Object.fromEntries(
-    names.map((name) => [name, new DeviceLlamaPolicy(rt, model, lora)]),
-  ) as Record<K, DeviceLlamaPolicy>;
-  const adapters = randomAdapters(Object.values<DeviceLlamaPolicy>(policies)[0]!, o.adapterSeed);
-  for (const p of Object.values<DeviceLlamaPolicy>(policies)) p.importAdapters(adapters);
+    names.map((name) => [name, new DeviceLoraPolicy(rt, model, lora)]),
+  ) as Record<K, DeviceLoraPolicy>;
+  const adapters = randomAdapters(Object.values<DeviceLoraPolicy>(policies)[0]!, o.adapterSeed);
+  for (const p of Object.values<DeviceLoraPolicy>(policies)) p.importAdapters(adapters);
   return { config, ...policies };
 }
 
@@ -280,12 +280,12 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       const rt = needRuntime(h, ctx);
       const config = llamaConfig(over);
       const base = randomLlama(config, dtype, 21);
-      const model = new DeviceLlama(rt, llamaTransformerConfig(config), base, {
+      const model = new DeviceTransformer(rt, llamaTransformerConfig(config), base, {
         contextLength: 8,
         ...(maxBindingBytes ? { maxBindingBytes } : {}),
       });
       const lora = { rank: 2, alpha: 5, targets };
-      const policy = new DeviceLlamaPolicy(rt, model, lora);
+      const policy = new DeviceLoraPolicy(rt, model, lora);
       const adapters = randomAdapters(policy, 4);
       policy.importAdapters(adapters);
       const seqs = [
@@ -575,8 +575,10 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       tieWordEmbeddings: false,
     });
     const base = randomLlama(config, 'F16', 8);
-    const model = new DeviceLlama(rt, llamaTransformerConfig(config), base, { contextLength: 8 });
-    const policy = new DeviceLlamaPolicy(rt, model, {
+    const model = new DeviceTransformer(rt, llamaTransformerConfig(config), base, {
+      contextLength: 8,
+    });
+    const policy = new DeviceLoraPolicy(rt, model, {
       rank: 3,
       alpha: 6,
       targets: LORA_TARGETS,
@@ -612,14 +614,14 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
   it('refuses in words: a missing adapter, a wrong shape, a bad target, a short batch', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = llamaConfig({});
-    const model = new DeviceLlama(
+    const model = new DeviceTransformer(
       rt,
       llamaTransformerConfig(config),
       randomLlama(config, 'BF16', 2),
       { contextLength: 4 },
     );
     const lora = { rank: 2, alpha: 4, targets: ['q_proj', 'v_proj'] as LoraTarget[] };
-    const policy = new DeviceLlamaPolicy(rt, model, lora);
+    const policy = new DeviceLoraPolicy(rt, model, lora);
     const adapters = await policy.exportAdapters();
     expect([...adapters.keys()]).toEqual(['0.q_proj', '0.v_proj', '1.q_proj', '1.v_proj']);
     expect(adapters.get(adapterKey(0, 'v_proj'))?.B.every((v) => v === 0)).toBe(true);
@@ -630,7 +632,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
     wrong.set('0.q_proj', { A: new Float32Array(3), B: new Float32Array(64) });
     expect(() => policy.importAdapters(wrong)).toThrow('expected [2, 32] and [32, 2]');
     expect(
-      () => new DeviceLlamaPolicy(rt, model, { ...lora, targets: ['c_attn' as LoraTarget] }),
+      () => new DeviceLoraPolicy(rt, model, { ...lora, targets: ['c_attn' as LoraTarget] }),
     ).toThrow('LoRA target c_attn is not one of');
     await expect(policy.logProbs({ sequences: [[1]] })).rejects.toThrow('at least 2 tokens');
     await expect(policy.logProbs({ sequences: [[1, 2, 3, 4, 5]] })).rejects.toThrow(

@@ -12,7 +12,7 @@
 //   (+bias); then the final norm and the head (the embedding when tied), split in row ranges
 //   when the adapter's binding limit is below the matrix (a 151,936-token vocabulary).
 // Conv1D weights ([in, out], GPT-2's) are transposed to [out, in] rows as they are uploaded.
-// The Llama family's LoRA training runs over this model (deviceLlamaLora.ts).
+// LoRA, training and sampling, runs over this model for any config (deviceLora.ts).
 import { ropeInverseFrequencies } from '../../model/families/rope';
 import { decodeHalves } from '../../model/halfFloat';
 import { raw16, type StoredTensor, toFloat32 } from '../../model/safetensors';
@@ -47,22 +47,22 @@ import {
 } from './runtime';
 
 /** One tensor of a checkpoint as safetensors holds it: 16-bit as raw bits, F32 as floats. */
-export interface LlamaTensor {
+export interface WeightTensor {
   dtype: WeightDtype;
   shape: readonly number[];
   data: Uint16Array | Float32Array;
 }
 
 /** The checkpoint's tensors by Hugging Face name (a Map works). */
-export interface LlamaTensors {
-  get(name: string): LlamaTensor | undefined;
+export interface WeightTensors {
+  get(name: string): WeightTensor | undefined;
 }
 
 /**
  * A checkpoint's stored tensors as the device takes them, each converted when asked for: from a
  * file on disk (readSafetensorsAt) a tensor is read then, so the whole file is never held.
  */
-export function checkpointTensors(weights: ReadonlyMap<string, StoredTensor>): LlamaTensors {
+export function checkpointTensors(weights: ReadonlyMap<string, StoredTensor>): WeightTensors {
   return {
     get(name) {
       const t = weights.get(name);
@@ -72,7 +72,7 @@ export function checkpointTensors(weights: ReadonlyMap<string, StoredTensor>): L
 }
 
 /** A stored tensor as the device takes it: 16-bit as raw bits, F32 as floats. */
-export function deviceTensor(t: StoredTensor): LlamaTensor {
+export function deviceTensor(t: StoredTensor): WeightTensor {
   return { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) };
 }
 
@@ -90,7 +90,7 @@ export interface DeviceNorm {
   bias: GPUBuffer | null;
 }
 
-export interface DeviceLlamaLayer {
+export interface DeviceLayer {
   inNorm: DeviceNorm;
   qkv: DeviceMatrix;
   qkvBias: GPUBuffer | null;
@@ -128,7 +128,7 @@ export type AdapterHook = (
   y: GPUBuffer,
 ) => DispatchSpec[];
 
-export interface DeviceLlamaOptions {
+export interface DeviceTransformerOptions {
   /** Most positions a sequence may reach (the KV cache's length); default 512. */
   contextLength?: number;
   /** Most bytes one binding may hold (default: the device's limit); tests set it low. */
@@ -136,7 +136,7 @@ export interface DeviceLlamaOptions {
 }
 
 /** Why this config cannot run on the kernels, in words (null: it can). */
-export function deviceLlamaProblem(c: TransformerConfig): string | null {
+export function deviceProblem(c: TransformerConfig): string | null {
   if (c.headDim % 4 !== 0 || c.headDim > MAX_HEAD_DIM)
     return `head size ${c.headDim}: the attention kernels take a multiple of 4 up to ${MAX_HEAD_DIM}`;
   if (c.hidden % 4 !== 0) return `hidden size ${c.hidden} is not a multiple of 4`;
@@ -147,9 +147,9 @@ export function deviceLlamaProblem(c: TransformerConfig): string | null {
   return null;
 }
 
-export class DeviceLlama {
-  // Read by the LoRA trainer (deviceLlamaLora.ts), which runs its own passes over them.
-  readonly layers: DeviceLlamaLayer[] = [];
+export class DeviceTransformer {
+  // Read by the LoRA trainer (deviceLora.ts), which runs its own passes over them.
+  readonly layers: DeviceLayer[] = [];
   readonly embed: DeviceMatrix;
   /** Learned positions' table [contextLength, hidden] (positions 'learned'). */
   readonly positions: DeviceMatrix | null;
@@ -187,7 +187,7 @@ export class DeviceLlama {
     scratch: GPUBuffer;
     programs: Map<number, Program>;
   } | null = null;
-  /** LoRA's low-rank path after each projection (set by DeviceLlamaPolicy.attach). */
+  /** LoRA's low-rank path after each projection (set by DeviceLoraPolicy.attach). */
   private adapterHook: AdapterHook | null = null;
 
   /** Prefill and decode steps add the adapters' y += s·B·A·x (null: the base alone). */
@@ -209,10 +209,10 @@ export class DeviceLlama {
   constructor(
     readonly rt: GpuRuntime,
     readonly config: TransformerConfig,
-    weights: LlamaTensors,
-    options: DeviceLlamaOptions = {},
+    weights: WeightTensors,
+    options: DeviceTransformerOptions = {},
   ) {
-    const problem = deviceLlamaProblem(config);
+    const problem = deviceProblem(config);
     if (problem) throw new Error(`this model cannot run on the kernels: ${problem}`);
     const c = config;
     const n = c.names;
@@ -309,7 +309,7 @@ export class DeviceLlama {
     this.lastRow = rt.buffer(D, 'last row');
   }
 
-  private tensor(weights: LlamaTensors, name: string, shape: number[]): LlamaTensor {
+  private tensor(weights: WeightTensors, name: string, shape: number[]): WeightTensor {
     const t = weights.get(name);
     if (!t) throw new Error(`the checkpoint has no tensor ${name}`);
     if (t.shape.length !== shape.length || t.shape.some((n, i) => n !== shape[i]))
@@ -319,19 +319,19 @@ export class DeviceLlama {
     return t;
   }
 
-  private floats(t: LlamaTensor): Float32Array {
+  private floats(t: WeightTensor): Float32Array {
     return t.dtype === 'F32'
       ? (t.data as Float32Array)
       : decodeHalves(t.dtype, t.data as Uint16Array);
   }
 
-  private vector(weights: LlamaTensors, name: string, n: number): GPUBuffer {
+  private vector(weights: WeightTensors, name: string, n: number): GPUBuffer {
     const buffer = this.rt.buffer(n, name);
     this.rt.write(buffer, this.floats(this.tensor(weights, name, [n])));
     return buffer;
   }
 
-  private concatVectors(weights: LlamaTensors, names: string[], sizes: number[]): GPUBuffer {
+  private concatVectors(weights: WeightTensors, names: string[], sizes: number[]): GPUBuffer {
     const total = sizes.reduce((a, b) => a + b, 0);
     const buffer = this.rt.buffer(total, names[0]);
     let at = 0;
@@ -349,7 +349,7 @@ export class DeviceLlama {
    * weight ('in-out': stored [cols, rows]) is transposed as it is read.
    */
   private matrix(
-    weights: LlamaTensors,
+    weights: WeightTensors,
     names: [string, number][],
     cols: number,
     layout: TransformerConfig['weightLayout'],
@@ -360,7 +360,7 @@ export class DeviceLlama {
         : this.tensor(weights, name, [rows, cols]),
     );
     const label = (names[0] as [string, number])[0];
-    const dtype = (tensors[0] as LlamaTensor).dtype;
+    const dtype = (tensors[0] as WeightTensor).dtype;
     if (tensors.some((t) => t.dtype !== dtype))
       throw new Error(
         `${names.map(([n]) => n).join(', ')} mix dtypes (${tensors.map((t) => t.dtype).join(', ')})`,
@@ -602,7 +602,7 @@ export class DeviceLlama {
     this.batch = null;
   }
 
-  private needBatch(row: number): NonNullable<DeviceLlama['batch']> {
+  private needBatch(row: number): NonNullable<DeviceTransformer['batch']> {
     const b = this.batch;
     if (!b || row < 0 || row >= b.rows) throw new Error(`no batch row ${row} (batchCaches first)`);
     return b;
@@ -828,7 +828,7 @@ function u32Words(data: Uint16Array, from: number, to: number): Uint32Array {
 }
 
 /** A [rows, cols] tensor as [cols, rows] (Conv1D's [in, out] as nn.Linear's [out, in]). */
-function transposed(t: LlamaTensor): LlamaTensor {
+function transposed(t: WeightTensor): WeightTensor {
   const [rows, cols] = t.shape as [number, number];
   const out = t.dtype === 'F32' ? new Float32Array(rows * cols) : new Uint16Array(rows * cols);
   for (let i = 0; i < rows; i++)

@@ -1,6 +1,7 @@
-// Role adapters over one pretrained base on the lab's kernels (engine/baseRoles.ts' roles with
-// backend kernels): the base is held once on the device (deviceLlama.ts, 16-bit where its
-// values are), and each role's adapter is a DeviceLlamaPolicy over it. As for GPT-2
+// LoRA roles on the lab's kernels — a Llama-family base's roles (engine/baseRoles.ts' roles with
+// backend kernels) and the lab's GPT-2 with --lora-rank, one engine for both (a RoleSource): the
+// base is held once on the device (deviceTransformer.ts, 16-bit where its values are), and each
+// role's adapter is a DeviceLoraPolicy over it. As for GPT-2's full-parameter path
 // (kernelSampling.ts, kernelTraining.ts) tfjs stays the run's source of truth: a role's adapter
 // is uploaded only when tfjs changed it, and after each device update the adapter is written
 // back into the role's tfjs variables (so the snapshot's PEFT export, the evaluation and a
@@ -20,14 +21,13 @@ import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
-import { DeviceLlama, deviceTensor, type LlamaTensor, type LlamaTensors } from './deviceLlama';
 import {
   type Adapters,
   adapterKey,
-  DeviceLlamaPolicy,
+  DeviceLoraPolicy,
   LORA_TARGETS,
   type LoraTarget,
-} from './deviceLlamaLora';
+} from './deviceLora';
 import {
   devicePicks,
   distinctPrompts,
@@ -36,31 +36,37 @@ import {
   ROW_STATE_WORDS,
   replayDecode,
 } from './deviceSampler';
+import {
+  DeviceTransformer,
+  deviceTensor,
+  type WeightTensor,
+  type WeightTensors,
+} from './deviceTransformer';
 import { type Engine, kernelEngine, llamaKernelEngine, markEngineFailed } from './kernelSampling';
 
 interface RoleOnDevice {
   engine: Engine;
-  policy: DeviceLlamaPolicy;
+  policy: DeviceLoraPolicy;
   /** The tfjs adapter variables' dataIds when the device last equalled them. */
   key: unknown[];
   /** The adapter came from tfjs since the device's last update (Adam's state may have moved). */
   fresh: boolean;
 }
 
-const bases = new WeakMap<object, { engine: Engine; model: DeviceLlama }>();
+const bases = new WeakMap<object, { engine: Engine; model: DeviceTransformer }>();
 const roles = new WeakMap<GptLora, RoleOnDevice>();
 /**
  * sample() and update() calls the device answered, and the prompt tokens the samplers
  * prefilled (tests, the bench: a prompt shared by a group's samples is prefilled once).
  */
-export const llamaDeviceCalls = { sample: 0, update: 0, prefilledTokens: 0 };
+export const roleDeviceCalls = { sample: 0, update: 0, prefilledTokens: 0 };
 
 /**
  * A float32 matrix as the checkpoint held it: 16-bit where every value is one, else F32. In
  * loops, not typed-array helpers: at a 151,936-token vocabulary the embedding alone is 136M
  * values, and the helpers' intermediate arrays run the JS heap out.
  */
-function asCheckpointTensor(shape: number[], data: Float32Array): LlamaTensor {
+function asCheckpointTensor(shape: number[], data: Float32Array): WeightTensor {
   if (shape.length === 2)
     for (const dtype of ['BF16', 'F16'] as const) {
       const bits = new Uint16Array(data.length);
@@ -84,7 +90,7 @@ export interface RoleSource {
   baseKey: object;
   config: TransformerConfig;
   /** The base's tensors by the config's names, without the adapter. */
-  tensors: () => Promise<LlamaTensors>;
+  tensors: () => Promise<WeightTensors>;
   contextLength: number;
   lora: GptLora;
 }
@@ -127,7 +133,7 @@ export function gptLoraSource(model: GPT): RoleSource | null {
  * A Llama base's tensors: each weight from the checkpoint's stored tensor where tfjs has not
  * made it (a base loaded on demand: tfjs then never holds it), else from tfjs.
  */
-function llamaTensors(base: LlamaModel): LlamaTensors {
+function llamaTensors(base: LlamaModel): WeightTensors {
   const weights = base.weights;
   const stored = weights instanceof LlamaWeights ? weights : null;
   return {
@@ -141,10 +147,10 @@ function llamaTensors(base: LlamaModel): LlamaTensors {
 }
 
 /** The engine's one device copy of the role's base. */
-async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceLlama> {
+async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceTransformer> {
   const held = bases.get(source.baseKey);
   if (held && held.engine === e) return held.model;
-  const model = new DeviceLlama(e.rt, source.config, await source.tensors(), {
+  const model = new DeviceTransformer(e.rt, source.config, await source.tensors(), {
     contextLength: source.contextLength,
   });
   bases.set(source.baseKey, { engine: e, model });
@@ -185,7 +191,7 @@ async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> 
   if (!role || role.engine !== e) {
     const targets = [...new Set([...adapters.keys()].map(targetOfKey))];
     const shape = { rank: lora.settings.rank, alpha: lora.settings.alpha, targets };
-    const policy = new DeviceLlamaPolicy(e.rt, await deviceBase(e, source), shape, adapters);
+    const policy = new DeviceLoraPolicy(e.rt, await deviceBase(e, source), shape, adapters);
     role = { engine: e, policy, key, fresh: true };
     roles.set(lora, role);
   } else {
@@ -243,7 +249,7 @@ export async function sampleLlamaOnDevice(
         options,
         e.gpu.software ? 16 : 64,
       );
-      llamaDeviceCalls.sample++;
+      roleDeviceCalls.sample++;
       return result;
     } finally {
       policy.detach();
@@ -259,7 +265,7 @@ export async function sampleLlamaOnDevice(
  * invocations per row in the draw (16 on CPU drivers, 64 on GPUs).
  */
 export async function sampleDeviceLlama(
-  base: DeviceLlama,
+  base: DeviceTransformer,
   prompts: number[][],
   options: SampleOptions,
   threads: number,
@@ -293,7 +299,7 @@ export async function sampleDeviceLlama(
 
 /** Rows `rows` (prompt indices) decoded together to their stop or budget: each row's draw. */
 async function sampleRows(
-  base: DeviceLlama,
+  base: DeviceTransformer,
   rows: number[],
   prompts: number[][],
   source: ArrayLike<number>,
@@ -315,7 +321,7 @@ async function sampleRows(
   for (const [first, ...others] of slotsOf.values()) {
     const prompt = own[first as number] as number[];
     base.prefillRowOnDevice(first as number, prompt, [first as number, ...others]);
-    llamaDeviceCalls.prefilledTokens += prompt.length;
+    roleDeviceCalls.prefilledTokens += prompt.length;
     for (const slot of others) base.copyRow(first as number, slot, prompt.length);
   }
   const maxNew = options.maxNewTokens;
@@ -350,20 +356,18 @@ async function sampleRows(
 }
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
-export async function rolePolicy(source: RoleSource | null): Promise<DeviceLlamaPolicy | null> {
+export async function rolePolicy(source: RoleSource | null): Promise<DeviceLoraPolicy | null> {
   const e = await llamaKernelEngine();
   if (!e || !source) return null;
   return (await deviceRole(e, source)).policy;
 }
 
-export function llamaRolePolicy(model: LlamaModel): Promise<DeviceLlamaPolicy | null> {
+export function llamaRolePolicy(model: LlamaModel): Promise<DeviceLoraPolicy | null> {
   return rolePolicy(llamaSource(model));
 }
 
 /** The base alone on the device (the KL reference): a policy whose adapters are zero. */
-export async function referencePolicy(
-  source: RoleSource | null,
-): Promise<DeviceLlamaPolicy | null> {
+export async function referencePolicy(source: RoleSource | null): Promise<DeviceLoraPolicy | null> {
   const policy = await rolePolicy(source);
   const e = kernelEngine();
   if (!e || !policy) return null;
@@ -372,18 +376,18 @@ export async function referencePolicy(
   const zero: Adapters = new Map();
   for (const [key, pair] of await policy.exportAdapters())
     zero.set(key, { A: pair.A, B: new Float32Array(pair.B.length) });
-  const reference = new DeviceLlamaPolicy(e.rt, policy.model, policy.lora, zero);
+  const reference = new DeviceLoraPolicy(e.rt, policy.model, policy.lora, zero);
   references.set(policy, reference);
   return reference;
 }
-const references = new WeakMap<DeviceLlamaPolicy, DeviceLlamaPolicy>();
+const references = new WeakMap<DeviceLoraPolicy, DeviceLoraPolicy>();
 
 /** After a device update: tfjs's adapter variables take the device's values. */
 export async function syncRole(source: RoleSource): Promise<void> {
   const e = kernelEngine();
   const role = roles.get(source.lora);
   if (e && role) await writeBack(role, source.lora);
-  llamaDeviceCalls.update++;
+  roleDeviceCalls.update++;
 }
 
 /** Whether the role's adapter came from tfjs since the device last updated it. */
