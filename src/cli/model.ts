@@ -17,7 +17,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { BACKEND_CHOICES, type BackendChoice } from '../engine/types';
 import { initBackend } from '../gpu/backend';
-import { gptForDevice, llamaLogitsOnDevice } from '../gpu/engine/llamaKernels';
+import { gptForDevice, logitsOnDevice } from '../gpu/engine/deviceCalls';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
 import { GGUF_DTYPES, type GgufDtype } from '../model/gguf/ggufTensors';
@@ -104,7 +104,7 @@ try {
     // The kernels' one model, as for a Llama-family checkpoint (an adapter merged in).
     if (ids.length === 0) throw new UsageError('--text must not be empty');
     const { config, weights } = await gptForDevice(model);
-    const logits = await llamaLogitsOnDevice(config, weights, ids);
+    const logits = await logitsOnDevice(config, weights, ids);
     console.log(JSON.stringify({ ids, logits: Array.from(logits) }));
   } else if (command === 'logits') {
     if (ids.length === 0) throw new UsageError('--text must not be empty');

@@ -4,8 +4,8 @@
 
 import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
+import { logitsOnDevice } from '../gpu/engine/deviceCalls';
 import { checkpointTensors } from '../gpu/engine/deviceTransformer';
-import { llamaLogitsOnDevice } from '../gpu/engine/llamaKernels';
 import { folderSource } from '../model/families/folderSourceNode';
 import type { CheckpointSource } from '../model/families/hfCheckpoint';
 import { readConfig, readHfCheckpoint } from '../model/families/hfCheckpoint';
@@ -140,7 +140,7 @@ async function kernelLogits(source: CheckpointSource, c: HfCommand) {
   if (ids.length === 0) throw new Error('--text must not be empty');
   const weights = checkpointTensors(checkpoint.weights);
   const config = llamaTransformerConfig(checkpoint.config);
-  const logits = await llamaLogitsOnDevice(config, weights, ids, adapter);
+  const logits = await logitsOnDevice(config, weights, ids, adapter);
   return { ids, logits: Array.from(logits) };
 }
 

@@ -206,19 +206,19 @@ describe('device Llama forward', () => {
 });
 
 describe('the Llama kernels’ self-check', () => {
-  it('every entry passes on this device; llamaLogitsOnDevice runs them first', async (ctx) => {
+  it('every entry passes on this device; logitsOnDevice runs them first', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const { LLAMA_CHECKS, llamaSelfCheck } = await import(
       '../../src/gpu/engine/selfCheck/checksLlama'
     );
     expect(LLAMA_CHECKS.length).toBeGreaterThanOrEqual(10);
     expect(await llamaSelfCheck(rt, true)).toEqual([]);
-    const { llamaLogitsOnDevice } = await import('../../src/gpu/engine/llamaKernels');
+    const { logitsOnDevice } = await import('../../src/gpu/engine/deviceCalls');
     const config = llamaConfig({ modelType: 'qwen2', attentionBias: true });
     const weights = randomLlama(config, 'BF16', 12);
     const ids = [5, 6, 7];
     const [want] = llamaReferenceLogits(config, weights, ids);
-    const got = await llamaLogitsOnDevice(llamaTransformerConfig(config), weights, ids);
+    const got = await logitsOnDevice(llamaTransformerConfig(config), weights, ids);
     expect(relativeToLargest(got, want as Float64Array)).toBeLessThan(1e-4);
   });
 });

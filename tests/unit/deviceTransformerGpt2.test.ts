@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
+import { gptForDevice } from '../../src/gpu/engine/deviceCalls';
 import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
 import { deviceHoldsModel } from '../../src/gpu/engine/deviceModel';
 import { DeviceTransformer, type WeightTensors } from '../../src/gpu/engine/deviceTransformer';
-import { gptForDevice } from '../../src/gpu/engine/llamaKernels';
 import {
   type Adapters,
   adapterKey,

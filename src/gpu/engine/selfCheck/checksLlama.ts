@@ -1,14 +1,16 @@
-// The Llama family's kernels for the self-check: RMSNorm (forward, backward; per head, Qwen3's
+// The kernels' one model beyond GPT-2's start checks (deviceTransformer.ts, deviceLora.ts), for
+// the self-check: RMSNorm (forward, backward; per head, Qwen3's
 // q/k norm), RoPE (forward and its inverse, the backward), SwiGLU (forward, backward),
 // grouped-query attention (forward, backward, cache store + decode), the 16-bit-weight matmul
 // (F16, BF16) and its transpose (v6_b16t, the backward's input gradients), the embedding's
 // lookup (a 16-bit table in row ranges, learned positions added), GELU on its own (GPT-2's MLP
 // when its fc is adapted), LoRA's B side
 // (lora.wgsl), the sampler's draw over a head's logits and its feed into the next step
-// (decode.wgsl's pick, feed). Not in the start registry: a GPT-2 run never runs them, so its
-// start does not pay for them. The engine runs them when a Llama base first reaches it
-// (kernelSampling.ts' llamaKernelEngine), and so does the Llama path of the CLI
-// (llamaKernels.ts). Fixed odd sizes, off every workgroup.
+// (decode.wgsl's pick, feed). Not in the start registry: a full-parameter GPT-2 run never runs
+// them, so its start does not pay for them. The engine runs them when a LoRA role (a Llama
+// base's, or GPT-2's with --lora-rank) first reaches it (kernelSampling.ts' llamaKernelEngine),
+// and so does `model logits --backend kernels` (deviceCalls.ts). Fixed odd sizes, off every
+// workgroup.
 import { ropeInverseFrequencies } from '../../../model/families/rope';
 import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
 import { pickToken } from '../../../rollout/pick';

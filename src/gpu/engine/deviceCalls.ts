@@ -28,7 +28,7 @@ import { llamaSelfCheck } from './selfCheck/checksLlama';
 const checked = new WeakSet<GPUDevice>();
 
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
-export async function openDeviceLlama(
+export async function openDeviceTransformer(
   config: TransformerConfig,
   weights: WeightTensors,
   options: DeviceTransformerOptions & { selfCheck?: boolean } = {},
@@ -58,13 +58,13 @@ export async function openDeviceLlama(
  * The last position's logits [vocab] of `ids` (a prompt from position 0) on the kernels, with
  * a PEFT adapter (model/families/lora.ts' reader) on the base when given: y = W·x + s·B·A·x.
  */
-export async function llamaLogitsOnDevice(
+export async function logitsOnDevice(
   config: TransformerConfig,
   weights: WeightTensors,
   ids: readonly number[],
   adapter?: LoraAdapter,
 ): Promise<Float32Array> {
-  const { model, rt, free } = await openDeviceLlama(config, weights, {
+  const { model, rt, free } = await openDeviceTransformer(config, weights, {
     contextLength: Math.max(ids.length, 1),
   });
   try {
