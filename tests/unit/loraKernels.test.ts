@@ -2,7 +2,8 @@
 // of the role holds its Conv1D weights with the adapter merged (W + (alpha/r)·(B·A)ᵀ, as PEFT
 // merges), so the fused decode draws what the tfjs sampler draws over the unmerged forward;
 // after the adapter changes, the next sampling uploads the new merge; the base's tfjs values
-// stay as they were. The update: the kernels' one model (deviceLora.ts over GPT-2's
+// stay as they were; a role wider than the fused sampler holds samples on the one model with
+// its adapter attached. The update: the kernels one model (deviceLora.ts over GPT-2's
 // switches) takes RoleTrainer's update, and two updates there leave the adapter, the loss's
 // metrics and tfjs's Adam state where two updates on tfjs leave them.
 import * as tf from '@tensorflow/tfjs-core';
@@ -71,6 +72,42 @@ describe('GPT-2 with LoRA on the kernels', () => {
     expect(new Set(second.tokens.flat()).size).toBeGreaterThan(5);
     expect(first.tokens).not.toEqual(second.tokens); // the new adapter was used
     second.logProbs.forEach((row, r) => {
+      row.forEach((lp, i) => {
+        expect(Math.abs(lp - onTfjs.logProbs[r]![i]!), `row ${r} token ${i}`).toBeLessThan(1e-3);
+      });
+    });
+  }, 120_000);
+
+  it('a LoRA role wider than the fused sampler holds samples on the one model, adapter attached: tfjs’s draws', async () => {
+    await initBackend('kernels');
+    // 320 wide, heads of 64: past the fused decode's 256.
+    const config = makeConfig('tiny', 31, 'coder', { nCtx: 40, nEmbd: 320, nHead: 5 });
+    const model = createModel(config, 3);
+    model.lora = createLora(
+      config,
+      { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
+      5,
+    );
+    const rng = new Rng(6);
+    for (const { b } of model.lora.modules.values())
+      b.assign(
+        tf.tensor(
+          Array.from({ length: b.size }, () => rng.normal() * 0.3),
+          b.shape,
+        ),
+      );
+    const prng = new Rng(2);
+    const prompts = [4, 4, 2].map((n) => Array.from({ length: n }, () => 1 + prng.below(29)));
+    const options = { maxNewTokens: 10, temperature: 1, topK: 0, seed: 4, stopId: 0 };
+    const calls = roleDeviceCalls.sample;
+    const fused = deviceSampleCalls();
+    const onDevice = await new KvCacheSampler(model).sample(prompts, options);
+    expect(roleDeviceCalls.sample).toBe(calls + 1);
+    expect(deviceSampleCalls()).toBe(fused); // not the fused sampler
+    await initBackend('wasm');
+    const onTfjs = await new KvCacheSampler(model).sample(prompts, options);
+    expect(onDevice.tokens).toEqual(onTfjs.tokens);
+    onDevice.logProbs.forEach((row, r) => {
       row.forEach((lp, i) => {
         expect(Math.abs(lp - onTfjs.logProbs[r]![i]!), `row ${r} token ${i}`).toBeLessThan(1e-3);
       });

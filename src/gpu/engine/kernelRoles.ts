@@ -230,14 +230,33 @@ const TOKENS_PER_READ = 16;
  * device does not do (top-k past 64, more than two stop tokens), or a device failure (the
  * caller samples on tfjs).
  */
-export async function sampleLlamaOnDevice(
+export function sampleLlamaOnDevice(
   model: LlamaModel,
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
+  return sampleRoleOnDevice(llamaSource(model), prompts, options);
+}
+
+/**
+ * A LoRA role of the lab's GPT-2 that the fused sampler does not hold (wider than 256: its
+ * sampleOnDevice returns null), on the one model with its adapter attached.
+ */
+export function sampleGptLoraOnDevice(
+  model: GPT,
+  prompts: number[][],
+  options: SampleOptions,
+): Promise<SampleResult | null> {
+  return sampleRoleOnDevice(gptLoraSource(model), prompts, options);
+}
+
+async function sampleRoleOnDevice(
+  source: RoleSource | null,
+  prompts: number[][],
+  options: SampleOptions,
+): Promise<SampleResult | null> {
   const e = await llamaKernelEngine();
-  const source = llamaSource(model);
-  if (!e || !source || !devicePicks(options, model.config.vocabSize)) return null;
+  if (!e || !source || !devicePicks(options, source.config.vocabSize)) return null;
   try {
     const { policy } = await deviceRole(e, source);
     if (prompts.some((p) => p.length >= policy.model.contextLength)) return null;
