@@ -3,7 +3,7 @@
 // merges), so the fused decode draws what the tfjs sampler draws over the unmerged forward;
 // after the adapter changes, the next sampling uploads the new merge; the base's tfjs values
 // stay as they were; a role wider than the fused sampler holds samples on the one model with
-// its adapter attached. The update: the kernels one model (deviceLora.ts over GPT-2's
+// its adapter attached. The update: the kernels' one model (deviceLora.ts over GPT-2's
 // switches) takes RoleTrainer's update, and two updates there leave the adapter, the loss's
 // metrics and tfjs's Adam state where two updates on tfjs leave them.
 import * as tf from '@tensorflow/tfjs-core';
