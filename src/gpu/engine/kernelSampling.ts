@@ -79,7 +79,8 @@ const weightsKey = (model: GPT): unknown[] =>
 
 /**
  * The model's weights as the device holds them: tfjs's values, with a LoRA adapter merged into
- * its projections (a role's copy for sampling; its update runs on tfjs, over the adapter).
+ * its projections (a role's copy for the fused sampler; its update runs on the one model,
+ * kernelRoleTraining.ts, over the adapter unmerged).
  */
 export async function deviceValues(model: GPT): Promise<Map<string, Float32Array>> {
   const values = await readValues(model.params);
