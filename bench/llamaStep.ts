@@ -1,5 +1,6 @@
 // `npm run bench -- llama-step`: one GRPO step on the lab's kernels against the same step on tfjs
-// wasm, for the lab's tiny GPT-2 on its defaults and for a random Llama-family base (the tests'
+// wasm, for the lab's tiny GPT-2 on its defaults and with LoRA r 8 (its adapters updated on the
+// kernels' one model), and for a random Llama-family base (the tests'
 // random Qwen2, tests/unit/hf-fixtures.ts' chatFixtureSpec) with LoRA rank 4, on the procedural
 // tasks and on MBXP — issue 31's table, so a change to either engine shows its ratio. Each run is
 // the CLI as a user runs it (`train grpo --steps 2 --seed 1 --eval-every 0`, its own process);
@@ -126,6 +127,11 @@ export const llamaStepBench: BenchSection = async (): Promise<BenchTable> => {
       {
         label: quick ? "lab's tiny GPT-2, 1 task, 2 × 2" : "lab's tiny GPT-2, defaults",
         args: caps,
+      },
+      {
+        // The same model with LoRA: its adapters update on the kernels' one model.
+        label: quick ? 'the same with LoRA r 8' : "lab's tiny GPT-2, LoRA r 8",
+        args: [...caps, '--lora-rank', '8'],
       },
       {
         label: 'random Qwen2 (2 layers, hidden 32), LoRA r 4, procedural',
