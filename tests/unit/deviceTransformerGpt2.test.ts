@@ -16,7 +16,7 @@ import { initBackend } from '../../src/gpu/backend';
 import { gptForDevice } from '../../src/gpu/engine/deviceCalls';
 import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
 import { deviceHoldsModel } from '../../src/gpu/engine/deviceModel';
-import { DeviceTransformer, type WeightTensors } from '../../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import {
   type Adapters,
   adapterKey,
@@ -35,21 +35,11 @@ import { createLora } from '../../src/model/gptLora';
 import { readValues } from '../../src/model/params';
 import { Rng } from '../../src/tasks/random';
 import { kernelRuntime, needRuntime } from './kernels-harness';
+import { relativeToLargest } from './llama-device-fixtures';
 
 const h = kernelRuntime();
 const REFERENCE = join(__dirname, '../reference/hf_llama.py');
 const SHIPPED = 'public/checkpoints/tiny/coder';
-
-/** max |a − b| over the largest |b|. */
-function relativeError(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let worst = 0;
-  let largest = 0;
-  for (let i = 0; i < b.length; i++) {
-    worst = Math.max(worst, Math.abs((a[i] as number) - (b[i] as number)));
-    largest = Math.max(largest, Math.abs(b[i] as number));
-  }
-  return worst / largest;
-}
 
 describe('GPT-2 on the kernels’ one model', () => {
   it('model logits --backend kernels on a shipped checkpoint gives the numpy reference’s logits', () => {
@@ -76,7 +66,7 @@ describe('GPT-2 on the kernels’ one model', () => {
       }),
     ) as { logits: number[] };
     expect(lab.logits).toHaveLength(numpy.logits.length);
-    expect(relativeError(lab.logits, numpy.logits)).toBeLessThan(1e-5);
+    expect(relativeToLargest(lab.logits, numpy.logits)).toBeLessThan(1e-5);
   });
 
   const models: GPT[] = [];
@@ -114,10 +104,10 @@ describe('GPT-2 on the kernels’ one model', () => {
     const V = config.vocabSize;
     const at = (t: number) => want.subarray(t * V, (t + 1) * V);
     // A prompt of four, then three decode steps.
-    expect(relativeError(await device.prefill(ids.slice(0, 4)), at(3))).toBeLessThan(1e-4);
+    expect(relativeToLargest(await device.prefill(ids.slice(0, 4)), at(3))).toBeLessThan(1e-4);
     for (let t = 4; t < ids.length; t++)
       expect(
-        relativeError(await device.step(ids[t] as number), at(t)),
+        relativeToLargest(await device.step(ids[t] as number), at(t)),
         `position ${t}`,
       ).toBeLessThan(1e-4);
   });
@@ -145,13 +135,7 @@ describe('GPT-2 on the kernels’ one model', () => {
   /** The policy over the base (the adapter not merged), holding the model's adapter. */
   async function devicePolicy(rt: ReturnType<typeof needRuntime>, model: GPT) {
     const values = await readValues(model.params);
-    const weights: WeightTensors = {
-      get: (name) => {
-        const data = values.get(name);
-        const shape = model.params.get(name)?.shape;
-        return data && shape ? { dtype: 'F32', shape, data } : undefined;
-      },
-    };
+    const weights = float32Tensors(values, (name) => model.params.get(name)?.shape);
     const base = new DeviceTransformer(rt, gptTransformerConfig(model.config), weights, {
       contextLength: 24,
     });
@@ -198,7 +182,7 @@ describe('GPT-2 on the kernels’ one model', () => {
       }, variables);
       for (const [i, q] of sequences.entries()) {
         const lp = await sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32')).data();
-        expect(relativeError(logp[i] as Float32Array, lp), `log-probs ${i}`).toBeLessThan(1e-5);
+        expect(relativeToLargest(logp[i] as Float32Array, lp), `log-probs ${i}`).toBeLessThan(1e-5);
       }
       for (const [module, pair] of lora.modules) {
         const [, layer, target] = /\.h\.(\d+)\.(.+)$/.exec(module) as RegExpExecArray;
@@ -206,8 +190,8 @@ describe('GPT-2 on the kernels’ one model', () => {
         expect(got, module).toBeDefined();
         const a = await (want[pair.a.name] as tf.Tensor).data();
         const b = await (want[pair.b.name] as tf.Tensor).data();
-        expect(relativeError(got?.A as Float32Array, a), `${module} dA`).toBeLessThan(1e-4);
-        expect(relativeError(got?.B as Float32Array, b), `${module} dB`).toBeLessThan(1e-4);
+        expect(relativeToLargest(got?.A as Float32Array, a), `${module} dA`).toBeLessThan(1e-4);
+        expect(relativeToLargest(got?.B as Float32Array, b), `${module} dB`).toBeLessThan(1e-4);
       }
       tf.dispose(Object.values(want));
       policy.free();
@@ -223,9 +207,13 @@ describe('GPT-2 on the kernels’ one model', () => {
     const want = await forward(model, tf.tensor2d([ids], [1, ids.length], 'int32')).data();
     const V = config.vocabSize;
     const at = (t: number) => want.subarray(t * V, (t + 1) * V);
-    expect(relativeError(await policy.model.prefill(ids.slice(0, 3)), at(2))).toBeLessThan(1e-5);
+    expect(relativeToLargest(await policy.model.prefill(ids.slice(0, 3)), at(2))).toBeLessThan(
+      1e-5,
+    );
     for (let t = 3; t < ids.length; t++)
-      expect(relativeError(await policy.model.step(ids[t] as number), at(t))).toBeLessThan(1e-5);
+      expect(relativeToLargest(await policy.model.step(ids[t] as number), at(t))).toBeLessThan(
+        1e-5,
+      );
     policy.detach();
     policy.free();
   });
@@ -247,7 +235,7 @@ describe('GPT-2 on the kernels’ one model', () => {
       const lp = await sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32')).data();
       const from = prompt.length - 1;
       expect(
-        relativeError((logp[i] as Float32Array).subarray(from), lp.subarray(from)),
+        relativeToLargest((logp[i] as Float32Array).subarray(from), lp.subarray(from)),
         `sequence ${i}`,
       ).toBeLessThan(1e-5);
     }

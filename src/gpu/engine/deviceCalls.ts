@@ -17,6 +17,7 @@ import {
 import {
   DeviceTransformer,
   type DeviceTransformerOptions,
+  float32Tensors,
   type WeightTensors,
 } from './deviceTransformer';
 import { deviceValues } from './kernelSampling';
@@ -86,13 +87,7 @@ export async function gptForDevice(
   model: GPT,
 ): Promise<{ config: TransformerConfig; weights: WeightTensors }> {
   const values = await deviceValues(model);
-  const weights: WeightTensors = {
-    get(name) {
-      const data = values.get(name);
-      const shape = model.params.get(name)?.shape;
-      return data && shape ? { dtype: 'F32', shape, data } : undefined;
-    },
-  };
+  const weights = float32Tensors(values, (name) => model.params.get(name)?.shape);
   return { config: gptTransformerConfig(model.config), weights };
 }
 

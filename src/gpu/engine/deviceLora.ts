@@ -27,7 +27,6 @@ import {
   scatterRows,
 } from './ops';
 import {
-  embeddingLookup,
   matmul16T,
   rmsNormBackward,
   rmsNormForward,
@@ -471,35 +470,8 @@ export class DeviceLoraPolicy {
     const eps = c.normEps;
     const dummy = this.rt.dummy;
     const W = model.W;
-    const x0 = a.xs[0] as GPUBuffer;
-    for (const part of model.embed.parts)
-      seq.run(
-        embeddingLookup(
-          a.ids,
-          part.buffer,
-          x0,
-          R,
-          D,
-          model.embed.dtype,
-          part.row0,
-          part.row0 + part.rows,
-        ),
-      );
     // Learned positions: each row's place in its sequence (a shared row's segments restart).
-    for (const part of model.positions?.parts ?? [])
-      seq.run(
-        embeddingLookup(
-          a.positions,
-          part.buffer,
-          x0,
-          R,
-          D,
-          (model.positions as DeviceMatrix).dtype,
-          part.row0,
-          part.row0 + part.rows,
-          { add: true },
-        ),
-      );
+    seq.run(...model.embedSpecs(a.ids, a.xs[0] as GPUBuffer, R, { rows: a.positions }));
     model.layers.forEach((w, l) => {
       const x = a.xs[l] as GPUBuffer;
       const s = a.layers[l] as Acts['layers'][number];

@@ -71,6 +71,20 @@ export function checkpointTensors(weights: ReadonlyMap<string, StoredTensor>): W
   };
 }
 
+/** Float32 weights by name (tfjs's values, say) as the device takes them, shapes by name. */
+export function float32Tensors(
+  values: ReadonlyMap<string, Float32Array>,
+  shapeOf: (name: string) => readonly number[] | undefined,
+): WeightTensors {
+  return {
+    get(name) {
+      const data = values.get(name);
+      const shape = shapeOf(name);
+      return data && shape ? { dtype: 'F32', shape, data } : undefined;
+    },
+  };
+}
+
 /** A stored tensor as the device takes it: 16-bit as raw bits, F32 as floats. */
 export function deviceTensor(t: StoredTensor): WeightTensor {
   return { dtype: t.dtype, shape: t.shape, data: t.dtype === 'F32' ? toFloat32(t) : raw16(t) };
@@ -469,6 +483,32 @@ export class DeviceTransformer {
   }
 
   /**
+   * x [R, hidden] = the tokens' rows of the embedding (every row range of it), plus learned
+   * positions where the config has them: each row's own (`rows`: a position per row) or each
+   * sequence's from its first (`starts`, T rows a sequence).
+   */
+  embedSpecs(
+    ids: Bindable,
+    x: GPUBuffer,
+    R: number,
+    positions: { rows: Bindable } | { starts: Bindable; T: number },
+  ): DispatchSpec[] {
+    const D = this.config.hidden;
+    const lookup = (m: DeviceMatrix, from: Bindable, o?: { add: boolean; fromStarts?: number }) =>
+      m.parts.map((part) =>
+        embeddingLookup(from, part.buffer, x, R, D, m.dtype, part.row0, part.row0 + part.rows, o),
+      );
+    const specs = lookup(this.embed, ids);
+    if (this.positions)
+      specs.push(
+        ...('rows' in positions
+          ? lookup(this.positions, positions.rows, { add: true })
+          : lookup(this.positions, positions.starts, { add: true, fromStarts: positions.T })),
+      );
+    return specs;
+  }
+
+  /**
    * Every layer and the final norm over T rows: a prefill from position 0 (T = prompt length,
    * causal attention over the rows) or one decode step (T = 1, at the position in `pos`,
    * attention over the cache).
@@ -488,34 +528,8 @@ export class DeviceTransformer {
         ? layerNormForward(x, n.weight, n.bias, a.xn, a.rstd, R, D, eps)
         : rmsNormForward(x, n.weight, a.xn, a.rstd, R, D, eps, dummy);
     const specs: DispatchSpec[] = [];
-    for (const part of this.embed.parts)
-      specs.push(
-        embeddingLookup(
-          this.ids,
-          part.buffer,
-          a.x,
-          R,
-          D,
-          this.embed.dtype,
-          part.row0,
-          part.row0 + part.rows,
-        ),
-      );
     // Learned positions: each sequence's rows from its first position (at.pos) on.
-    for (const part of this.positions?.parts ?? [])
-      specs.push(
-        embeddingLookup(
-          at.pos,
-          part.buffer,
-          a.x,
-          R,
-          D,
-          (this.positions as DeviceMatrix).dtype,
-          part.row0,
-          part.row0 + part.rows,
-          { add: true, fromStarts: T },
-        ),
-      );
+    specs.push(...this.embedSpecs(this.ids, a.x, R, { starts: at.pos, T }));
     this.layers.forEach((l, i) => {
       specs.push(norm(a.x, l.inNorm));
       specs.push(...this.project(R, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));

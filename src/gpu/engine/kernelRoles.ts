@@ -39,6 +39,7 @@ import {
 import {
   DeviceTransformer,
   deviceTensor,
+  float32Tensors,
   type WeightTensor,
   type WeightTensors,
 } from './deviceTransformer';
@@ -114,16 +115,8 @@ export function gptLoraSource(model: GPT): RoleSource | null {
   return {
     baseKey: model.params,
     config: gptTransformerConfig(model.config),
-    tensors: async () => {
-      const values = await readValues(model.params);
-      return {
-        get(name) {
-          const data = values.get(name);
-          const shape = model.params.get(name)?.shape;
-          return data && shape ? { dtype: 'F32', shape, data } : undefined;
-        },
-      };
-    },
+    tensors: async () =>
+      float32Tensors(await readValues(model.params), (name) => model.params.get(name)?.shape),
     contextLength: model.config.nCtx,
     lora: model.lora,
   };
