@@ -420,6 +420,17 @@ fn cache_store(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
 // Optimising compilers (real GPUs', lavapipe's LLVM) make the same code of both.
 // ================================================================================================
 
+/** Invocations of a pass over B rows × `heads` heads × blocks of 4 positions. */
+fn blocks(heads: u32) -> u32 {
+  return p.B * heads * ((p.T + 3u) / 4u);
+}
+
+/** Invocation e's (row b, head, first of its 4 positions). */
+fn block_of(e: u32, heads: u32) -> vec3u {
+  let TQ = (p.T + 3u) / 4u;
+  return vec3u(e / (TQ * heads), (e / TQ) % heads, (e % TQ) * 4u);
+}
+
 /** A head's vector: four vec4s, lanes past HD zero. */
 struct Head {
   a: vec4f, b: vec4f, c: vec4f, d: vec4f,
@@ -527,14 +538,14 @@ fn store_query(x: Query, b: u32, h: u32) {
 
 @compute @workgroup_size(64)
 fn forward_h16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let TQ = (p.T + 3u) / 4u;
   let e = flat(gid, nwg);
-  if (e >= p.B * p.H * TQ) {
+  if (e >= blocks(p.H)) {
     return;
   }
-  let t0 = (e % TQ) * 4u;
-  let h = (e / TQ) % p.H;
-  let b = e / (TQ * p.H);
+  let at = block_of(e, p.H);
+  let b = at.x;
+  let h = at.y;
+  let t0 = at.z;
   let W = row_width();
   let KD = kv_heads() * HD;
   let kh = kv_of(h);
@@ -635,14 +646,14 @@ fn dq_store(x: DqQuery, b: u32, h: u32) {
 
 @compute @workgroup_size(64)
 fn backward_dq_h16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let TQ = (p.T + 3u) / 4u;
   let e = flat(gid, nwg);
-  if (e >= p.B * p.H * TQ) {
+  if (e >= blocks(p.H)) {
     return;
   }
-  let t0 = (e % TQ) * 4u;
-  let h = (e / TQ) % p.H;
-  let b = e / (TQ * p.H);
+  let at = block_of(e, p.H);
+  let b = at.x;
+  let h = at.y;
+  let t0 = at.z;
   let W = row_width();
   let KD = kv_heads() * HD;
   let kh = kv_of(h);
@@ -731,15 +742,15 @@ fn key_store(x: Key, b: u32, kh: u32) {
 
 @compute @workgroup_size(64)
 fn backward_dkdv_h16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let TQ = (p.T + 3u) / 4u;
   let KVH = kv_heads();
   let e = flat(gid, nwg);
-  if (e >= p.B * KVH * TQ) {
+  if (e >= blocks(KVH)) {
     return;
   }
-  let s0 = (e % TQ) * 4u;
-  let kh = (e / TQ) % KVH;
-  let b = e / (TQ * KVH);
+  let at = block_of(e, KVH);
+  let b = at.x;
+  let kh = at.y;
+  let s0 = at.z;
   let W = row_width();
   let G = p.H / KVH; // query heads per kv head
   var pre = 0u;
