@@ -8,15 +8,25 @@
 // the batch; LLAMA_BENCH_LAYERS (default 24) cuts the depth for a quick check;
 // LLAMA_LORA_SHAPE=fixture runs the tests' random Qwen2 instead (tests/unit/hf-fixtures.ts:
 // 2 layers, hidden 32, MLP 64, 4/2 heads × 8, vocabulary 280), where the kernels' fixed costs
-// show rather than their arithmetic.
+// show rather than their arithmetic; LLAMA_LORA_SHAPE=gpt2 the lab's tiny GPT-2 (random F32
+// weights; LoRA on c_attn, both c_proj and c_fc), as `train --lora-rank 8` updates it on the
+// kernels' one model.
 
 import { DeviceLoraPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLora';
-import { DeviceTransformer, type WeightTensors } from '../src/gpu/engine/deviceTransformer';
+import {
+  DeviceTransformer,
+  float32Tensors,
+  type WeightTensors,
+} from '../src/gpu/engine/deviceTransformer';
+import { GPT2_DEVICE_TARGETS } from '../src/gpu/engine/loraAdapters';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { asSlice, type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
+import { gptTransformerConfig, makeConfig } from '../src/model/config';
 import type { LlamaConfig } from '../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../src/model/families/llamaConfig';
+import { initialValues, parameterSpecs } from '../src/model/params';
+import type { TransformerConfig } from '../src/model/transformerConfig';
 import { llamaConfig, randomLlama } from '../tests/unit/llama-device-fixtures';
 import { benchLayers } from './llama';
 import type { BenchSection, BenchTable } from './table';
@@ -67,22 +77,17 @@ const FIXTURE_SHAPE = llamaConfig({
  */
 export function loraPass(
   rt: GpuRuntime,
-  config: LlamaConfig,
+  config: LlamaConfig | TransformerConfig,
   weights: WeightTensors,
   B: number,
   T: number,
   grpo?: { group: number; completion: number },
 ) {
-  const model = new DeviceTransformer(rt, llamaTransformerConfig(config), weights, {
-    contextLength: T,
-  });
-  const policy = new DeviceLoraPolicy(
-    rt,
-    model,
-    { rank: 8, alpha: 16, targets: LORA_TARGETS },
-    undefined,
-    5,
-  );
+  const tc = 'hiddenSize' in config ? llamaTransformerConfig(config) : config;
+  const model = new DeviceTransformer(rt, tc, weights, { contextLength: T });
+  // Every projection of the config: the Llama family's seven, or GPT-2's four.
+  const targets = tc.fusedQkv ? GPT2_DEVICE_TARGETS : LORA_TARGETS;
+  const policy = new DeviceLoraPolicy(rt, model, { rank: 8, alpha: 16, targets }, undefined, 5);
   const adapters = policy.initialAdapters(5);
   for (const a of adapters.values()) a.B.fill(0.01);
   policy.importAdapters(adapters);
@@ -132,13 +137,23 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
   const grpo =
     group > 0 ? { group, completion: Number(process.env.LLAMA_LORA_COMPLETION ?? 24) } : undefined;
   try {
-    const fixture = process.env.LLAMA_LORA_SHAPE === 'fixture';
-    const config = fixture ? FIXTURE_SHAPE : { ...QWEN05B_SHAPE, numLayers: layers };
+    const shape = process.env.LLAMA_LORA_SHAPE;
+    const gpt2 = shape === 'gpt2' ? makeConfig('tiny', 617, 'coder', { nCtx: 448 }) : null;
+    const config = gpt2
+      ? gptTransformerConfig(gpt2)
+      : shape === 'fixture'
+        ? FIXTURE_SHAPE
+        : { ...QWEN05B_SHAPE, numLayers: layers };
     const rows: (string | number)[][] = [];
     const secs = (what: string, ms: number) => rows.push([what, (ms / 1000).toPrecision(3), 's']);
     let start = performance.now();
-    const weights = randomLlama(config, 'BF16', 3, 0.05);
-    secs('random BF16 weights made (host)', performance.now() - start);
+    const weights = gpt2
+      ? float32Tensors(
+          initialValues(gpt2, 3),
+          (name) => parameterSpecs(gpt2).find((p) => p.name === name)?.shape,
+        )
+      : randomLlama(config as LlamaConfig, 'BF16', 3, 0.05);
+    secs(`random ${gpt2 ? 'F32' : 'BF16'} weights made (host)`, performance.now() - start);
     start = performance.now();
     const { model, policy, batch, dlogp } = loraPass(rt, config, weights, B, T, grpo);
     await rt.device.queue.onSubmittedWorkDone();
@@ -214,8 +229,8 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
     });
     policy.free();
     return {
-      title: `LoRA forward + backward on the kernels, ${fixture ? "the tests' random Qwen2 (2 layers, hidden 32)" : label} (random BF16)`,
-      environment: `adapter: ${opened.gpu.adapter}; rank 8, alpha 16, q/k/v/o/gate/up/down, batch ${B} × ${T}${grpo ? ` (GRPO: ${grpo.group} per prompt, the last ${grpo.completion} scored, a group packed in one row)` : ''}`,
+      title: `LoRA forward + backward on the kernels, ${gpt2 ? "the lab's tiny GPT-2 (random F32)" : shape === 'fixture' ? "the tests' random Qwen2 (2 layers, hidden 32) (random BF16)" : `${label} (random BF16)`}`,
+      environment: `adapter: ${opened.gpu.adapter}; rank 8, alpha 16, ${gpt2 ? 'c_attn/c_proj/c_fc/c_proj' : 'q/k/v/o/gate/up/down'}, batch ${B} × ${T}${grpo ? ` (GRPO: ${grpo.group} per prompt, the last ${grpo.completion} scored, a group packed in one row)` : ''}`,
       columns: ['what', 'value', 'unit'],
       rows,
       notes: [
