@@ -15,6 +15,7 @@ import { formatGpuReport } from '../../src/gpu/engine/gpuReportFormat';
 import {
   disableKernelEngine,
   enableKernelEngine,
+  headSizeEngine,
   kernelEngine,
   kernelEngineReport,
   llamaKernelEngine,
@@ -29,7 +30,7 @@ import {
   START_SIZES,
   selfCheckAtStart,
 } from '../../src/gpu/engine/selfCheck';
-import { LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
+import { headSizeChecks, LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
 import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { runCheck } from '../../src/gpu/engine/selfCheck/run';
 import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
@@ -210,6 +211,27 @@ describe('the Llama kernels are checked when a Llama base first reaches the kern
     // Once per engine: a second Llama call does not run them again.
     await Promise.all([llamaKernelEngine(), llamaKernelEngine()]);
     expect(kernelEngine()!.selfCheck.results.length).toBe(after.length);
+    disableKernelEngine();
+  });
+
+  it('a head size of a model’s own (Qwen3’s 128) is checked when such a model first reaches the kernels, once', async (ctx) => {
+    const opened = await openKernelDevice();
+    if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
+    await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
+    expect(headSizeChecks(16)).toEqual([]); // the fixed checks' sizes
+    expect(headSizeChecks(64)).toEqual([]);
+    const names = headSizeChecks(128).map((c) => c.name);
+    expect(names).toEqual([
+      'attention/gqa (heads of 128)',
+      'attention/gqa (packed rows: shared prompts) (heads of 128)',
+      'attention/gqa_decode (heads of 128)',
+    ]);
+    expect(await headSizeEngine(128)).toBe(kernelEngine());
+    const results = kernelEngine()!.selfCheck.results;
+    const at128 = results.filter((r) => names.includes(r.name));
+    expect(at128.map((r) => r.ok)).toEqual([true, true, true]);
+    await headSizeEngine(128);
+    expect(kernelEngine()!.selfCheck.results.length).toBe(results.length);
     disableKernelEngine();
   });
 

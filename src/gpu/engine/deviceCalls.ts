@@ -25,8 +25,8 @@ import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
 import { llamaSelfCheck } from './selfCheck/checksLlama';
 
-/** Devices whose Llama kernels passed the self-check (run once per device). */
-const checked = new WeakSet<GPUDevice>();
+/** Per device, the head sizes whose checks passed (the one model's checks run once per size). */
+const checked = new WeakMap<GPUDevice, Set<number>>();
 
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
 export async function openDeviceTransformer(
@@ -39,13 +39,14 @@ export async function openDeviceTransformer(
   const rt = new GpuRuntime(opened.gpu.device);
   try {
     await rt.load([...SHADERS]);
-    if (options.selfCheck !== false && !checked.has(rt.device)) {
-      const failed = await llamaSelfCheck(rt, opened.gpu.software);
+    const heads = checked.get(rt.device) ?? new Set<number>();
+    if (options.selfCheck !== false && !heads.has(config.headDim)) {
+      const failed = await llamaSelfCheck(rt, opened.gpu.software, config.headDim);
       if (failed.length)
         throw new Error(
-          `the Llama kernels failed their self-check on this device: ${failed.join('; ')}`,
+          `the kernels failed their self-check on this device: ${failed.join('; ')}`,
         );
-      checked.add(rt.device);
+      checked.set(rt.device, heads.add(config.headDim));
     }
     const model = new DeviceTransformer(rt, config, weights, options);
     return { model, rt, adapter: opened.gpu.adapter, free: () => rt.destroy() };

@@ -43,7 +43,7 @@ import {
   type WeightTensor,
   type WeightTensors,
 } from './deviceTransformer';
-import { type Engine, kernelEngine, llamaKernelEngine, markEngineFailed } from './kernelSampling';
+import { type Engine, headSizeEngine, kernelEngine, markEngineFailed } from './kernelSampling';
 
 interface RoleOnDevice {
   engine: Engine;
@@ -248,7 +248,7 @@ async function sampleRoleOnDevice(
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  const e = await llamaKernelEngine();
+  const e = source ? await headSizeEngine(source.config.headDim) : null;
   if (!e || !source || !devicePicks(options, source.config.vocabSize)) return null;
   try {
     const { policy } = await deviceRole(e, source);
@@ -369,7 +369,7 @@ async function sampleRows(
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
 export async function rolePolicy(source: RoleSource | null): Promise<DeviceLoraPolicy | null> {
-  const e = await llamaKernelEngine();
+  const e = source ? await headSizeEngine(source.config.headDim) : null;
   if (!e || !source) return null;
   return (await deviceRole(e, source)).policy;
 }

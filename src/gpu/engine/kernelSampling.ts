@@ -22,7 +22,8 @@ import {
   selfCheckAtStart,
   summarize,
 } from './selfCheck';
-import { runLlamaChecks } from './selfCheck/checksLlama';
+import { headSizeChecks, LLAMA_CHECKS, runLlamaChecks } from './selfCheck/checksLlama';
+import type { KernelCheck } from './selfCheck/registry';
 import { shaderOverridesForTest } from './selfCheck/testHook';
 
 export interface KernelEngineReport {
@@ -60,6 +61,8 @@ export interface Engine {
   lost: string | null;
   /** The Llama kernels' self-check, once started (llamaKernelEngine): whether all passed. */
   llamaChecked?: Promise<boolean>;
+  /** The attention checks at a head size of a model's own, per size (headSizeEngine). */
+  headsChecked?: Map<number, Promise<boolean>>;
 }
 
 /** Adam as RoleTrainer runs it (TRL's GRPO defaults: β₂ 0.999, no weight decay). */
@@ -310,10 +313,30 @@ export async function llamaKernelEngine(): Promise<Engine | null> {
   return (await e.llamaChecked) ? kernelEngine() : null;
 }
 
-async function checkLlamaKernels(e: Engine): Promise<boolean> {
+/**
+ * llamaKernelEngine, and the attention checks at `headDim` where the fixed checks do not cover
+ * it (selfCheck/checksLlama.ts' headSizeChecks: Qwen3's 128), once per size per engine.
+ */
+export async function headSizeEngine(headDim: number): Promise<Engine | null> {
+  const e = await llamaKernelEngine();
+  const checks = headSizeChecks(headDim);
+  if (!e || checks.length === 0) return e;
+  e.headsChecked ??= new Map();
+  let checked = e.headsChecked.get(headDim);
+  if (!checked) {
+    checked = checkLlamaKernels(e, checks);
+    e.headsChecked.set(headDim, checked);
+  }
+  return (await checked) ? kernelEngine() : null;
+}
+
+async function checkLlamaKernels(
+  e: Engine,
+  checks: readonly KernelCheck[] = LLAMA_CHECKS,
+): Promise<boolean> {
   let results: CheckResult[];
   try {
-    results = await runLlamaChecks(e.rt, e.gpu.software);
+    results = await runLlamaChecks(e.rt, e.gpu.software, checks);
   } catch (error) {
     markEngineFailed(e, error);
     return false;

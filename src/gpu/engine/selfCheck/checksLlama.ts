@@ -609,8 +609,22 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
 ] as KernelCheck[];
 
 /** The Llama checks on this device, each result as the start's checks report theirs. */
-export function runLlamaChecks(rt: GpuRuntime, software: boolean): Promise<CheckResult[]> {
-  return runChecks(LLAMA_CHECKS, {
+/**
+ * The attention checks at a model's own head size where it is not one of HEAD_SIZES (Qwen3's
+ * 128 runs attention.wgsl?MAX_V4=32, another build of the general passes): run when such a
+ * model first reaches the kernels.
+ */
+export function headSizeChecks(hd: number): KernelCheck[] {
+  if ((HEAD_SIZES as readonly number[]).includes(hd)) return [];
+  return [gqaCheck(false, hd), gqaCheck(true, hd), gqaDecodeCheck(hd)];
+}
+
+export function runLlamaChecks(
+  rt: GpuRuntime,
+  software: boolean,
+  checks: readonly KernelCheck[] = LLAMA_CHECKS,
+): Promise<CheckResult[]> {
+  return runChecks(checks, {
     rt,
     sizes: { nEmbd: 0, nHead: 0, nInner: 0, vocabSize: 0, label: 'llama' },
     matmul: 'v1_regblock',
@@ -619,7 +633,12 @@ export function runLlamaChecks(rt: GpuRuntime, software: boolean): Promise<Check
   });
 }
 
-/** The Llama checks on this device; the failures, in words. */
-export async function llamaSelfCheck(rt: GpuRuntime, software: boolean): Promise<string[]> {
-  return (await runLlamaChecks(rt, software)).filter((r) => !r.ok).map(describeFailure);
+/** The one model's checks on this device (and those at a head size of its own); the failures, in words. */
+export async function llamaSelfCheck(
+  rt: GpuRuntime,
+  software: boolean,
+  headDim?: number,
+): Promise<string[]> {
+  const checks = [...LLAMA_CHECKS, ...(headDim ? headSizeChecks(headDim) : [])];
+  return (await runLlamaChecks(rt, software, checks)).filter((r) => !r.ok).map(describeFailure);
 }
