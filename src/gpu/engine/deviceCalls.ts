@@ -43,9 +43,7 @@ export async function openDeviceTransformer(
     if (options.selfCheck !== false && !heads.has(config.headDim)) {
       const failed = await llamaSelfCheck(rt, opened.gpu.software, config.headDim);
       if (failed.length)
-        throw new Error(
-          `the kernels failed their self-check on this device: ${failed.join('; ')}`,
-        );
+        throw new Error(`the kernels failed their self-check on this device: ${failed.join('; ')}`);
       checked.set(rt.device, heads.add(config.headDim));
     }
     const model = new DeviceTransformer(rt, config, weights, options);
