@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkpointTensors, DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
-import { sampleDeviceLlama } from '../src/gpu/engine/kernelRoles';
+import { sampleOnModel } from '../src/gpu/engine/kernelRoles';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
@@ -112,12 +112,12 @@ export async function labKernels(
       seed: 1,
       stopId: 0xffffffff,
     });
-    await sampleDeviceLlama(model, group, options(2), threads); // compiles the G-row program
+    await sampleOnModel(model, group, options(2), threads); // compiles the G-row program
     start = performance.now();
-    await sampleDeviceLlama(model, group, options(1), threads);
+    await sampleOnModel(model, group, options(1), threads);
     const one = performance.now() - start;
     start = performance.now();
-    await sampleDeviceLlama(model, group, options(decode), threads);
+    await sampleOnModel(model, group, options(decode), threads);
     batched.set(G, (G * (decode - 1)) / ((performance.now() - start - one) / 1000));
   }
   return { prefill: ids.length / prefillS, decode: single, batched };

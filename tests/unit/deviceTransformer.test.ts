@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
-import { sampleDeviceLlama } from '../../src/gpu/engine/kernelRoles';
+import { sampleOnModel } from '../../src/gpu/engine/kernelRoles';
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
@@ -151,7 +151,7 @@ describe('device Llama forward', () => {
       const stopId = (await reference(free))[1]!.tokens[3]!;
       const options = { ...free, stopId };
       const want = await reference(options);
-      const got = await sampleDeviceLlama(model, prompts, options, threads);
+      const got = await sampleOnModel(model, prompts, options, threads);
       expect(got.tokens).toEqual(want.map((r) => r.tokens));
       expect(got.finished).toEqual(want.map((r) => r.finished));
       expect(got.finished[1]).toBe(true);

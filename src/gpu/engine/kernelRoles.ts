@@ -255,12 +255,7 @@ async function sampleRoleOnDevice(
     if (prompts.some((p) => p.length >= policy.model.contextLength)) return null;
     policy.attach();
     try {
-      const result = await sampleDeviceLlama(
-        policy.model,
-        prompts,
-        options,
-        e.gpu.software ? 16 : 64,
-      );
+      const result = await sampleOnModel(policy.model, prompts, options, e.gpu.software ? 16 : 64);
       roleDeviceCalls.sample++;
       return result;
     } finally {
@@ -273,10 +268,10 @@ async function sampleRoleOnDevice(
 }
 
 /**
- * sampleLlamaOnDevice's draw over `base` as it stands (an adapter attached or none), `threads`
+ * A role's draw over `base` as it stands (an adapter attached or none), `threads`
  * invocations per row in the draw (16 on CPU drivers, 64 on GPUs).
  */
-export async function sampleDeviceLlama(
+export async function sampleOnModel(
   base: DeviceTransformer,
   prompts: number[][],
   options: SampleOptions,
