@@ -725,17 +725,30 @@ export class DeviceLoraPolicy {
     dlogp: readonly ArrayLike<number>[],
   ): Promise<Float32Array[]> {
     const parts = packBatch(batch);
+    return logProbsOf(batch, parts, await this.forwardBackward(batch, parts, dlogp, true));
+  }
+
+  /**
+   * Each part's forward and backward, submitted part by part, the adapters' gradients summed on
+   * the device; with `read`, each part's head log-probs read back after it.
+   */
+  private async forwardBackward(
+    batch: TokenBatch,
+    parts: PackedPart[],
+    dlogp: readonly ArrayLike<number>[],
+    read: boolean,
+  ): Promise<Float32Array[]> {
+    const invTemp = 1 / (batch.temperature ?? 1);
     const values: Float32Array[] = [];
     for (const [p, part] of parts.entries()) {
       const a = this.upload(batch, part, dlogp);
-      const invTemp = 1 / (batch.temperature ?? 1);
       const seq = new Seq();
       this.forward(seq, a, invTemp);
       this.backward(seq, a, invTemp, p === 0);
       seq.submit(this.rt);
-      values.push(await this.readHead(a));
+      if (read) values.push(await this.readHead(a));
     }
-    return logProbsOf(batch, parts, values);
+    return values;
   }
 
   /**
@@ -791,14 +804,7 @@ export class DeviceLoraPolicy {
     // backward, the gradients summed on the device.
     const { loss, dlogp } = lossFn(await this.partsLogProbs(batch, parts));
     this.rt.write(this.adapters.loss, Float32Array.from([loss]));
-    const invTemp = 1 / (batch.temperature ?? 1);
-    parts.forEach((part, p) => {
-      const a = this.upload(batch, part, dlogp);
-      const seq = new Seq();
-      this.forward(seq, a, invTemp);
-      this.backward(seq, a, invTemp, p === 0);
-      seq.submit(this.rt);
-    });
+    await this.forwardBackward(batch, parts, dlogp, false);
     return { loss, ...(await this.applyAdamW(o)), microBatches: parts.length };
   }
 

@@ -8,7 +8,6 @@
 // Afterwards the adapter is written back into tfjs. Null: engine off or a device failure (the
 // caller runs the update on tfjs from the adapter tfjs still holds).
 
-import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
 import type { GPT } from '../../model/gpt';
 import { defaultMemoryBudgetBytes } from '../../model/memory';
@@ -20,12 +19,11 @@ import {
 } from '../../rl/grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
-import type { Adapters, DeviceLoraPolicy } from './deviceLora';
 import {
+  adamStateOf,
   gptLoraSource,
-  llamaRolePolicy,
+  importAdamState,
   llamaSource,
-  moduleKey,
   type RoleSource,
   referencePolicy,
   roleIsFresh,
@@ -84,14 +82,12 @@ export async function llamaGradientsOnDevice(
   loss: GrpoLossOptions,
   sequences: readonly PolicySequence[],
 ) {
-  const policy = await llamaRolePolicy(model);
-  if (!policy) throw new Error('the kernels are not on');
+  const source = llamaSource(model);
+  const policy = await rolePolicy(source);
+  if (!source || !policy) throw new Error('the kernels are not on');
   const prepared = lossInputs(sequences);
   const batch = { ...prepared.batch, temperature: options.temperature };
-  const ref =
-    loss.beta > 0
-      ? await referenceRows(llamaSource(model) as RoleSource, sequences, batch, prepared.L)
-      : undefined;
+  const ref = loss.beta > 0 ? await referenceRows(source, sequences, batch, prepared.L) : undefined;
   const logp = completionRows(sequences, await policy.logProbs(batch), prepared.L);
   const inputs = { ...prepared, logProbs: logp, ...(ref ? { refLogProbs: ref } : {}) };
   const dlogp = deviceRows(sequences, grpoLossGradientReference(inputs, loss));
@@ -136,61 +132,20 @@ export async function updateGptLoraOnDevice(
 ): Promise<RoleUpdate | null> {
   const source = gptLoraSource(model);
   if (!source) return null;
-  if (sequences.some((s) => s.prompt.length + s.completion.length > model.config.nCtx)) return null; // tfjs's update says why
+  // Too long for the context: tfjs's update says why.
+  if (sequences.some((s) => s.prompt.length + s.completion.length > model.config.nCtx)) return null;
   const e = kernelEngine();
   try {
     const policy = await rolePolicy(source);
     if (!policy) return null;
-    if (roleIsFresh(source)) importAdam(policy, source, await host.exportState());
+    if (roleIsFresh(source)) importAdamState(policy, source.lora, await host.exportState());
     const update = await updateRoleOnDevice(source, options, loss, sequences);
-    if (update) host.importState(await exportAdam(policy, source));
+    if (update) host.importState(await adamStateOf(policy, source.lora));
     return update;
   } catch (error) {
     if (e) markEngineFailed(e, error);
     return null;
   }
-}
-
-/** The tfjs AdamW's moments (every m, then every v, each module's A then B) onto the policy. */
-function importAdam(policy: DeviceLoraPolicy, source: RoleSource, state: AdamWState): void {
-  const modules = [...source.lora.modules.keys()];
-  if (state.moments.length !== 4 * modules.length) {
-    policy.importMoments(zeroMoments(policy), zeroMoments(policy), state.step);
-    return;
-  }
-  const half = 2 * modules.length;
-  const m: Adapters = new Map();
-  const v: Adapters = new Map();
-  modules.forEach((module, i) => {
-    const key = moduleKey(module);
-    const at = (k: number) => (state.moments[k] as AdamWState['moments'][number]).data;
-    m.set(key, { A: at(2 * i), B: at(2 * i + 1) });
-    v.set(key, { A: at(half + 2 * i), B: at(half + 2 * i + 1) });
-  });
-  policy.importMoments(m, v, state.step);
-}
-
-function zeroMoments(policy: DeviceLoraPolicy): Adapters {
-  const zero: Adapters = new Map();
-  for (const [key, a] of policy.initialAdapters(1))
-    zero.set(key, { A: new Float32Array(a.A.length), B: new Float32Array(a.B.length) });
-  return zero;
-}
-
-/** The policy's moments as the tfjs AdamW lays them out (importAdam's inverse). */
-async function exportAdam(policy: DeviceLoraPolicy, source: RoleSource): Promise<AdamWState> {
-  const { m, v, steps } = await policy.exportMoments();
-  const moments: AdamWState['moments'] = [];
-  for (const [kind, values] of [
-    ['m', m],
-    ['v', v],
-  ] as const)
-    for (const [module, pair] of source.lora.modules) {
-      const moment = values.get(moduleKey(module)) as { A: Float32Array; B: Float32Array };
-      moments.push({ name: `${module}.lora_A/${kind}`, shape: [...pair.a.shape], data: moment.A });
-      moments.push({ name: `${module}.lora_B/${kind}`, shape: [...pair.b.shape], data: moment.B });
-    }
-  return { step: steps, moments };
 }
 
 /** A role's update on the device, or null (engine off, device failure). */

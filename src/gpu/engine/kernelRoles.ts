@@ -99,12 +99,11 @@ export interface RoleSource {
 /** A Llama-family role over its (shared) base. */
 export function llamaSource(model: LlamaModel): RoleSource | null {
   if (!model.lora) return null;
-  const base = model;
   return {
-    baseKey: base.weights,
-    config: llamaTransformerConfig(base.config),
-    tensors: async () => llamaTensors(base),
-    contextLength: Math.min(base.config.maxPositionEmbeddings || 512, 4096),
+    baseKey: model.weights,
+    config: llamaTransformerConfig(model.config),
+    tensors: async () => llamaTensors(model),
+    contextLength: Math.min(model.config.maxPositionEmbeddings || 512, 4096),
     lora: model.lora,
   };
 }
@@ -403,16 +402,11 @@ export function roleIsFresh(source: RoleSource): boolean {
 }
 
 /**
- * Adam's state of the role's adapter where the device updated it (tfjs's optimizer never saw
- * those steps), as the tfjs AdamW lays it out (every m, then every v, in loraParams' order:
- * each module's lora_A then lora_B); null where the device holds none.
+ * The policy's Adam moments as the tfjs AdamW lays them out (every m, then every v, in
+ * loraParams' order: each module's lora_A then lora_B), and its steps.
  */
-export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWState | null> {
-  const e = kernelEngine();
-  const lora = model.lora as GptLora | undefined;
-  const role = lora ? roles.get(lora) : undefined;
-  if (!e || !lora || !role || role.engine !== e || role.policy.steps === 0) return null;
-  const { m, v, steps } = await role.policy.exportMoments();
+export async function adamStateOf(policy: DeviceLoraPolicy, lora: GptLora): Promise<AdamWState> {
+  const { m, v, steps } = await policy.exportMoments();
   const moments: AdamWState['moments'] = [];
   for (const [kind, values] of [
     ['m', m],
@@ -430,14 +424,8 @@ export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWSt
   return { step: steps, moments };
 }
 
-/** A resumed run's Adam state onto the device, where the engine is on (its next update continues it). */
-export async function restoreLlamaAdamStateOnDevice(
-  model: LlamaModel,
-  state: AdamWState,
-): Promise<void> {
-  const policy = await llamaRolePolicy(model);
-  const lora = model.lora as GptLora | undefined;
-  if (!policy || !lora || state.moments.length === 0) return;
+/** The tfjs AdamW's moments (adamStateOf's layout) onto the policy. */
+export function importAdamState(policy: DeviceLoraPolicy, lora: GptLora, state: AdamWState): void {
   const modules = [...lora.modules.keys()];
   if (state.moments.length !== 4 * modules.length)
     throw new Error(
@@ -452,4 +440,27 @@ export async function restoreLlamaAdamStateOnDevice(
     v.set(key, { A: state.moments[half + 2 * i]!.data, B: state.moments[half + 2 * i + 1]!.data });
   });
   policy.importMoments(m, v, state.step);
+}
+
+/**
+ * Adam's state of a Llama role's adapter where the device updated it (tfjs's optimizer never saw
+ * those steps); null where the device holds none.
+ */
+export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWState | null> {
+  const e = kernelEngine();
+  const lora = model.lora as GptLora | undefined;
+  const role = lora ? roles.get(lora) : undefined;
+  if (!e || !lora || !role || role.engine !== e || role.policy.steps === 0) return null;
+  return adamStateOf(role.policy, lora);
+}
+
+/** A resumed run's Adam state onto the device, where the engine is on (its next update continues it). */
+export async function restoreLlamaAdamStateOnDevice(
+  model: LlamaModel,
+  state: AdamWState,
+): Promise<void> {
+  const policy = await llamaRolePolicy(model);
+  const lora = model.lora as GptLora | undefined;
+  if (!policy || !lora || state.moments.length === 0) return;
+  importAdamState(policy, lora, state);
 }
