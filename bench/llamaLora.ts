@@ -10,7 +10,7 @@
 // 2 layers, hidden 32, MLP 64, 4/2 heads × 8, vocabulary 280), where the kernels' fixed costs
 // show rather than their arithmetic; LLAMA_LORA_SHAPE=gpt2 the lab's tiny GPT-2 (random F32
 // weights; LoRA on c_attn, both c_proj and c_fc), as `train --lora-rank 8` updates it on the
-// kernels' one model.
+// kernels' one model. Any other value is refused in words.
 
 import { DeviceLoraPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLora';
 import {
@@ -138,6 +138,8 @@ export const llamaLoraBench: BenchSection = async (): Promise<BenchTable> => {
     group > 0 ? { group, completion: Number(process.env.LLAMA_LORA_COMPLETION ?? 24) } : undefined;
   try {
     const shape = process.env.LLAMA_LORA_SHAPE;
+    if (shape !== undefined && !['fixture', 'gpt2', '05b'].includes(shape))
+      throw new Error(`LLAMA_LORA_SHAPE=${shape}: one of fixture, gpt2, 05b (the default)`);
     const gpt2 = shape === 'gpt2' ? makeConfig('tiny', 617, 'coder', { nCtx: 448 }) : null;
     const config = gpt2
       ? gptTransformerConfig(gpt2)
