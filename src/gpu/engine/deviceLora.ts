@@ -11,6 +11,8 @@
 // through the frozen weights (16-bit: matmul v6_b16t) — to the adapters' gradients only (the
 // base gets none), all in one submission; then the adapters' guarded AdamW step.
 import type { AdapterSite, DeviceMatrix, DeviceNorm, DeviceTransformer } from './deviceTransformer';
+import { DeviceWeights, type NamedTensors } from './deviceWeights';
+import type { FlatAdam } from './flatAdam';
 import { type AdamWOptions, type Adapters, DeviceAdapters, type LoraShape } from './loraAdapters';
 import {
   attentionBackward,
@@ -41,7 +43,7 @@ import {
   packBatch,
   type TokenBatch,
 } from './packedBatch';
-import type { Bindable, DispatchSpec, GpuRuntime } from './runtime';
+import type { Bindable, DispatchSpec, GpuRuntime, Slice } from './runtime';
 
 export {
   type AdamWOptions,
@@ -85,72 +87,93 @@ class Seq {
  * gradients for a dlogp, an AdamW step, adapters in and out in PEFT's shapes.
  */
 export class DeviceLoraPolicy {
-  /** The adapters: their layout, products, import and export, AdamW (loraAdapters.ts). */
-  readonly adapters: DeviceAdapters;
+  /** LoRA's adapters: their layout, products, import and export, AdamW (loraAdapters.ts). */
+  readonly adapters: DeviceAdapters | null;
+  /** The model's own weights, trained in full (deviceWeights.ts): no adapters, a trainable model. */
+  readonly weights: DeviceWeights | null;
   private acts: Acts | null = null;
   private actsKey = '';
 
   /** RoPE's cos/sin table (the model's; null where its positions are learned). */
   private readonly ropeTable: GPUBuffer | null;
 
+  /**
+   * `lora`: the adapters this policy trains over the frozen model. Null: the model's own weights
+   * where the model is trainable (DeviceTransformer's `trainable`), else nothing (a frozen
+   * policy: a KL reference's log-probs).
+   */
   constructor(
     private readonly rt: GpuRuntime,
     readonly model: DeviceTransformer,
-    readonly lora: LoraShape,
+    readonly lora: LoraShape | null,
     adapters?: Adapters,
     seed = 1,
   ) {
     this.ropeTable = model.table;
-    this.adapters = new DeviceAdapters(rt, model, lora, adapters, seed);
+    this.adapters = lora ? new DeviceAdapters(rt, model, lora, adapters, seed) : null;
+    this.weights = !lora && model.flat ? new DeviceWeights(rt, model) : null;
     const rowBytes = 4 * model.Vp;
     const limit = rt.device.limits.maxStorageBufferBindingSize;
     this.logitsRows = Math.max(64, Math.floor(limit / rowBytes / 64) * 64);
   }
 
-  get scale(): number {
-    return this.adapters.scale;
+  /** The parameters this policy trains (their gradients, Adam). */
+  private get trained(): FlatAdam {
+    const t = this.adapters ?? this.weights;
+    if (!t) throw new Error('this policy trains nothing (a frozen reference)');
+    return t;
   }
 
-  /** Floats of the adapters (and of their gradients, and of each moment). */
+  /** The adapters, where the policy has them. */
+  private get lo(): DeviceAdapters {
+    if (!this.adapters) throw new Error('this policy holds no LoRA adapters');
+    return this.adapters;
+  }
+
+  get scale(): number {
+    return this.lo.scale;
+  }
+
+  /** Floats of the trained parameters (and of their gradients, and of each moment). */
   get size(): number {
-    return this.adapters.size;
+    return this.trained.size;
   }
 
   /** AdamW steps taken. */
   get steps(): number {
-    return this.adapters.steps;
+    return this.trained.steps;
   }
 
   /** PEFT's start: A ~ U(±1/√in) (kaiming_uniform with a = √5), B = 0 (the base's outputs). */
   initialAdapters(seed: number): Adapters {
-    return this.adapters.initialAdapters(seed);
+    return this.lo.initialAdapters(seed);
   }
 
   /** Writes adapters (every slot must be given, in PEFT's shapes); resets nothing else. */
   importAdapters(adapters: Adapters): void {
-    this.adapters.importAdapters(adapters);
+    this.lo.importAdapters(adapters);
   }
 
   exportAdapters(): Promise<Adapters> {
-    return this.adapters.exportAdapters();
+    return this.lo.exportAdapters();
   }
 
   /** AdamW's first and second moments in PEFT's shapes, and the steps taken (a snapshot's). */
   exportMoments(): Promise<{ m: Adapters; v: Adapters; steps: number }> {
-    return this.adapters.exportMoments();
+    return this.lo.exportMoments();
   }
 
   /** Restores exportMoments' state (a resumed run's Adam continues where it stopped). */
   importMoments(m: Adapters, v: Adapters, steps: number): void {
-    this.adapters.importMoments(m, v, steps);
+    this.lo.importMoments(m, v, steps);
   }
 
   /**
-   * One AdamW step over the adapters from the gradients on the device (guarded: a non-finite
-   * gradient skips it); returns the gradients' global norm and whether the step was taken.
+   * One AdamW step over the trained parameters from the gradients on the device (guarded: a
+   * non-finite gradient skips it); returns the gradients' global norm and whether it was taken.
    */
   applyAdamW(o: AdamWOptions): Promise<{ gradNorm: number; ok: boolean }> {
-    return this.adapters.applyAdamW(o);
+    return this.trained.applyAdamW(o);
   }
 
   /**
@@ -168,7 +191,7 @@ export class DeviceLoraPolicy {
     const R = B * T;
     const { hidden: D, intermediate: I, heads: H, headDim: hd } = c;
     const W = this.model.W;
-    const r = this.lora.rank;
+    const r = this.lora?.rank ?? 0;
     const L = Math.min(R, this.logitsRows);
     const layers = Array.from({ length: c.layers }, (_, l) => l);
     // RMSNorm keeps rstd per row; LayerNorm its mean and rstd.
@@ -201,7 +224,7 @@ export class DeviceLoraPolicy {
         hm: rt.buffer(R * I, `mlp ${l}`),
       })),
       u: new Map(
-        [...this.adapters.sites.values()].map((s) => [
+        [...(this.adapters?.sites.values() ?? [])].map((s) => [
           s.key,
           rt.buffer(R * s.slots.length * r, `u ${s.key}`),
         ]),
@@ -229,7 +252,7 @@ export class DeviceLoraPolicy {
       dsum: rt.buffer(R * H, 'dsum'),
       dgu: rt.buffer(R * 2 * I, 'dgate|up'),
       dhm: rt.buffer(R * I, 'dmlp'),
-      du: rt.buffer(R * 3 * r, 'du'),
+      du: r > 0 ? rt.buffer(R * 3 * r, 'du') : null,
     };
   }
 
@@ -299,6 +322,7 @@ export class DeviceLoraPolicy {
     x: GPUBuffer,
     y: GPUBuffer,
   ) {
+    if (!this.adapters) return;
     seq.run(
       ...this.adapters.forwardSpecs(a.R, layer, site, x, y, (s) => a.u.get(s.key) as GPUBuffer),
     );
@@ -311,6 +335,8 @@ export class DeviceLoraPolicy {
    * detach() returns it to the base.
    */
   attach(): void {
+    const adapters = this.adapters;
+    if (!adapters || !this.lora) return; // the model's own weights: nothing to attach
     // u for a site of up to three adapters, as many rows as a call may run.
     this.scratch ??= this.rt.buffer(
       this.model.contextLength * 3 * this.lora.rank,
@@ -318,7 +344,7 @@ export class DeviceLoraPolicy {
     );
     const u = this.scratch;
     this.model.setAdapterHook((rows, layer, site, x, y) =>
-      this.adapters.forwardSpecs(rows, layer, site, x, y, () => u),
+      adapters.forwardSpecs(rows, layer, site, x, y, () => u),
     );
   }
 
@@ -336,6 +362,7 @@ export class DeviceLoraPolicy {
     dy: GPUBuffer,
     dx: GPUBuffer,
   ) {
+    if (!this.adapters) return;
     seq.run(
       ...this.adapters.backwardSpecs(
         a.R,
@@ -345,7 +372,7 @@ export class DeviceLoraPolicy {
         dy,
         dx,
         (s) => a.u.get(s.key) as GPUBuffer,
-        a.du,
+        a.du as GPUBuffer,
       ),
     );
   }
@@ -436,7 +463,10 @@ export class DeviceLoraPolicy {
       : rmsNormForward(x, n.weight, y, stats, R, D, eps, this.rt.dummy);
   }
 
-  /** The norm's input gradient: dx (+)= ∂/∂x from dy (its weight and bias are frozen). */
+  /**
+   * The norm's input gradient: dx (+)= ∂/∂x from dy; and its weight's and bias's where the
+   * model's own weights are trained.
+   */
   private normBackward(
     x: GPUBuffer,
     n: DeviceNorm,
@@ -445,21 +475,35 @@ export class DeviceLoraPolicy {
     dx: GPUBuffer,
     R: number,
     accumulate: boolean,
-  ): DispatchSpec {
+  ): DispatchSpec[] {
     const D = this.model.config.hidden;
-    if (n.bias) return layerNormBackwardDx(x, n.weight, dy, stats, dx, R, D, accumulate);
+    const params = this.weights ? [this.weights.normGrads(x, n, dy, stats, R)] : [];
+    if (n.bias)
+      return [layerNormBackwardDx(x, n.weight, dy, stats, dx, R, D, accumulate), ...params];
     const dummy = this.rt.dummy;
-    return rmsNormBackward(
-      x,
-      n.weight,
-      dy,
-      stats,
-      dx,
-      dummy.w,
-      R,
-      D,
-      accumulate,
-    )[0] as DispatchSpec;
+    return [
+      rmsNormBackward(x, n.weight, dy, stats, dx, dummy.w, R, D, accumulate)[0] as DispatchSpec,
+      ...params,
+    ];
+  }
+
+  /**
+   * What the backward gives the trained parameters at a projection (W [rows, ·], dy [R, rows],
+   * its input x): the adapters' gradients (dx += their path's), or W's and its bias's own.
+   */
+  private trainedBackward(
+    seq: Seq,
+    a: Acts,
+    layer: number,
+    site: AdapterSite,
+    x: GPUBuffer,
+    dy: GPUBuffer,
+    dx: GPUBuffer,
+    m: DeviceMatrix,
+    bias: Slice | null,
+  ) {
+    this.loraBackward(seq, a, layer, site, x, dy, dx);
+    if (this.weights) seq.run(...this.weights.projectionGrads(a.R, dy, x, m, bias));
   }
 
   private forward(seq: Seq, a: Acts, invTemp: number) {
@@ -572,10 +616,12 @@ export class DeviceLoraPolicy {
     const { R, B, T } = a;
     const W = model.W;
     const dummy = this.rt.dummy;
-    const dxOnly = (specs: DispatchSpec[]) => specs[0] as DispatchSpec;
+    // q/k norms: their input gradient, and their weights' where the model's own are trained.
+    const dxOnly = (specs: DispatchSpec[]) => (this.weights ? specs : [specs[0] as DispatchSpec]);
+    const dwOf = (weight: Slice) => (this.weights ? this.weights.gradOf(weight) : dummy.w);
     // Every adapter gradient below adds to the adapters' gradients: a micro-batch after the
     // first adds on.
-    if (clearGradients) seq.clear(this.adapters.grads);
+    if (clearGradients) seq.clear(this.trained.grads);
     const S = a.headRows;
     // The head's rows' dxn: every position's, or the scored ones', scattered after (zero rows
     // for the others).
@@ -598,10 +644,21 @@ export class DeviceLoraPolicy {
         ),
         ...this.projectT(n, a.logits, model.Vp, model.head, { buffer: dxnHead, offset: r0 * D }),
       );
+      // The head's (the embedding's where tied) from the chunk's dlogits and its rows' xn.
+      if (this.weights)
+        seq.run(
+          this.weights.matrixGrad(
+            n,
+            a.logits,
+            model.Vp,
+            { buffer: this.headInput(a), offset: r0 * D },
+            model.head,
+          ),
+        );
     }
     if (S < R) seq.run(scatterRows(a.dxnS, a.inv, a.dxn, S, R, D));
     seq.run(
-      this.normBackward(
+      ...this.normBackward(
         a.xs[c.layers] as GPUBuffer,
         model.finalNorm,
         a.dxn,
@@ -616,18 +673,18 @@ export class DeviceLoraPolicy {
       const s = a.layers[l] as Acts['layers'][number];
       // MLP: x_{l+1} = xMid + down(act(gateUp(norm(xMid)))), act SwiGLU or GELU.
       seq.run(...this.projectT(R, a.dx, D, w.down, a.dhm));
-      this.loraBackward(seq, a, l, 'down', s.hm, a.dx, a.dhm);
+      this.trainedBackward(seq, a, l, 'down', s.hm, a.dx, a.dhm, w.down, w.downBias);
       seq.run(
         c.mlp === 'swiglu'
           ? swigluBackward(s.gu, a.dhm, a.dgu, R, I)
           : geluBackward(s.gu, a.dhm, a.dgu, R * I),
       );
       seq.run(...this.projectT(R, a.dgu, w.gateUp.rows, w.gateUp, a.dxn));
-      this.loraBackward(seq, a, l, 'gateUp', s.xn2, a.dgu, a.dxn);
-      seq.run(this.normBackward(s.xMid, w.postNorm, a.dxn, s.rstd2, a.dx, R, true));
+      this.trainedBackward(seq, a, l, 'gateUp', s.xn2, a.dgu, a.dxn, w.gateUp, w.gateUpBias);
+      seq.run(...this.normBackward(s.xMid, w.postNorm, a.dxn, s.rstd2, a.dx, R, true));
       // Attention: xMid = x_l + o(attention(RoPE(norm_qk(qkv(RMSNorm(x_l)))))).
       seq.run(...this.projectT(R, a.dx, D, w.o, a.datt));
-      this.loraBackward(seq, a, l, 'o', s.att, a.dx, a.datt);
+      this.trainedBackward(seq, a, l, 'o', s.att, a.dx, a.datt, w.o, w.oBias);
       seq.run(
         ...attentionBackward(
           { B, T, H, hd, kvH },
@@ -646,14 +703,14 @@ export class DeviceLoraPolicy {
       if (s.qkvPre && a.dqkvPre && w.qNorm && w.kNorm) {
         seq.copy(a.dqkv, a.dqkvPre, R * W);
         seq.run(
-          dxOnly(
+          ...dxOnly(
             rmsNormBackward(
               s.qkvPre,
               w.qNorm,
               a.dqkv,
               s.qRstd,
               a.dqkvPre,
-              dummy.w,
+              dwOf(w.qNorm),
               R * H,
               hd,
               false,
@@ -663,27 +720,33 @@ export class DeviceLoraPolicy {
               },
             ),
           ),
-          dxOnly(
+          ...dxOnly(
             rmsNormBackward(
               s.qkvPre,
               w.kNorm,
               a.dqkv,
               s.kRstd,
               a.dqkvPre,
-              dummy.w,
+              dwOf(w.kNorm),
               R * kvH,
               hd,
               false,
-              { group: kvH, stride: W, off: H * hd },
+              {
+                group: kvH,
+                stride: W,
+                off: H * hd,
+              },
             ),
           ),
         );
         dPre = a.dqkvPre;
       }
       seq.run(...this.projectT(R, dPre, W, w.qkv, a.dxn));
-      this.loraBackward(seq, a, l, 'qkv', s.xn1, dPre, a.dxn);
-      seq.run(this.normBackward(a.xs[l] as GPUBuffer, w.inNorm, a.dxn, s.rstd1, a.dx, R, true));
+      this.trainedBackward(seq, a, l, 'qkv', s.xn1, dPre, a.dxn, w.qkv, w.qkvBias);
+      seq.run(...this.normBackward(a.xs[l] as GPUBuffer, w.inNorm, a.dxn, s.rstd1, a.dx, R, true));
     }
+    // The embedding's rows (and learned positions') from the first layer's input gradient.
+    if (this.weights) seq.run(...this.weights.embeddingGrads(a.ids, a.dx, a.positions, R));
   }
 
   /** The head's log-probs of the part on the device, in its scored order (every row's without). */
@@ -773,7 +836,18 @@ export class DeviceLoraPolicy {
     dlogp: readonly ArrayLike<number>[],
   ): Promise<{ logp: Float32Array[]; grads: Adapters }> {
     const logp = await this.backwardOnDevice(batch, dlogp);
-    return { logp, grads: await this.adapters.unpack(this.adapters.grads) };
+    return { logp, grads: await this.lo.unpack(this.lo.grads) };
+  }
+
+  /** The gradients of Σ dlogp·logp for every weight of the model (trained in full), by name. */
+  async weightGradients(
+    batch: TokenBatch,
+    dlogp: readonly ArrayLike<number>[],
+  ): Promise<{ logp: Float32Array[]; grads: NamedTensors }> {
+    const weights = this.weights;
+    if (!weights) throw new Error('this policy does not train the model’s own weights');
+    const logp = await this.backwardOnDevice(batch, dlogp);
+    return { logp, grads: await weights.unpack(weights.grads) };
   }
 
   /**
@@ -793,7 +867,7 @@ export class DeviceLoraPolicy {
       const { a, invTemp, head } = await this.forwardPass(batch, part);
       const { loss, dlogp } = lossFn(logProbsOf(batch, parts, [head]));
       this.rt.write(a.g, headGradient(batch, part, dlogp));
-      this.rt.write(this.adapters.loss, Float32Array.from([loss]));
+      this.rt.write(this.trained.loss, Float32Array.from([loss]));
       const backward = new Seq();
       this.backward(backward, a, invTemp);
       backward.submit(this.rt);
@@ -803,7 +877,7 @@ export class DeviceLoraPolicy {
     // first, then the loss over all of them on the host, then each part's forward again and its
     // backward, the gradients summed on the device.
     const { loss, dlogp } = lossFn(await this.partsLogProbs(batch, parts));
-    this.rt.write(this.adapters.loss, Float32Array.from([loss]));
+    this.rt.write(this.trained.loss, Float32Array.from([loss]));
     await this.forwardBackward(batch, parts, dlogp, false);
     return { loss, ...(await this.applyAdamW(o)), microBatches: parts.length };
   }
@@ -813,6 +887,7 @@ export class DeviceLoraPolicy {
     this.detach();
     this.freeActivations();
     if (this.scratch) this.rt.free(this.scratch);
-    this.adapters.free();
+    this.adapters?.free();
+    this.weights?.free();
   }
 }

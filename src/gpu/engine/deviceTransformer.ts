@@ -38,6 +38,7 @@ import {
   type WeightDtype,
 } from './opsLlama';
 import {
+  ALIGN_FLOATS,
   type Bindable,
   type DispatchSpec,
   type GpuRuntime,
@@ -95,29 +96,46 @@ export interface DeviceMatrix {
   dtype: WeightDtype;
   rows: number;
   cols: number;
-  parts: { buffer: GPUBuffer; row0: number; rows: number }[];
+  parts: { buffer: Slice; row0: number; rows: number }[];
 }
 
 /** A norm's weight, and LayerNorm's bias. */
 export interface DeviceNorm {
-  weight: GPUBuffer;
-  bias: GPUBuffer | null;
+  weight: Slice;
+  bias: Slice | null;
+}
+
+/** Where a checkpoint tensor lies in a trainable model's flat buffer (floats). */
+export interface PlacedTensor {
+  name: string;
+  offset: number;
+  /** The checkpoint's shape. */
+  shape: readonly number[];
+  /** Held transposed (a Conv1D weight, [in, out] in the checkpoint, as [out, in] rows). */
+  transposed: boolean;
+}
+
+/** A trainable model's weights: every tensor f32 in one buffer, each at an aligned offset. */
+export interface FlatWeights {
+  buffer: GPUBuffer;
+  size: number;
+  tensors: PlacedTensor[];
 }
 
 export interface DeviceLayer {
   inNorm: DeviceNorm;
   qkv: DeviceMatrix;
-  qkvBias: GPUBuffer | null;
-  qNorm: GPUBuffer | null;
-  kNorm: GPUBuffer | null;
+  qkvBias: Slice | null;
+  qNorm: Slice | null;
+  kNorm: Slice | null;
   o: DeviceMatrix;
-  oBias: GPUBuffer | null;
+  oBias: Slice | null;
   postNorm: DeviceNorm;
   /** The MLP's input projection: gate|up (SwiGLU) or fc (GELU). */
   gateUp: DeviceMatrix;
-  gateUpBias: GPUBuffer | null;
+  gateUpBias: Slice | null;
   down: DeviceMatrix;
-  downBias: GPUBuffer | null;
+  downBias: Slice | null;
 }
 
 /** Where a pass keeps keys and values: B sequences of C positions per layer, their positions and lengths. */
@@ -147,6 +165,12 @@ export interface DeviceTransformerOptions {
   contextLength?: number;
   /** Most bytes one binding may hold (default: the device's limit); tests set it low. */
   maxBindingBytes?: number;
+  /**
+   * Every weight f32 in one flat buffer (`flat`), for full-parameter training
+   * (deviceWeights.ts): a checkpoint's 16-bit tensors are widened, and the whole must fit one
+   * binding.
+   */
+  trainable?: boolean;
 }
 
 /** Why this config cannot run on the kernels, in words (null: it can). */
@@ -171,6 +195,11 @@ export class DeviceTransformer {
   readonly finalNorm: DeviceNorm;
   /** RoPE's cos/sin table for contextLength positions (positions 'rope'). */
   readonly table: GPUBuffer | null;
+  /** A trainable model's flat weights (null: each tensor in its own buffer, as stored). */
+  readonly flat: FlatWeights | null = null;
+  /** While a trainable model is built: its tensors' values, written in one go at the end. */
+  private staging: { slices: Slice[]; values: [number, Float32Array][]; size: number } | null =
+    null;
   /** Positions held in the cache (the next token's position). */
   length = 0;
   readonly contextLength: number;
@@ -228,6 +257,8 @@ export class DeviceTransformer {
   ) {
     const problem = deviceProblem(config);
     if (problem) throw new Error(`this model cannot run on the kernels: ${problem}`);
+    const placed: PlacedTensor[] = [];
+    if (options.trainable) this.staging = { slices: [], values: [], size: 0 };
     const c = config;
     const n = c.names;
     this.contextLength = options.contextLength ?? Math.min(512, c.contextLength || 512);
@@ -241,10 +272,11 @@ export class DeviceTransformer {
     this.Vp = Math.ceil(c.vocabSize / 4) * 4;
     // Embedding tables are [rows, hidden] in either layout; projections are transposed from
     // Conv1D's [in, out] where the checkpoint stores them so.
-    const table = (name: string, rows: number) => this.matrix(weights, [[name, rows]], D, 'out-in');
+    const table = (name: string, rows: number) =>
+      this.matrix(weights, [[name, rows]], D, 'out-in', placed);
     const project = (names: [string, number][], cols: number) =>
-      this.matrix(weights, names, cols, c.weightLayout);
-    const vector = (name: string, size: number) => this.vector(weights, name, size);
+      this.matrix(weights, names, cols, c.weightLayout, placed);
+    const vector = (name: string, size: number) => this.vector(weights, name, size, placed);
     const norm = (prefix: string): DeviceNorm => ({
       weight: vector(`${prefix}.weight`, D),
       bias: c.norm === 'layernorm' ? vector(`${prefix}.bias`, D) : null,
@@ -285,6 +317,7 @@ export class DeviceTransformer {
               weights,
               qkvNames.map(([m]) => `${m}.bias`),
               qkvNames.map(([, rows]) => rows),
+              placed,
             )
           : null,
         qNorm: c.qkNorm ? vector(`${at(n.qNorm)}.weight`, hd) : null,
@@ -316,6 +349,7 @@ export class DeviceTransformer {
         ),
       );
     } else this.table = null;
+    if (this.staging) this.flat = this.uploadFlat(this.staging, placed);
     this.ids = rt.buffer(this.contextLength, 'ids');
     this.pos = rt.buffer(4, 'pos');
     this.lens = rt.buffer(4, 'lens');
@@ -339,22 +373,71 @@ export class DeviceTransformer {
       : decodeHalves(t.dtype, t.data as Uint16Array);
   }
 
-  private vector(weights: WeightTensors, name: string, n: number): GPUBuffer {
-    const buffer = this.rt.buffer(n, name);
-    this.rt.write(buffer, this.floats(this.tensor(weights, name, [n])));
-    return buffer;
+  /** Room for `floats`: a buffer of its own, or (trainable) an aligned slice of the flat one. */
+  private place(floats: number, label: string): Slice {
+    const staging = this.staging;
+    if (!staging) return { buffer: this.rt.buffer(floats, label) };
+    // The flat buffer is made once every tensor is placed (uploadFlat fills in `buffer`).
+    const slice = { buffer: null as unknown as GPUBuffer, offset: staging.size };
+    staging.slices.push(slice);
+    staging.size += Math.ceil(floats / ALIGN_FLOATS) * ALIGN_FLOATS;
+    return slice;
   }
 
-  private concatVectors(weights: WeightTensors, names: string[], sizes: number[]): GPUBuffer {
+  /** Values into a placed slice at `at` floats (16-bit words as u32s, two to a word). */
+  private put(slice: Slice, values: Float32Array | Uint32Array, at = 0): void {
+    if (this.staging) {
+      if (!(values instanceof Float32Array)) throw new Error('a trainable model holds f32 only');
+      this.staging.values.push([(slice.offset ?? 0) + at, values]);
+    } else this.rt.write(slice.buffer, values, at);
+  }
+
+  /** The trainable model's one buffer, every staged value written into it. */
+  private uploadFlat(
+    staging: NonNullable<DeviceTransformer['staging']>,
+    tensors: PlacedTensor[],
+  ): FlatWeights {
+    const size = Math.max(staging.size, ALIGN_FLOATS);
+    if (size * 4 > this.maxBinding)
+      throw new Error(
+        `${(size / 2 ** 18).toFixed(0)} MiB of weights: full-parameter training on the kernels holds one binding (${(this.maxBinding / 2 ** 20).toFixed(0)} MiB)`,
+      );
+    const host = new Float32Array(size);
+    for (const [at, values] of staging.values) host.set(values, at);
+    const buffer = this.rt.buffer(size, 'weights');
+    this.rt.write(buffer, host);
+    for (const slice of staging.slices) slice.buffer = buffer;
+    this.staging = null;
+    return { buffer, size, tensors };
+  }
+
+  /** The tensor's values as the device holds them: f32, or (not trainable) 16-bit as stored. */
+  private widened(t: WeightTensor): WeightTensor {
+    return this.staging && t.dtype !== 'F32'
+      ? { dtype: 'F32', shape: t.shape, data: this.floats(t) }
+      : t;
+  }
+
+  private vector(weights: WeightTensors, name: string, n: number, placed: PlacedTensor[]): Slice {
+    return this.concatVectors(weights, [name], [n], placed);
+  }
+
+  private concatVectors(
+    weights: WeightTensors,
+    names: string[],
+    sizes: number[],
+    placed: PlacedTensor[],
+  ): Slice {
     const total = sizes.reduce((a, b) => a + b, 0);
-    const buffer = this.rt.buffer(total, names[0]);
+    const slice = this.place(total, names[0] as string);
     let at = 0;
     names.forEach((name, i) => {
       const n = sizes[i] as number;
-      this.rt.write(buffer, this.floats(this.tensor(weights, name, [n])), at);
+      this.put(slice, this.floats(this.tensor(weights, name, [n])), at);
+      placed.push({ name, offset: (slice.offset ?? 0) + at, shape: [n], transposed: false });
       at += n;
     });
-    return buffer;
+    return slice;
   }
 
   /**
@@ -367,11 +450,14 @@ export class DeviceTransformer {
     names: [string, number][],
     cols: number,
     layout: TransformerConfig['weightLayout'],
+    placed: PlacedTensor[],
   ): DeviceMatrix {
     const tensors = names.map(([name, rows]) =>
-      layout === 'in-out'
-        ? transposed(this.tensor(weights, name, [cols, rows]))
-        : this.tensor(weights, name, [rows, cols]),
+      this.widened(
+        layout === 'in-out'
+          ? transposed(this.tensor(weights, name, [cols, rows]))
+          : this.tensor(weights, name, [rows, cols]),
+      ),
     );
     const label = (names[0] as [string, number])[0];
     const dtype = (tensors[0] as WeightTensor).dtype;
@@ -381,11 +467,14 @@ export class DeviceTransformer {
       );
     const bytes = dtype === 'F32' ? 4 : 2;
     const rows = tensors.reduce((a, t) => a + (t.shape[0] as number), 0);
-    const perPart = Math.max(64, Math.floor(this.maxBinding / (cols * bytes) / 64) * 64);
+    // A trainable model's matrix is one part (its flat buffer is one binding).
+    const perPart = this.staging
+      ? rows
+      : Math.max(64, Math.floor(this.maxBinding / (cols * bytes) / 64) * 64);
     const parts: DeviceMatrix['parts'] = [];
     for (let row0 = 0; row0 < rows; row0 += perPart) {
       const n = Math.min(perPart, rows - row0);
-      const buffer = this.rt.buffer((n * cols * bytes) / 4, `${label} rows ${row0}..`);
+      const buffer = this.place((n * cols * bytes) / 4, `${label} rows ${row0}..`);
       // Copy the rows of each source tensor that fall into this part.
       let start = 0;
       for (const t of tensors) {
@@ -399,11 +488,21 @@ export class DeviceTransformer {
             dtype === 'F32'
               ? (t.data as Float32Array).subarray(from, to)
               : u32Words(t.data as Uint16Array, from, to);
-          this.rt.write(buffer, words, ((lo - row0) * cols * bytes) / 4);
+          this.put(buffer, words, ((lo - row0) * cols * bytes) / 4);
         }
         start += tRows;
       }
       parts.push({ buffer, row0, rows: n });
+    }
+    if (this.staging) {
+      let start = 0;
+      names.forEach(([name, tRows]) => {
+        const { shape } = weights.get(name) as WeightTensor;
+        const offset =
+          ((parts[0] as DeviceMatrix['parts'][number]).buffer.offset ?? 0) + start * cols;
+        placed.push({ name, offset, shape, transposed: layout === 'in-out' });
+        start += tRows;
+      });
     }
     return { dtype, rows, cols, parts };
   }
@@ -415,7 +514,7 @@ export class DeviceTransformer {
     m: DeviceMatrix,
     c: GPUBuffer,
     o: {
-      bias?: GPUBuffer | null;
+      bias?: Bindable | null;
       accumulate?: boolean;
       cStride?: number;
       /** GELU in the epilogue: c keeps the pre-activation, this buffer takes gelu(c). */

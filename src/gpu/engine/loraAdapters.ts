@@ -9,7 +9,8 @@
 import { LLAMA_LORA_TARGETS } from '../../model/loraSettings';
 import { Rng } from '../../tasks/random';
 import type { AdapterSite, DeviceTransformer } from './deviceTransformer';
-import { type AdamWStep, adamw, adamwUniforms, MM_ACCUMULATE, matmul, NORM_PARTIALS } from './ops';
+import { FlatAdam } from './flatAdam';
+import { MM_ACCUMULATE, matmul } from './ops';
 import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
 import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
 
@@ -48,15 +49,7 @@ export type Adapters = Map<string, AdapterTensors>;
 
 export const adapterKey = (layer: number, target: LoraTarget) => `${layer}.${target}`;
 
-export interface AdamWOptions {
-  lr: number;
-  beta1?: number;
-  beta2?: number;
-  eps?: number;
-  weightDecay?: number;
-  /** Global-norm clipping (0: none). */
-  maxGradNorm?: number;
-}
+export type { AdamWOptions } from './flatAdam';
 
 /** Where an adapter's output columns lie in the frozen projection's output rows. */
 interface Geometry {
@@ -99,26 +92,91 @@ export interface Site {
 
 const align = (n: number) => Math.ceil(n / ALIGN_FLOATS) * ALIGN_FLOATS;
 
-export class DeviceAdapters {
+/** Where a target's adapter reads and writes, in the model's rows. */
+function geometryOf(model: DeviceTransformer, t: LoraTarget): Geometry {
+  const c = model.config;
+  const D = c.hidden;
+  const I = c.intermediate;
+  const HD = c.heads * c.headDim;
+  const KD = c.kvHeads * c.headDim;
+  const W = model.W;
+  switch (t) {
+    case 'q_proj':
+      return { inDim: D, outDim: HD, rowStride: W, offset: 0 };
+    case 'k_proj':
+      return { inDim: D, outDim: KD, rowStride: W, offset: HD };
+    case 'v_proj':
+      return { inDim: D, outDim: KD, rowStride: W, offset: HD + KD };
+    case 'o_proj':
+      return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
+    case 'gate_proj':
+      return { inDim: D, outDim: I, rowStride: 2 * I, offset: 0 };
+    case 'up_proj':
+      return { inDim: D, outDim: I, rowStride: 2 * I, offset: I };
+    case 'down_proj':
+    case 'mlp.c_proj':
+      return { inDim: I, outDim: D, rowStride: D, offset: 0 };
+    case 'attn.c_attn':
+      return { inDim: D, outDim: W, rowStride: W, offset: 0 };
+    case 'attn.c_proj':
+      return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
+    case 'mlp.c_fc': // fc's rows hold its I columns alone (no up beside them)
+      return { inDim: D, outDim: I, rowStride: I, offset: 0 };
+  }
+}
+
+/** The adapters' places in the flat buffer: per layer and site, A stacked, then B stacked. */
+function adapterLayout(model: DeviceTransformer, lora: LoraShape) {
+  const slots: Slot[] = [];
+  const sites = new Map<string, Site>();
+  let at = 0;
+  const r = lora.rank;
+  for (let layer = 0; layer < model.config.layers; layer++)
+    for (const [site, all] of Object.entries(SITE_TARGETS)) {
+      const targets = all.filter((t) => lora.targets.includes(t));
+      if (targets.length === 0) continue;
+      const geometry = targets.map((t) => geometryOf(model, t));
+      const inDim = (geometry[0] as Geometry).inDim;
+      const aOff = at;
+      const bOff = align(aOff + targets.length * r * inDim);
+      const width = geometry.reduce((n, g) => n + g.outDim, 0);
+      at = align(bOff + width * r);
+      let b = bOff;
+      const siteSlots = targets.map((target, i) => {
+        const g = geometry[i] as Geometry;
+        const slot = {
+          ...g,
+          key: adapterKey(layer, target),
+          layer,
+          target,
+          aOff: aOff + i * r * inDim,
+          bOff: b,
+        };
+        b += g.outDim * r;
+        return slot;
+      });
+      slots.push(...siteSlots);
+      const rowStride = (geometry[0] as Geometry).rowStride;
+      sites.set(`${layer}.${site}`, {
+        key: `${layer}.${site}`,
+        slots: siteSlots,
+        inDim,
+        rowStride,
+        aOff,
+        bOff,
+        width,
+      });
+    }
+  return { slots, sites, size: Math.max(at, ALIGN_FLOATS) };
+}
+
+export class DeviceAdapters extends FlatAdam {
   readonly scale: number;
-  private readonly slots: Slot[] = [];
-  readonly sites = new Map<string, Site>();
-  readonly size: number;
-  readonly params: GPUBuffer;
-  /** The adapters' gradients (the backward adds to them). */
-  readonly grads: GPUBuffer;
-  private readonly m: GPUBuffer;
-  private readonly v: GPUBuffer;
-  private readonly decay: GPUBuffer;
-  private readonly partials: GPUBuffer;
-  private readonly stats: GPUBuffer;
-  /** The step's loss, which AdamW's guard reads (a non-finite loss skips the step). */
-  readonly loss: GPUBuffer;
-  /** AdamW steps taken (bias correction). */
-  steps = 0;
+  private readonly slots: Slot[];
+  readonly sites: Map<string, Site>;
 
   constructor(
-    private readonly rt: GpuRuntime,
+    rt: GpuRuntime,
     readonly model: DeviceTransformer,
     readonly lora: LoraShape,
     adapters?: Adapters,
@@ -132,89 +190,12 @@ export class DeviceAdapters {
     for (const t of lora.targets)
       if (!known.includes(t))
         throw new Error(`LoRA target ${t} is not one of this model's ${known.join(', ')}`);
+    const layout = adapterLayout(model, lora);
+    super(rt, rt.buffer(layout.size, 'lora params'), layout.size, 'lora');
+    this.slots = layout.slots;
+    this.sites = layout.sites;
     this.scale = lora.rslora ? lora.alpha / Math.sqrt(lora.rank) : lora.alpha / lora.rank;
-    // Per layer and site, its targets' A stacked, then their B stacked (each block aligned).
-    let at = 0;
-    const r = lora.rank;
-    for (let layer = 0; layer < c.layers; layer++)
-      for (const [site, all] of Object.entries(SITE_TARGETS)) {
-        const targets = all.filter((t) => lora.targets.includes(t));
-        if (targets.length === 0) continue;
-        const geometry = targets.map((t) => this.geometry(t));
-        const inDim = (geometry[0] as Geometry).inDim;
-        const aOff = at;
-        const bOff = align(aOff + targets.length * r * inDim);
-        const width = geometry.reduce((n, g) => n + g.outDim, 0);
-        at = align(bOff + width * r);
-        let b = bOff;
-        const slots = targets.map((target, i) => {
-          const g = geometry[i] as Geometry;
-          const slot = {
-            ...g,
-            key: adapterKey(layer, target),
-            layer,
-            target,
-            aOff: aOff + i * r * inDim,
-            bOff: b,
-          };
-          b += g.outDim * r;
-          return slot;
-        });
-        this.slots.push(...slots);
-        const rowStride = (geometry[0] as Geometry).rowStride;
-        this.sites.set(`${layer}.${site}`, {
-          key: `${layer}.${site}`,
-          slots,
-          inDim,
-          rowStride,
-          aOff,
-          bOff,
-          width,
-        });
-      }
-    this.size = Math.max(at, ALIGN_FLOATS);
-    this.params = rt.buffer(this.size, 'lora params');
-    this.grads = rt.buffer(this.size, 'lora grads');
-    this.m = rt.buffer(this.size, 'lora adam m');
-    this.v = rt.buffer(this.size, 'lora adam v');
-    this.decay = rt.buffer(this.size, 'lora decay');
-    rt.write(this.decay, new Float32Array(this.size).fill(1));
-    this.partials = rt.buffer(3 * NORM_PARTIALS, 'lora norm partials');
-    this.stats = rt.buffer(4, 'lora adam stats');
-    this.loss = rt.buffer(4, 'lora loss');
     this.importAdapters(adapters ?? this.initialAdapters(seed));
-  }
-
-  private geometry(t: LoraTarget): Geometry {
-    const c = this.model.config;
-    const D = c.hidden;
-    const I = c.intermediate;
-    const HD = c.heads * c.headDim;
-    const KD = c.kvHeads * c.headDim;
-    const W = this.model.W;
-    switch (t) {
-      case 'q_proj':
-        return { inDim: D, outDim: HD, rowStride: W, offset: 0 };
-      case 'k_proj':
-        return { inDim: D, outDim: KD, rowStride: W, offset: HD };
-      case 'v_proj':
-        return { inDim: D, outDim: KD, rowStride: W, offset: HD + KD };
-      case 'o_proj':
-        return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
-      case 'gate_proj':
-        return { inDim: D, outDim: I, rowStride: 2 * I, offset: 0 };
-      case 'up_proj':
-        return { inDim: D, outDim: I, rowStride: 2 * I, offset: I };
-      case 'down_proj':
-      case 'mlp.c_proj':
-        return { inDim: I, outDim: D, rowStride: D, offset: 0 };
-      case 'attn.c_attn':
-        return { inDim: D, outDim: W, rowStride: W, offset: 0 };
-      case 'attn.c_proj':
-        return { inDim: HD, outDim: D, rowStride: D, offset: 0 };
-      case 'mlp.c_fc': // fc's rows hold its I columns alone (no up beside them)
-        return { inDim: D, outDim: I, rowStride: I, offset: 0 };
-    }
   }
 
   /** PEFT's start: A ~ U(±1/√in) (kaiming_uniform with a = √5), B = 0 (the base's outputs). */
@@ -273,8 +254,7 @@ export class DeviceAdapters {
 
   /** A buffer laid out as the adapters (theirs, their gradients', a moment's) in PEFT's shapes. */
   async unpack(buffer: GPUBuffer): Promise<Adapters> {
-    const [all] = await this.rt.read([{ buffer, offset: 0, length: this.size }]);
-    const f = all as Float32Array;
+    const f = await this.readAll(buffer);
     const r = this.lora.rank;
     const out: Adapters = new Map();
     for (const s of this.slots)
@@ -388,55 +368,8 @@ export class DeviceAdapters {
     ];
   }
 
-  /**
-   * One AdamW step over the adapters from the gradients on the device (guarded: a non-finite
-   * gradient skips it); returns the gradients' global norm and whether the step was taken.
-   */
-  async applyAdamW(o: AdamWOptions): Promise<{ gradNorm: number; ok: boolean }> {
-    const beta1 = o.beta1 ?? 0.9;
-    const beta2 = o.beta2 ?? 0.999;
-    const t = this.steps + 1;
-    const step: AdamWStep = {
-      lr: o.lr,
-      beta1,
-      beta2,
-      eps: o.eps ?? 1e-8,
-      weightDecay: o.weightDecay ?? 0,
-      c1: 1 - beta1 ** t,
-      c2: 1 - beta2 ** t,
-      maxGradNorm: o.maxGradNorm ?? 0,
-    };
-    const program = this.rt.program(
-      adamw(this.size, adamwUniforms(this.size, step), {
-        grads: this.grads,
-        partials: this.partials,
-        loss: this.loss,
-        stats: this.stats,
-        decay: this.decay,
-        params: this.params,
-        m: this.m,
-        v: this.v,
-      }),
-    );
-    this.rt.submit([program]);
-    this.rt.destroyProgram(program);
-    const [stats] = await this.rt.read([{ buffer: this.stats, offset: 0, length: 4 }]);
-    const ok = (stats as Float32Array)[1] === 1;
-    if (ok) this.steps = t;
-    return { gradNorm: (stats as Float32Array)[0] as number, ok };
-  }
-
   free(): void {
-    for (const b of [
-      this.params,
-      this.grads,
-      this.m,
-      this.v,
-      this.decay,
-      this.partials,
-      this.stats,
-      this.loss,
-    ])
-      this.rt.free(b);
+    this.freeState();
+    this.rt.free(this.params);
   }
 }

@@ -1,0 +1,189 @@
+// A model's own weights as a DevicePolicy's trained parameters (full-parameter training): the
+// flat f32 buffer of a trainable DeviceTransformer, with its gradients and AdamW's moments
+// (flatAdam.ts). This file owns their gradients' dispatches at each place the forward reads a
+// weight — a projection's dW += dyᵀ·x and its bias's column sum, a norm's weight and bias, the
+// embedding's rows and learned positions, an untied head — and their exchange with the host by
+// checkpoint name (Conv1D weights transposed back to [in, out]).
+import type { DeviceMatrix, DeviceNorm, DeviceTransformer, FlatWeights } from './deviceTransformer';
+import { FlatAdam } from './flatAdam';
+import { biasGrad, embeddingBackward, layerNormBackwardParams, MM_ACCUMULATE, matmul } from './ops';
+import { rmsNormBackward } from './opsLlama';
+import type { Bindable, DispatchSpec, GpuRuntime, Slice } from './runtime';
+
+/** Tensors by checkpoint name, in the checkpoint's layout. */
+export type NamedTensors = Map<string, Float32Array>;
+
+export class DeviceWeights extends FlatAdam {
+  private readonly flat: FlatWeights;
+
+  constructor(
+    rt: GpuRuntime,
+    readonly model: DeviceTransformer,
+  ) {
+    const flat = model.flat;
+    if (!flat)
+      throw new Error('full-parameter training needs a trainable model (its weights f32, flat)');
+    super(rt, flat.buffer, flat.size, 'weights');
+    this.flat = flat;
+  }
+
+  /** The gradient's slice where `weight` lies in the weights. */
+  gradOf(weight: Slice): Slice {
+    return { buffer: this.grads, offset: weight.offset ?? 0 };
+  }
+
+  /** dW += dyᵀ·x for W [rows, cols]: dy R rows `dyStride` apart, x [R, cols]. */
+  matrixGrad(
+    R: number,
+    dy: Bindable,
+    dyStride: number,
+    x: Bindable,
+    m: DeviceMatrix,
+  ): DispatchSpec {
+    const part = m.parts[0] as DeviceMatrix['parts'][number];
+    return matmul({
+      M: m.rows,
+      N: m.cols,
+      K: R,
+      a: dy,
+      aStride: [1, dyStride],
+      b: x,
+      bStride: [m.cols, 1],
+      c: this.gradOf(part.buffer),
+      flags: MM_ACCUMULATE,
+      version: 'v4_vec4',
+      dummy: this.rt.dummy,
+      label: 'dW',
+    });
+  }
+
+  /** A projection's gradients: dW, and its bias's (dy [R, width], width = W's rows). */
+  projectionGrads(
+    R: number,
+    dy: GPUBuffer,
+    x: GPUBuffer,
+    m: DeviceMatrix,
+    bias: Slice | null,
+  ): DispatchSpec[] {
+    const specs = [this.matrixGrad(R, dy, m.rows, x, m)];
+    if (bias) specs.push(biasGrad(dy, R, m.rows, this.gradOf(bias), true, this.rt.dummy));
+    return specs;
+  }
+
+  /** A norm's weight (and LayerNorm's bias) gradients from its input x, dy and stats. */
+  normGrads(x: GPUBuffer, n: DeviceNorm, dy: GPUBuffer, stats: GPUBuffer, R: number): DispatchSpec {
+    const D = this.model.config.hidden;
+    if (n.bias)
+      return layerNormBackwardParams(
+        x,
+        dy,
+        stats,
+        this.grads,
+        n.weight.offset ?? 0,
+        n.bias.offset ?? 0,
+        R,
+        D,
+      );
+    return rmsNormBackward(
+      x,
+      n.weight,
+      dy,
+      stats,
+      this.rt.dummy.w,
+      this.gradOf(n.weight),
+      R,
+      D,
+      true,
+    )[1] as DispatchSpec;
+  }
+
+  /**
+   * The embedding's rows (and learned positions') gradients from dx of the first layer's input:
+   * row r read token ids[r] at position positions[r].
+   */
+  embeddingGrads(ids: GPUBuffer, dx: GPUBuffer, positions: GPUBuffer, R: number): DispatchSpec[] {
+    const m = this.model;
+    const offsetOf = (t: DeviceMatrix | null) => t?.parts[0]?.buffer.offset ?? 0;
+    const specs = embeddingBackward(
+      ids,
+      dx,
+      this.grads,
+      1,
+      R,
+      m.config.hidden,
+      offsetOf(m.embed),
+      offsetOf(m.positions),
+      positions,
+    );
+    return m.positions ? specs : specs.slice(0, 1);
+  }
+
+  /** The weights by checkpoint name, in the checkpoint's layout. */
+  async read(): Promise<NamedTensors> {
+    return this.unpack(this.params);
+  }
+
+  /** Writes weights by checkpoint name (every tensor must be given). */
+  write(values: ReadonlyMap<string, Float32Array>): void {
+    this.pack(this.params, values);
+  }
+
+  /** AdamW's moments by checkpoint name, and the steps taken. */
+  async exportMoments(): Promise<{ m: NamedTensors; v: NamedTensors; steps: number }> {
+    return { m: await this.unpack(this.m), v: await this.unpack(this.v), steps: this.steps };
+  }
+
+  /** Restores exportMoments' state. */
+  importMoments(
+    m: ReadonlyMap<string, Float32Array>,
+    v: ReadonlyMap<string, Float32Array>,
+    steps: number,
+  ): void {
+    this.pack(this.m, m);
+    this.pack(this.v, v);
+    this.steps = steps;
+  }
+
+  /** A buffer laid out as the weights (theirs, their gradients', a moment's) by name. */
+  async unpack(buffer: GPUBuffer): Promise<NamedTensors> {
+    const all = await this.readAll(buffer);
+    const out: NamedTensors = new Map();
+    for (const t of this.flat.tensors) {
+      const values = all.slice(t.offset, t.offset + t.shape.reduce((a, b) => a * b, 1));
+      out.set(
+        t.name,
+        t.transposed ? transpose(values, t.shape[1] as number, t.shape[0] as number) : values,
+      );
+    }
+    return out;
+  }
+
+  private pack(buffer: GPUBuffer, values: ReadonlyMap<string, Float32Array>): void {
+    const host = new Float32Array(this.size);
+    for (const t of this.flat.tensors) {
+      const v = values.get(t.name);
+      const n = t.shape.reduce((a, b) => a * b, 1);
+      if (!v || v.length !== n)
+        throw new Error(
+          `${t.name}: ${v ? `${v.length} values` : 'missing'}, the model holds [${t.shape.join(', ')}]`,
+        );
+      host.set(
+        t.transposed ? transpose(v, t.shape[0] as number, t.shape[1] as number) : v,
+        t.offset,
+      );
+    }
+    this.rt.write(buffer, host);
+  }
+
+  free(): void {
+    this.freeState();
+  }
+}
+
+/** [rows, cols] row-major as [cols, rows]. */
+function transpose(values: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < rows; i++)
+    for (let j = 0; j < cols; j++) out[j * rows + i] = values[i * cols + j] as number;
+  return out;
+}
