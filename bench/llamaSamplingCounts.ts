@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { createBaseRoles } from '../src/engine/baseRoles';
 import { defaultRunConfig } from '../src/engine/session';
 import { initBackend } from '../src/gpu/backend';
-import { roleDeviceCalls } from '../src/gpu/engine/kernelRoles';
 import { kernelEngine } from '../src/gpu/engine/kernelSampling';
+import { sampledCounts } from '../src/gpu/engine/modelSampling';
 import { packBatch } from '../src/gpu/engine/packedBatch';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
 import { folderSource } from '../src/model/families/folderSourceNode';
@@ -105,7 +105,7 @@ export async function samplingCountNotes(base: string): Promise<string[]> {
   const llama = await count(
     (rows) => new KvCacheSampler(coder).sample(rows, options(roles.prompts.stopId)),
     llamaPrompts,
-    () => roleDeviceCalls.prefilledTokens,
+    () => sampledCounts.prefilledTokens,
   );
 
   const tiny = await loadCheckpointDir(join('public', 'checkpoints', 'tiny', 'coder'), false);

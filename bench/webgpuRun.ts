@@ -5,20 +5,22 @@
 // prototypes, so tfjs-webgpu's are counted the same way as the kernels'.
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
-import { DeviceModel } from '../src/gpu/engine/deviceModel';
-import { DeviceSampler } from '../src/gpu/engine/deviceSampler';
+import { DeviceLoraPolicy } from '../src/gpu/engine/deviceLora';
+import { DeviceTransformer, float32Tensors } from '../src/gpu/engine/deviceTransformer';
 import { disableKernelEngine } from '../src/gpu/engine/kernelSampling';
+import { sampleOnModel } from '../src/gpu/engine/modelSampling';
 import { MATMUL_VERSIONS, matmul, SHADERS } from '../src/gpu/engine/ops';
 import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { tuneMatmul } from '../src/gpu/engine/tune';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { AdamW } from '../src/model/adamw';
-import { makeConfig, type PresetName } from '../src/model/config';
+import { gptTransformerConfig, makeConfig, type PresetName } from '../src/model/config';
 import { type GPT, logitsAt } from '../src/model/gpt';
 import { tokenLogProbs } from '../src/model/logProbs';
-import { initialValues, makeVariables } from '../src/model/params';
+import { initialValues, makeVariables, parameterSpecs } from '../src/model/params';
 import { applyGradientsSafely } from '../src/model/safeUpdate';
 import { grpoLoss } from '../src/rl/grpoLoss';
+import { grpoLossGradientReference, grpoLossReference } from '../src/rl/grpoLossReference';
 import { KvCacheSampler } from '../src/rollout/kvSampler';
 import type { SampleOptions } from '../src/rollout/types';
 import { Rng } from '../src/tasks/random';
@@ -126,6 +128,17 @@ async function time<T>(
   return best;
 }
 
+/** The workload's GPT-2 on the kernels' one model, its weights trainable, matmul as tuned. */
+async function oneModel(rt: GpuRuntime, w: ReturnType<typeof workload>) {
+  const shapes = new Map(parameterSpecs(w.config).map((p) => [p.name, p.shape]));
+  return new DeviceTransformer(
+    rt,
+    gptTransformerConfig(w.config),
+    float32Tensors(w.values, (name) => shapes.get(name)),
+    { contextLength: w.config.nCtx, trainable: true, matmul: await tuneMatmul(rt) },
+  );
+}
+
 async function kernelsRow(
   rt: GpuRuntime,
   adapter: string,
@@ -133,44 +146,49 @@ async function kernelsRow(
   preset: PresetName,
 ): Promise<WebgpuRow> {
   const w = workload(preset);
-  const dm = new DeviceModel(rt, w.config, w.values);
-  dm.matmulVersion = await tuneMatmul(rt);
-  const sampler = new DeviceSampler(dm, { software });
-  sampler.tokensPerRead = 16;
-  await sampler.sample(w.prompts.slice(0, 2), sampling(2)); // compile
-  const s = await time(() => sampler.sample(w.prompts, sampling(NEW)));
+  const model = await oneModel(rt, w);
+  const threads = software ? 16 : 64;
+  const sample = (prompts: number[][], n: number) =>
+    sampleOnModel(model, prompts, sampling(n), threads);
+  await sample(w.prompts.slice(0, 2), 2); // compile
+  const s = await time(() => sample(w.prompts, NEW));
   // GRPO's rows share prompts (N plans per task, M programs per plan): 4 rows per prompt here.
   const shared = w.prompts.map((_, i) => w.prompts[i - (i % 4)]!);
-  const g = await time(() => sampler.sample(shared, sampling(NEW)));
-  const B = TRAIN_B;
-  const T = TRAIN_T;
-  const R = B * T;
-  const tokens = w.mask.flat().reduce((a: number, b) => a + b, 0);
-  const batch = {
-    B,
-    T,
-    ids: Uint32Array.from(w.ids.flat()),
-    oldLogp: new Float32Array(R).fill(-6),
-    refLogp: new Float32Array(R).fill(-6),
-    advantage: Float32Array.from({ length: R }, (_, r) => w.advantages[Math.floor(r / T)] ?? 0),
-    weight: Float32Array.from(
-      { length: R },
-      (_, r) => (w.mask[Math.floor(r / T)]?.[r % T] ?? 0) / tokens,
-    ),
-  };
-  const opts = { ...GRPO, lr: 1e-4, maxGradNorm: 1, temperature: 0.7 };
-  await dm.trainStep(batch, opts); // compile
-  const t = await time(() => dm.trainStep(batch, opts));
+  const g = await time(() => sample(shared, NEW));
+  // The update as RoleTrainer runs it on the kernels: the forward, GRPO's loss and its dlogp on
+  // the host, the backward to every weight, the guarded AdamW.
+  const policy = new DeviceLoraPolicy(rt, model, 'weights');
+  const R = TRAIN_B * TRAIN_T;
+  const inputs = (logp: Float32Array[]) => ({
+    logProbs: logp.map((row) => Array.from(row)),
+    oldLogProbs: w.mask.map((row) => row.map(() => -6)),
+    refLogProbs: w.mask.map((row) => row.map(() => -6)),
+    advantages: w.advantages,
+    mask: w.mask,
+  });
+  const options = { ...GRPO, lossType: 'dapo' as const };
+  const step = () =>
+    policy.step(
+      { sequences: w.ids, temperature: 0.7 },
+      (logp) => ({
+        loss: grpoLossReference(inputs(logp), options).loss,
+        dlogp: grpoLossGradientReference(inputs(logp), options),
+      }),
+      { lr: 1e-4, maxGradNorm: 1 },
+    );
+  await step(); // compile
+  const t = await time(step);
+  policy.free();
   return {
     adapter,
     variant: 'kernels',
     preset,
     n_layer: w.config.nLayer,
-    dispatches_per_token: s.dispatches / sampler.last.steps,
+    dispatches_per_token: s.dispatches / NEW,
     submissions_per_train_step: t.submissions,
     sample_tok_s: (ROWS * NEW) / s.seconds,
     train_tok_s: R / t.seconds,
-    note: `decode step ${sampler.last.dispatchesPerToken} dispatches (${sampler.rowThreads} invocations per row); ${((ROWS * NEW) / g.seconds).toFixed(0)} tok/s when 4 rows share each prompt (prefilled once); train step ${dm.dispatchesPerStep(B, T, opts)} dispatches, matmul ${dm.matmulVersion} (tuned)`,
+    note: `the one model, ${threads} invocations per row in the draw; ${((ROWS * NEW) / g.seconds).toFixed(0)} tok/s when 4 rows share each prompt (prefilled once); matmul ${model.matmul} (tuned)`,
   };
 }
 
@@ -269,13 +287,12 @@ async function kernelVersions(rt: GpuRuntime): Promise<Record<string, number>> {
     ]);
   }
   const w16 = workload('tiny');
-  for (const rowThreads of [16, 64]) {
-    const dm = new DeviceModel(rt, w16.config, w16.values);
-    const sampler = new DeviceSampler(dm, { rowThreads });
-    await sampler.sample(w16.prompts.slice(0, 4), sampling(2));
+  const model = await oneModel(rt, w16);
+  for (const threads of [16, 64]) {
+    await sampleOnModel(model, w16.prompts.slice(0, 4), sampling(2), threads);
     const start = performance.now();
-    await sampler.sample(w16.prompts, sampling(16));
-    out[`decode ${rowThreads} invocations/row (${ROWS} rows × 16 tokens, ms/token)`] =
+    await sampleOnModel(model, w16.prompts, sampling(16), threads);
+    out[`decode ${threads} invocations/row in the draw (${ROWS} rows × 16 tokens, ms/token)`] =
       (performance.now() - start) / 16;
   }
   for (const b of [x, w, c]) rt.free(b);

@@ -13,8 +13,7 @@
 // model is the lab's GPT-2 or a Llama-family role over a base (model/trainableModel.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import { llamaAdamStateOnDevice, restoreLlamaAdamStateOnDevice } from '../gpu/engine/kernelRoles';
-import { updateGptLoraOnDevice, updateLlamaOnDevice } from '../gpu/engine/kernelRoleTraining';
-import { updateOnDevice } from '../gpu/engine/kernelTraining';
+import { updateGptOnDevice, updateLlamaOnDevice } from '../gpu/engine/kernelRoleTraining';
 import {
   AdamW,
   type AdamWState,
@@ -24,7 +23,6 @@ import {
   disposeModel,
   type GPT,
   packByBudget,
-  readValues,
   type SkipReason,
 } from '../model';
 import { tokenEntropies, tokenLogProbs } from '../model/logProbs';
@@ -79,9 +77,9 @@ export class RoleTrainer {
   }
 
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
-    // The lab's WebGPU engine when it is on; null: train here. GPT-2's full-parameter update on
-    // its fused engine (gpu/engine/kernelTraining.ts); a LoRA adapter, a Llama-family role's or
-    // GPT-2's, on the kernels' one model (gpu/engine/kernelRoleTraining.ts).
+    // The lab's WebGPU engine when it is on; null: train here. Every model on the kernels' one
+    // model (gpu/engine/kernelRoleTraining.ts): GPT-2's weights in full or its LoRA adapter, a
+    // Llama-family role's adapter.
     const onDevice = isLlamaModel(this.model)
       ? await updateLlamaOnDevice(
           this.model,
@@ -89,15 +87,13 @@ export class RoleTrainer {
           this.batchLossOptions(sequences),
           sequences,
         )
-      : this.model.lora
-        ? await updateGptLoraOnDevice(
-            this.model,
-            this.options,
-            this.batchLossOptions(sequences),
-            this.hostState,
-            sequences,
-          )
-        : await updateOnDevice(this.model, this.options, this.hostState, sequences);
+      : await updateGptOnDevice(
+          this.model,
+          this.options,
+          this.batchLossOptions(sequences),
+          this.hostState,
+          sequences,
+        );
     if (onDevice) return onDevice;
     const batch = this.prepare(sequences);
     const metrics: GrpoLossMetrics[] = [];
@@ -135,8 +131,8 @@ export class RoleTrainer {
   private readonly hostState = {
     exportState: () => this.optimizer.exportState(),
     importState: (state: AdamWState) => this.optimizer.importState(state),
-    reference: async () =>
-      this.reference && !isLlamaModel(this.reference) ? readValues(this.reference.params) : null,
+    referenceModel: () =>
+      this.reference && !isLlamaModel(this.reference) && !this.model.lora ? this.reference : null,
   };
 
   /**

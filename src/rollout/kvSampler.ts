@@ -8,10 +8,8 @@
 // finishes leaves the batch at once (its cache rows are dropped). Any family: the sampler talks
 // to the policy interface (model/policy.ts); a GPT is wrapped by rollout/gptPolicy.ts.
 import * as tf from '@tensorflow/tfjs-core';
-import { deviceHoldsModel } from '../gpu/engine/deviceModel';
 import { distinctPrompts } from '../gpu/engine/deviceSampler';
-import { sampleGptLoraOnDevice, sampleLlamaOnDevice } from '../gpu/engine/kernelRoles';
-import { sampleOnDevice } from '../gpu/engine/kernelSampling';
+import { sampleGptOnDevice, sampleLlamaOnDevice } from '../gpu/engine/kernelRoles';
 import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
 import { type LlamaModel, llamaCausalLM } from '../model/families/llama';
 import type { KvLayerCache as LayerCache } from '../model/policy';
@@ -56,16 +54,12 @@ export class KvCacheSampler implements Sampler {
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
     // The lab's WebGPU engine, when it is on (gpu/engine/kernelSampling.ts); null: sample here.
-    // (GPT-2 on its fused engine, a LoRA adapter merged into the device's copy; a LoRA role the
-    // fused engine does not hold, and a Llama-family role, on the one model with the adapter
-    // attached: gpu/engine/kernelRoles.ts.)
+    // Every model on the kernels' one model: a GPT-2's own weights, or a LoRA role's base with
+    // its adapter attached (gpu/engine/kernelRoles.ts).
     const onDevice = this.llama
       ? await sampleLlamaOnDevice(this.llama, prompts, options)
       : this.gpt
-        ? ((await sampleOnDevice(this.gpt, prompts, options)) ??
-          (this.gpt.lora && !deviceHoldsModel(this.gpt.config)
-            ? await sampleGptLoraOnDevice(this.gpt, prompts, options)
-            : null))
+        ? await sampleGptOnDevice(this.gpt, prompts, options)
         : null;
     if (onDevice) return onDevice;
     const result: SampleResult = { tokens: [], logProbs: [], finished: [] };

@@ -17,6 +17,7 @@ import { initBackend } from '../../src/gpu/backend';
 import { adapterKey, type LoraTarget } from '../../src/gpu/engine/deviceLora';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
+import { sampledCounts } from '../../src/gpu/engine/modelSampling';
 import '../../src/gpu/engine/selfCheck'; // registers the start's checks
 import { LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
 import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
@@ -69,7 +70,7 @@ describe('role adapters over one base on the kernels, in process', () => {
     );
     // Sampled on the device with the Coder's adapter attached.
     const calls = roleDeviceCalls.sample;
-    const prefilled = roleDeviceCalls.prefilledTokens;
+    const prefilled = sampledCounts.prefilledTokens;
     const sampling = {
       maxNewTokens: 5,
       temperature: 1,
@@ -80,7 +81,7 @@ describe('role adapters over one base on the kernels, in process', () => {
     const drawn = await new KvCacheSampler(coder).sample([prompt, prompt, prompt], sampling);
     expect(roleDeviceCalls.sample).toBe(calls + 1);
     // The group's prompt is prefilled once, not once per sample.
-    expect(roleDeviceCalls.prefilledTokens - prefilled).toBe(prompt.length);
+    expect(sampledCounts.prefilledTokens - prefilled).toBe(prompt.length);
     // A row that reuses another row's prefill samples what it samples after its own prefill:
     // row 2 follows row 0's prompt in the first call, a different prompt in the second.
     const other = roles.prompts.coder(

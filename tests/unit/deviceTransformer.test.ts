@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
-import { sampleOnModel } from '../../src/gpu/engine/kernelRoles';
+import { sampleOnModel } from '../../src/gpu/engine/modelSampling';
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';

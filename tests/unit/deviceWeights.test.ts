@@ -35,7 +35,7 @@ describe('full-parameter training on the one model', () => {
       contextLength: model.config.nCtx,
       trainable: true,
     });
-    return { policy: new DeviceLoraPolicy(rt, base, null), values };
+    return { policy: new DeviceLoraPolicy(rt, base, 'weights'), values };
   }
 
   /** tfjs's gradient of Σ_i dlogp_i·logπ_i w.r.t. every parameter, by name. */

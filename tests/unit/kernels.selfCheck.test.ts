@@ -9,9 +9,10 @@ import { readFileSync } from 'node:fs';
 import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceModel } from '../../src/gpu/engine/deviceModel';
+import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import { buildGpuReport } from '../../src/gpu/engine/gpuReport';
 import { formatGpuReport } from '../../src/gpu/engine/gpuReportFormat';
+import { sampleGptOnDevice } from '../../src/gpu/engine/kernelRoles';
 import {
   disableKernelEngine,
   enableKernelEngine,
@@ -19,9 +20,8 @@ import {
   kernelEngine,
   kernelEngineReport,
   llamaKernelEngine,
-  sampleOnDevice,
 } from '../../src/gpu/engine/kernelSampling';
-import { checkBatchFits, limitsOf } from '../../src/gpu/engine/limits';
+import { limitsOf } from '../../src/gpu/engine/limits';
 import { MATMUL_VERSIONS, SHADERS } from '../../src/gpu/engine/ops';
 import { GpuRuntime } from '../../src/gpu/engine/runtime';
 import {
@@ -35,9 +35,9 @@ import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { runCheck } from '../../src/gpu/engine/selfCheck/run';
 import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
 import { openKernelDevice } from '../../src/gpu/kernels/device';
-import { makeConfig } from '../../src/model/config';
+import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import type { GPT } from '../../src/model/gpt';
-import { initialValues, makeVariables } from '../../src/model/params';
+import { initialValues, makeVariables, parameterSpecs } from '../../src/model/params';
 import { KvCacheSampler } from '../../src/rollout/kvSampler';
 import { Rng } from '../../src/tasks/random';
 
@@ -132,7 +132,7 @@ describe('a wrong kernel is never used', () => {
     const failure = engine?.selfCheck.results.find((r) => r.name === 'matmul/v4_vec4');
     expect(failure?.ratio).toBeGreaterThan(10); // far outside its tolerance, and said with numbers
     const host = await new KvCacheSampler(model).sample(prompts, options);
-    const device = await sampleOnDevice(model, prompts, options);
+    const device = await sampleGptOnDevice(model, prompts, options);
     expect(device?.tokens).toEqual(host.tokens);
     // The GPU report names it, with its largest error against its tolerance.
     const report = buildGpuReport();
@@ -184,7 +184,7 @@ describe('a wrong kernel is never used', () => {
     );
     expect(kernelEngine()).toBeNull();
     const host = await new KvCacheSampler(model).sample(prompts, options);
-    expect(await sampleOnDevice(model, prompts, options)).toBeNull(); // the caller samples on tfjs
+    expect(await sampleGptOnDevice(model, prompts, options)).toBeNull(); // the caller samples on tfjs
     expect((await new KvCacheSampler(model).sample(prompts, options)).tokens).toEqual(host.tokens);
     await initBackend('cpu');
   });
@@ -260,22 +260,29 @@ describe('limits planned, not discovered', () => {
     const opened = await openKernelDevice();
     if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
     const rt = new GpuRuntime(opened.gpu.device);
-    const limits = limitsOf(opened.gpu.device);
-    const perBuffer = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
-    // A vocabulary whose embedding alone is larger than one buffer may be.
-    const vocab = Math.ceil(perBuffer / 4 / 256) + 1000;
-    const config = makeConfig('base', vocab);
+    expect(Object.keys(limitsOf(opened.gpu.device))).toContain('maxStorageBufferBindingSize');
+    // Training every weight holds them in one binding: a binding of 64 KiB is too little for
+    // the tiny preset's weights (its embedding alone is 154 KiB).
+    const config = makeConfig('tiny', 617);
+    const values = initialValues(config, 1);
+    const shapes = new Map(parameterSpecs(config).map((p) => [p.name, p.shape]));
+    const weights = float32Tensors(values, (name) => shapes.get(name));
     const before = rt.bufferCount;
-    expect(() => new DeviceModel(rt, config, new Map())).toThrow(
-      /^the model needs [\d.]+ MiB \(\d+ bytes\) in one buffer .*; this adapter allows [\d.]+ MiB \(\d+ bytes, max\w+\): choose a smaller preset \(width, layers\) or vocabulary$/,
+    expect(
+      () =>
+        new DeviceTransformer(rt, gptTransformerConfig(config), weights, {
+          trainable: true,
+          maxBindingBytes: 64 * 1024,
+        }),
+    ).toThrow(
+      /^the model needs more than [\d.]+ MiB for its weights in one buffer .*; this adapter allows [\d.]+ MiB \(\d+ bytes\): choose a smaller preset \(width, layers\) or vocabulary, or train a LoRA adapter$/,
     );
     expect(rt.bufferCount).toBe(before); // nothing made, nothing uploaded
-    const tiny = makeConfig('tiny', 617);
-    const rows = Math.ceil(perBuffer / 4 / 620) + 1;
-    expect(() => checkBatchFits(tiny, rows, 1, limits)).toThrow(
-      /^a batch of \d+ sequences × 1 tokens needs .* for its logits; this adapter allows .* per buffer: lower the memory budget/,
-    );
-    expect(() => checkBatchFits(tiny, 8, 448, limits)).not.toThrow();
+    // Frozen (sampling, a LoRA base), the same model runs in row ranges of the binding.
+    const frozen = new DeviceTransformer(rt, gptTransformerConfig(config), weights, {
+      maxBindingBytes: 64 * 1024,
+    });
+    expect(frozen.embed.parts.length).toBeGreaterThan(1);
     rt.destroy();
   });
 });

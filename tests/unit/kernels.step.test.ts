@@ -1,17 +1,22 @@
-// The device's whole GRPO training step (src/gpu/engine/deviceModel.ts: forward, per-token
-// loss, backward, guarded AdamW in one submission) against the tfjs cpu step on the same
-// weights and batch: the loss, every gradient, and every updated weight.
+// A whole GRPO training step of the kernels' one model trained in full (gpu/engine/deviceLora.ts'
+// policy over a trainable DeviceTransformer: the forward, the loss and its dlogp on the host
+// (rl/grpoLossReference.ts), the backward to every weight, the guarded AdamW) against the tfjs
+// cpu step on the same weights and batch: the loss, every gradient, and every updated weight,
+// under each matmul version the engine may pick.
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceModel } from '../../src/gpu/engine/deviceModel';
+import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
+import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import type { MatmulVersion } from '../../src/gpu/engine/ops';
+import type { GpuRuntime } from '../../src/gpu/engine/runtime';
 import { AdamW } from '../../src/model/adamw';
-import { makeConfig } from '../../src/model/config';
+import { gptTransformerConfig, type ModelConfig, makeConfig } from '../../src/model/config';
 import { type GPT, sequenceLogProbs } from '../../src/model/gpt';
-import { initialValues, makeVariables } from '../../src/model/params';
+import { initialValues, makeVariables, parameterSpecs } from '../../src/model/params';
 import { applyGradientsSafely } from '../../src/model/safeUpdate';
 import { grpoLoss } from '../../src/rl/grpoLoss';
+import { grpoLossGradientReference, grpoLossReference } from '../../src/rl/grpoLossReference';
 import { Rng } from '../../src/tasks/random';
 import { expectClose, kernelRuntime, needRuntime } from './kernels-harness';
 
@@ -21,6 +26,23 @@ beforeAll(async () => {
 });
 
 const OPTIONS = { epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 };
+
+/** The model's weights trained in full on the kernels: a policy over a trainable one model. */
+function devicePolicy(
+  rt: GpuRuntime,
+  config: ModelConfig,
+  values: Map<string, Float32Array>,
+  matmul?: MatmulVersion,
+) {
+  const shapes = new Map(parameterSpecs(config).map((p) => [p.name, p.shape]));
+  const model = new DeviceTransformer(
+    rt,
+    gptTransformerConfig(config),
+    float32Tensors(values, (name) => shapes.get(name)),
+    { contextLength: config.nCtx, trainable: true, ...(matmul ? { matmul } : {}) },
+  );
+  return new DeviceLoraPolicy(rt, model, 'weights');
+}
 const ADAM = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.01 };
 
 function setup(seed: number, B: number, T: number) {
@@ -54,9 +76,9 @@ describe('device training step vs the tfjs cpu step', () => {
       const { config, values, ids, mask, advantages, prng } = setup(7, B, T);
       const model: GPT = { config, params: makeVariables(config, values) };
       const idsT = tf.tensor2d(ids, [B, T], 'int32');
-      const policy = tf.tidy(() => sequenceLogProbs(model, idsT, temperature));
-      const logp = (await policy.array()) as number[][];
-      policy.dispose();
+      const current = tf.tidy(() => sequenceLogProbs(model, idsT, temperature));
+      const logp = (await current.array()) as number[][];
+      current.dispose();
       const oldLogp = logp.map((row) => row.map((v) => v + (prng.next() - 0.5) * 0.6));
       const refLogp = logp.map((row) => row.map((v) => v + (prng.next() - 0.5) * 0.6));
       const vars = [...model.params.values()];
@@ -85,63 +107,55 @@ describe('device training step vs the tfjs cpu step', () => {
       const tfAfter = new Map<string, Float32Array>();
       for (const [name, v] of model.params) tfAfter.set(name, (await v.data()) as Float32Array);
 
-      const tokens = mask.flat().reduce((a: number, b) => a + b, 0);
-      const flat = (rows: number[][]) => {
-        const out = new Float32Array(B * T);
-        rows.forEach((row, b) => {
-          row.forEach((v, t) => {
-            out[b * T + t] = v;
-          });
-        });
-        return out;
-      };
-      const dm = new DeviceModel(rt, config, values, ADAM);
-      dm.matmulVersion = version;
+      const policy = devicePolicy(rt, config, values, version);
       // The forward alone, at every position that predicts a token.
-      const forwardOnly = await dm.logProbs(B, T, Uint32Array.from(ids.flat()), temperature);
+      const forwardOnly = await policy.logProbs({ sequences: ids, temperature });
       expectClose(
-        forwardOnly.logp.filter((_, r) => r % T !== T - 1),
+        forwardOnly.flatMap((r) => Array.from(r)),
         logp.flat(),
         1e-5,
         1e-4,
         'forward logp',
       );
-      const step = await dm.trainStep(
-        {
-          B,
-          T,
-          ids: Uint32Array.from(ids.flat()),
-          oldLogp: flat(oldLogp),
-          refLogp: flat(refLogp),
-          advantage: Float32Array.from(
-            { length: B * T },
-            (_, r) => advantages[Math.floor(r / T)] ?? 0,
-          ),
-          weight: flat(mask.map((row) => row.map((m) => m / tokens))),
+      // The step: its own forward's log-probs, the loss and dlogp on the host, backward, AdamW.
+      let stepLogp: Float32Array[] = [];
+      const step = await policy.step(
+        { sequences: ids, temperature },
+        (lp) => {
+          stepLogp = lp;
+          const inputs = {
+            logProbs: lp.map((r) => Array.from(r)),
+            oldLogProbs: oldLogp,
+            refLogProbs: refLogp,
+            advantages,
+            mask,
+          };
+          const o = { ...OPTIONS, lossType: 'dapo' as const };
+          return {
+            loss: grpoLossReference(inputs, o).loss,
+            dlogp: grpoLossGradientReference(inputs, o),
+          };
         },
-        { ...OPTIONS, lr, maxGradNorm, temperature },
-        true,
+        { lr, ...ADAM, maxGradNorm },
       );
-      expect(step.applied).toBe(true);
-      expect(step.clipped).toBe(report.clipped);
+      expect(step.ok).toBe(true);
+      expect(step.gradNorm > maxGradNorm).toBe(report.clipped);
       expectClose([step.loss], [tfLoss], 1e-6, 1e-4, 'loss');
       expectClose([step.gradNorm], [report.gradNorm], 1e-6, 1e-3, 'grad norm');
-      // The step's head ran at the completion tokens only (mask 1): their log-probs, 0 elsewhere.
-      const masked = mask.flat();
-      expect(masked.some((m) => m === 0) && masked.some((m) => m === 1)).toBe(true);
       expectClose(
-        step.logp!.filter((_, r) => r % T !== T - 1),
-        logp.flat().map((v, i) => (masked[i] ? v : 0)),
+        stepLogp.flatMap((r) => Array.from(r)),
+        logp.flat(),
         1e-5,
         1e-4,
         'logp',
       );
-      const gpuGrads = await dm.readGrads();
+      const weights = policy.weights!;
+      const gpuGrads = await weights.unpack(weights.grads);
       for (const [name, ref] of tfGrads) {
         const scale = Math.max(...ref.map(Math.abs));
         expectClose(gpuGrads.get(name)!, ref, 1e-4 * scale + 1e-9, 1e-3, `d ${name}`);
       }
-      const gpuAfter = await dm.readParams();
+      const gpuAfter = await weights.read();
       for (const [name, ref] of tfAfter) {
         // Adam's first step moves a weight by ≈ lr·sign(g) whatever |g| is: where the gradient is
         // float32 noise around 0 (the key bias: softmax ignores a constant added to every key)
@@ -159,6 +173,7 @@ describe('device training step vs the tfjs cpu step', () => {
       }
       for (const v of model.params.values()) v.dispose();
       optimizer.dispose();
+      policy.free();
     });
   }
 });
@@ -167,32 +182,24 @@ describe('a batch with nothing to learn', () => {
   it('no position with weight (no completion token): loss 0, a finite step, no device error', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = makeConfig('tiny', 41, 'shared', { nCtx: 24, nLayer: 1 });
-    const dm = new DeviceModel(rt, config, initialValues(config, 4), ADAM);
-    const [B, T] = [2, 6];
-    const R = B * T;
+    const policy = devicePolicy(rt, config, initialValues(config, 4));
     const errors: string[] = [];
     rt.device.addEventListener('uncapturederror', (e) =>
       errors.push((e as GPUUncapturedErrorEvent).error.message),
     );
-    const step = await dm.trainStep(
-      {
-        B,
-        T,
-        ids: new Uint32Array(R).fill(2),
-        oldLogp: new Float32Array(R),
-        refLogp: new Float32Array(R),
-        advantage: new Float32Array(R).fill(1),
-        weight: new Float32Array(R),
-      },
-      { ...OPTIONS, lr: 1e-3, maxGradNorm: 1, temperature: 1 },
-      true,
+    const sequences = [new Array(6).fill(2), new Array(6).fill(2)];
+    const step = await policy.step(
+      { sequences },
+      (lp) => ({ loss: 0, dlogp: lp.map((r) => new Float32Array(r.length)) }),
+      { lr: 1e-3, ...ADAM, maxGradNorm: 1 },
     );
     expect(step.loss).toBe(0);
     expect(step.gradNorm).toBe(0);
-    expect(Array.from(step.logp!)).toEqual(new Array(R).fill(0));
-    const after = await dm.readParams();
+    expect(step.ok).toBe(true);
+    const after = await policy.weights!.read();
     for (const [name, v] of after) expect(v.every(Number.isFinite), name).toBe(true);
     expect(errors).toEqual([]);
+    policy.free();
   });
 });
 
@@ -200,7 +207,7 @@ describe('device memory over a run', () => {
   it('batches of changing shapes keep the buffer count flat (older shapes are freed)', async (ctx) => {
     const rt = needRuntime(h, ctx);
     const config = makeConfig('tiny', 41, 'shared', { nCtx: 24, nLayer: 1 });
-    const dm = new DeviceModel(rt, config, initialValues(config, 3), ADAM);
+    const policy = devicePolicy(rt, config, initialValues(config, 3));
     const counts: number[] = [];
     for (const [B, T] of [
       [2, 5],
@@ -209,22 +216,19 @@ describe('device memory over a run', () => {
       [4, 9],
       [3, 6],
     ] as [number, number][]) {
-      const R = B * T;
-      await dm.trainStep(
-        {
-          B,
-          T,
-          ids: new Uint32Array(R).fill(1),
-          oldLogp: new Float32Array(R).fill(-3),
-          refLogp: new Float32Array(R).fill(-3),
-          advantage: new Float32Array(R).fill(1),
-          weight: new Float32Array(R).fill(1 / R),
-        },
-        { ...OPTIONS, lr: 1e-3, maxGradNorm: 1, temperature: 1 },
+      const sequences = Array.from({ length: B }, () => new Array(T).fill(1));
+      await policy.step(
+        { sequences },
+        (lp) => ({
+          loss: 0.5,
+          dlogp: lp.map((r) => new Float32Array(r.length).fill(-1 / (B * T))),
+        }),
+        { lr: 1e-3, ...ADAM, maxGradNorm: 1 },
       );
       counts.push(rt.bufferCount);
     }
     expect(counts[2]).toBe(counts[1]);
     expect(counts[4]).toBe(counts[1]);
+    policy.free();
   });
 });

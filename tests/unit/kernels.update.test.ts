@@ -1,23 +1,15 @@
-// shaders/head_logprob.wgsl (the head's log-softmax and its backward), the GRPO per-token
-// loss's backward and sum (grpo_token_loss.wgsl), and the guarded AdamW step (adamw.wgsl).
+// shaders/head_logprob.wgsl (the head's log-softmax and its backward) and the guarded AdamW
+// step (adamw.wgsl).
 import { describe, expect, it } from 'vitest';
 import {
   adamw,
   adamwUniforms,
-  grpoBackward,
-  grpoGradOffset,
   headLogprobBackward,
   headLogprobForward,
   NORM_PARTIALS,
-  sum,
 } from '../../src/gpu/engine/ops';
-import { grpoTokenLossReference, tokenLogprobReference } from '../../src/gpu/kernels/reference';
-import {
-  adamwRef,
-  grpoTokenLossGradRef,
-  headLogprobBackwardRef,
-} from '../../src/gpu/kernels/referenceOps';
-import { Rng } from '../../src/tasks/random';
+import { tokenLogprobReference } from '../../src/gpu/kernels/reference';
+import { adamwRef, headLogprobBackwardRef } from '../../src/gpu/kernels/referenceOps';
 import {
   expectClose,
   ints,
@@ -63,53 +55,6 @@ describe('head_logprob (log-softmax + pick + entropy, and its backward)', () => 
       );
     });
   }
-});
-
-describe('grpo_token_loss backward and sum', () => {
-  it('weighted per-token loss, dℓ/dlogp (clipped tokens get 0) and the on-device sum', async (ctx) => {
-    const rt = needRuntime(h, ctx);
-    const n = 517;
-    const prng = new Rng(71);
-    const logp = Float32Array.from({ length: n }, () => -4 * prng.next());
-    const oldLogp = logp.map((lp) => lp - (2 * prng.next() - 1) * 0.6);
-    const refLogp = logp.map((lp) => lp + (2 * prng.next() - 1) * 0.5);
-    const advantage = Float32Array.from({ length: n }, () => (2 * prng.next() - 1) * 2);
-    const weight = Float32Array.from({ length: n }, () => (prng.next() < 0.8 ? 1 / 300 : 0));
-    for (const options of [
-      { epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 },
-      { epsilonLow: 0.2, epsilonHigh: 0.2, beta: 0 },
-    ]) {
-      const bufs = [logp, oldLogp, refLogp, advantage, weight].map((t) => upload(rt, t));
-      const out = rt.buffer(2 * grpoGradOffset(n));
-      const total = rt.buffer(1);
-      await run(rt, [
-        grpoBackward(n, options, bufs[0]!, bufs[1]!, bufs[2]!, bufs[3]!, bufs[4]!, out),
-        sum(n, { buffer: out, offset: 0, length: n }, total),
-      ]);
-      const lossRef = grpoTokenLossReference(
-        { logp, oldLogp, refLogp, advantage, mask: weight },
-        options,
-      );
-      const o = await readBack(rt, out, 2 * grpoGradOffset(n));
-      expectClose(o.subarray(0, n), lossRef, 1e-7, 1e-4, 'loss');
-      const gradRef = grpoTokenLossGradRef({ logp, oldLogp, refLogp, advantage, weight }, options);
-      expectClose(
-        o.subarray(grpoGradOffset(n), grpoGradOffset(n) + n),
-        gradRef,
-        1e-7,
-        1e-4,
-        'dlogp',
-      );
-      expect(gradRef.some((v, i) => v === 0 && (weight[i] ?? 0) > 0)).toBe(options.beta === 0); // clipped tokens
-      expectClose(
-        await readBack(rt, total, 1),
-        [lossRef.reduce((a, b) => a + b, 0)],
-        1e-6,
-        1e-4,
-        'sum',
-      );
-    }
-  });
 });
 
 describe('adamw (guarded, clipped, on the device)', () => {

@@ -1,19 +1,19 @@
-// The device engine behind rollout/kvSampler.ts (gpu/engine/kernelSampling.ts): on when asked
-// (software adapters only on request), the same samples as the host path for the same seed,
-// and a device destroyed in the middle of a call: that call and the rest of the run continue on
-// the tfjs backend with the same streams. The same for RoleTrainer's update.
+// The device engine behind rollout/kvSampler.ts (gpu/engine/kernelSampling.ts, the lab's GPT-2
+// on the kernels' one model: kernelRoles.ts): on when asked (software adapters only on
+// request), the same samples as the host path for the same seed, and a device destroyed in the
+// middle of a call: that call and the rest of the run continue on the tfjs backend with the
+// same streams. The same for RoleTrainer's update; the sampler and the trainer share the one
+// copy of the weights on the device.
 import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BackendReport, initBackend, onBackendChange } from '../../src/gpu/backend';
+import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import {
   destroyKernelDevice,
-  deviceSampleCalls,
-  deviceWeightUploads,
   disableKernelEngine,
   enableKernelEngine,
   kernelEngineReport,
 } from '../../src/gpu/engine/kernelSampling';
-import { deviceUpdateCalls } from '../../src/gpu/engine/kernelTraining';
 import { openKernelDevice } from '../../src/gpu/kernels/device';
 import { makeConfig } from '../../src/model/config';
 import type { GPT } from '../../src/model/gpt';
@@ -55,13 +55,13 @@ describe('the WebGPU engine behind KvCacheSampler', () => {
     }
     const on = await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
     expect(on.enabled).toBe(true);
-    const calls = deviceSampleCalls();
+    const calls = roleDeviceCalls.sample;
     const device = await new KvCacheSampler(model).sample(prompts, options);
-    expect(deviceSampleCalls()).toBe(calls + 1);
+    expect(roleDeviceCalls.sample).toBe(calls + 1);
     expect(device.tokens).toEqual(host.tokens);
     // The decode kernel honours both stops: the host's tokens.
     const deviceStops = await new KvCacheSampler(model).sample(prompts, stops);
-    expect(deviceSampleCalls()).toBe(calls + 2);
+    expect(roleDeviceCalls.sample).toBe(calls + 2);
     expect(deviceStops.tokens).toEqual(hostStops.tokens);
     expect(deviceStops.finished).toEqual(hostStops.finished);
     disableKernelEngine();
@@ -74,7 +74,7 @@ describe('the WebGPU engine behind KvCacheSampler', () => {
     expect((await enableKernelEngine({ device: opened.gpu, allowSoftware: true })).enabled).toBe(
       true,
     );
-    const calls = deviceSampleCalls();
+    const calls = roleDeviceCalls.sample;
     const pending = new KvCacheSampler(model).sample(prompts, options);
     setTimeout(() => opened.gpu.device.destroy(), 30);
     const survived = await pending;
@@ -84,7 +84,7 @@ describe('the WebGPU engine behind KvCacheSampler', () => {
     expect(report.reason).toMatch(/device (failed|was lost)/);
     const next = await new KvCacheSampler(model).sample(prompts, options);
     expect(next.tokens).toEqual(host.tokens);
-    expect(deviceSampleCalls()).toBe(calls); // neither call was answered by the lost device
+    expect(roleDeviceCalls.sample).toBe(calls); // neither call was answered by the lost device
   });
 });
 
@@ -176,16 +176,16 @@ describe('the WebGPU engine behind RoleTrainer', () => {
     expect((await enableKernelEngine({ device: opened.gpu, allowSoftware: true })).enabled).toBe(
       true,
     );
-    const calls = deviceUpdateCalls();
+    const calls = roleDeviceCalls.update;
     const got1 = await trainer.update(seqs(1));
-    expect(deviceUpdateCalls()).toBe(calls + 1); // the device ran it
+    expect(roleDeviceCalls.update).toBe(calls + 1); // the device ran it
     expect(Math.abs(got1.metrics.loss - want1.metrics.loss)).toBeLessThan(1e-5);
     await expectSameWeights(hostAfter1, engined);
     const pending = trainer.update(seqs(2));
     opened.gpu.device.destroy(); // the update has submitted its first work and awaits it
     const got2 = await pending;
     expect(kernelEngineReport().enabled).toBe(false);
-    expect(deviceUpdateCalls()).toBe(calls + 1); // the second ran on tfjs
+    expect(roleDeviceCalls.update).toBe(calls + 1); // the second ran on tfjs
     expect(Math.abs(got2.metrics.loss - want2.metrics.loss)).toBeLessThan(1e-4);
     await expectSameWeights(host, engined);
     hostTrainer.dispose();
@@ -204,24 +204,24 @@ describe('the WebGPU engine behind RoleTrainer', () => {
     expect((await enableKernelEngine({ device: opened.gpu, allowSoftware: true })).enabled).toBe(
       true,
     );
-    const uploads = deviceWeightUploads();
+    const uploads = roleDeviceCalls.uploads;
     await new KvCacheSampler(shared).sample(prompts, options);
-    expect(deviceWeightUploads()).toBe(uploads + 1); // first use
+    expect(roleDeviceCalls.uploads).toBe(uploads + 1); // first use
     await new KvCacheSampler(shared).sample(prompts, options);
-    expect(deviceWeightUploads()).toBe(uploads + 1); // unchanged weights stay on the device
-    const updates = deviceUpdateCalls();
+    expect(roleDeviceCalls.uploads).toBe(uploads + 1); // unchanged weights stay on the device
+    const updates = roleDeviceCalls.update;
     await trainer.update(seqs(1));
-    expect(deviceUpdateCalls()).toBe(updates + 1);
+    expect(roleDeviceCalls.update).toBe(updates + 1);
     const afterUpdate = await new KvCacheSampler(shared).sample(prompts, options);
-    expect(deviceWeightUploads()).toBe(uploads + 1); // the update left the copy current
+    expect(roleDeviceCalls.uploads).toBe(uploads + 1); // the update left the copy current
     const valuesAfterUpdate = await readValues(shared.params);
     // tfjs's weights move without the device: the next call uploads them.
     const [, first] = [...shared.params][0]!;
     first.assign(tf.mul(first, 1)); // same values, new tensor data (a clone would share it)
     await new KvCacheSampler(shared).sample(prompts, options);
-    expect(deviceWeightUploads()).toBe(uploads + 2);
+    expect(roleDeviceCalls.uploads).toBe(uploads + 2);
     await trainer.update(seqs(2)); // re-reads Adam's state from the host, then runs on the device
-    expect(deviceUpdateCalls()).toBe(updates + 2);
+    expect(roleDeviceCalls.update).toBe(updates + 2);
     // What the device sampled after its update is what tfjs samples from the written-back weights.
     disableKernelEngine();
     const onHost: GPT = {

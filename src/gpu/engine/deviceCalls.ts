@@ -5,6 +5,8 @@
 import { gptTransformerConfig } from '../../model/config';
 import type { LoraAdapter } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
+import { type GptLora, mergeConv1dLora } from '../../model/gptLora';
+import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
 import {
@@ -20,7 +22,6 @@ import {
   float32Tensors,
   type WeightTensors,
 } from './deviceTransformer';
-import { deviceValues } from './kernelSampling';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
 import { llamaSelfCheck } from './selfCheck/checksLlama';
@@ -78,6 +79,22 @@ export async function logitsOnDevice(
   }
 }
 
+/** The model's weights as tfjs holds them, a LoRA adapter merged into its projections. */
+async function mergedValues(model: GPT): Promise<Map<string, Float32Array>> {
+  const values = await readValues(model.params);
+  for (const [module, pair] of model.lora?.modules ?? []) {
+    const name = `${module}.weight`;
+    const [rank, inn] = pair.a.shape as [number, number];
+    const out = pair.b.shape[0] as number;
+    // A copy: a backend may hand out its own storage, which is the frozen base's.
+    const merged = Float32Array.from(values.get(name) as Float32Array);
+    const [a, b] = [await pair.a.data(), await pair.b.data()];
+    mergeConv1dLora(merged, inn, out, a, b, rank, (model.lora as GptLora).scale);
+    values.set(name, merged);
+  }
+  return values;
+}
+
 /**
  * The lab's GPT-2 as the kernels' one model takes it: its config (learned positions, LayerNorm,
  * GELU, Conv1D weights) and its weights as tfjs holds them, a LoRA adapter merged in.
@@ -85,7 +102,7 @@ export async function logitsOnDevice(
 export async function gptForDevice(
   model: GPT,
 ): Promise<{ config: TransformerConfig; weights: WeightTensors }> {
-  const values = await deviceValues(model);
+  const values = await mergedValues(model);
   const weights = float32Tensors(values, (name) => model.params.get(name)?.shape);
   return { config: gptTransformerConfig(model.config), weights };
 }

@@ -57,6 +57,12 @@ export {
 
 type Acts = ReturnType<DeviceLoraPolicy['allocate']>;
 
+/** Per sequence [len − 1]: the log-probs of its next tokens and its distributions' entropies. */
+interface HeadStats {
+  logp: Float32Array[];
+  entropy: Float32Array[];
+}
+
 /** A list of dispatches and buffer copies / clears, submitted at once. */
 class Seq {
   readonly parts: (DispatchSpec[] | ((e: GPUCommandEncoder) => void))[] = [];
@@ -97,21 +103,24 @@ export class DeviceLoraPolicy {
   /** RoPE's cos/sin table (the model's; null where its positions are learned). */
   private readonly ropeTable: GPUBuffer | null;
 
+  /** The adapters' shape (null: no adapters). */
+  readonly lora: LoraShape | null;
+
   /**
-   * `lora`: the adapters this policy trains over the frozen model. Null: the model's own weights
-   * where the model is trainable (DeviceTransformer's `trainable`), else nothing (a frozen
-   * policy: a KL reference's log-probs).
+   * `trains`: LoRA adapters of this shape over the frozen model; 'weights': the model's own
+   * (a trainable DeviceTransformer); 'nothing': log-probs only (a KL reference).
    */
   constructor(
     private readonly rt: GpuRuntime,
     readonly model: DeviceTransformer,
-    readonly lora: LoraShape | null,
+    trains: LoraShape | 'weights' | 'nothing',
     adapters?: Adapters,
     seed = 1,
   ) {
     this.ropeTable = model.table;
-    this.adapters = lora ? new DeviceAdapters(rt, model, lora, adapters, seed) : null;
-    this.weights = !lora && model.flat ? new DeviceWeights(rt, model) : null;
+    this.lora = typeof trains === 'object' ? trains : null;
+    this.adapters = this.lora ? new DeviceAdapters(rt, model, this.lora, adapters, seed) : null;
+    this.weights = trains === 'weights' ? new DeviceWeights(rt, model) : null;
     const rowBytes = 4 * model.Vp;
     const limit = rt.device.limits.maxStorageBufferBindingSize;
     this.logitsRows = Math.max(64, Math.floor(limit / rowBytes / 64) * 64);
@@ -397,7 +406,7 @@ export class DeviceLoraPolicy {
           b: part.buffer,
           c: dx,
           flags: i > 0 ? MM_ACCUMULATE : 0,
-          version: 'v4_vec4',
+          version: this.model.matmul,
           dummy: this.rt.dummy,
         });
       return matmul16T({
@@ -755,6 +764,16 @@ export class DeviceLoraPolicy {
     return all as Float32Array;
   }
 
+  /** The head's log-probs and the entropies of its distributions ([logp | entropy | lse]). */
+  private async readHeadStats(a: Acts): Promise<{ logp: Float32Array; entropy: Float32Array }> {
+    const S = a.headRows;
+    const [logp, entropy] = await this.rt.read([
+      { buffer: a.headStats, offset: 0, length: S },
+      { buffer: a.headStats, offset: S, length: S },
+    ]);
+    return { logp: logp as Float32Array, entropy: entropy as Float32Array };
+  }
+
   /**
    * Per sequence, the log-probs of its next tokens [len − 1], with the adapters applied; in
    * micro-batches of at most maxRows positions (at least one row each), as step() takes them.
@@ -765,18 +784,36 @@ export class DeviceLoraPolicy {
 
   private async partsLogProbs(batch: TokenBatch, parts: PackedPart[]): Promise<Float32Array[]> {
     const values: Float32Array[] = [];
-    for (const part of parts) values.push((await this.forwardPass(batch, part)).head);
+    for (const part of parts) values.push((await this.forwardPass(batch, part)).head.logp);
     return logProbsOf(batch, parts, values);
   }
 
-  /** The forward over a part, its activations kept for a backward, and its head's log-probs. */
+  /** Per sequence, its log-probs and its distributions' entropies, part by part. */
+  private async partsHeadStats(batch: TokenBatch, parts: PackedPart[]): Promise<HeadStats> {
+    const heads: { logp: Float32Array; entropy: Float32Array }[] = [];
+    for (const part of parts) heads.push((await this.forwardPass(batch, part)).head);
+    return {
+      logp: logProbsOf(
+        batch,
+        parts,
+        heads.map((h) => h.logp),
+      ),
+      entropy: logProbsOf(
+        batch,
+        parts,
+        heads.map((h) => h.entropy),
+      ),
+    };
+  }
+
+  /** The forward over a part, its activations kept for a backward, and its head's stats. */
   private async forwardPass(batch: TokenBatch, part: PackedPart) {
     const a = this.upload(batch, part);
     const invTemp = 1 / (batch.temperature ?? 1);
     const seq = new Seq();
     this.forward(seq, a, invTemp);
     seq.submit(this.rt);
-    return { a, invTemp, head: await this.readHead(a) };
+    return { a, invTemp, head: await this.readHeadStats(a) };
   }
 
   /**
@@ -851,13 +888,17 @@ export class DeviceLoraPolicy {
   }
 
   /**
-   * A training step: log-probs, the host's loss and its dlogp (e.g. GRPO's), the backward,
-   * AdamW. One forward: its activations stay on the device while the host computes the loss,
-   * and the backward starts from them (the same numbers as a second forward would give).
+   * A training step: log-probs (and entropies, for the metrics), the host's loss and its dlogp
+   * (e.g. GRPO's), the backward, AdamW. One forward: its activations stay on the device while
+   * the host computes the loss, and the backward starts from them (the same numbers as a second
+   * forward would give).
    */
   async step(
     batch: TokenBatch,
-    lossFn: (logp: Float32Array[]) => { loss: number; dlogp: ArrayLike<number>[] },
+    lossFn: (
+      logp: Float32Array[],
+      entropy: Float32Array[],
+    ) => { loss: number; dlogp: ArrayLike<number>[] },
     o: AdamWOptions,
     maxRows = Number.POSITIVE_INFINITY,
   ): Promise<{ loss: number; gradNorm: number; ok: boolean; microBatches: number }> {
@@ -865,7 +906,10 @@ export class DeviceLoraPolicy {
     if (parts.length === 1) {
       const part = parts[0] as PackedPart;
       const { a, invTemp, head } = await this.forwardPass(batch, part);
-      const { loss, dlogp } = lossFn(logProbsOf(batch, parts, [head]));
+      const { loss, dlogp } = lossFn(
+        logProbsOf(batch, parts, [head.logp]),
+        logProbsOf(batch, parts, [head.entropy]),
+      );
       this.rt.write(a.g, headGradient(batch, part, dlogp));
       this.rt.write(this.trained.loss, Float32Array.from([loss]));
       const backward = new Seq();
@@ -876,7 +920,8 @@ export class DeviceLoraPolicy {
     // Micro-batches (packBatch's parts, all as wide as the longest row): every part's log-probs
     // first, then the loss over all of them on the host, then each part's forward again and its
     // backward, the gradients summed on the device.
-    const { loss, dlogp } = lossFn(await this.partsLogProbs(batch, parts));
+    const stats = await this.partsHeadStats(batch, parts);
+    const { loss, dlogp } = lossFn(stats.logp, stats.entropy);
     this.rt.write(this.trained.loss, Float32Array.from([loss]));
     await this.forwardBackward(batch, parts, dlogp, false);
     return { loss, ...(await this.applyAdamW(o)), microBatches: parts.length };

@@ -25,6 +25,7 @@ import {
   geluForward,
   layerNormForward,
   MAX_HEAD_DIM,
+  type MatmulVersion,
   MM_ACCUMULATE,
   MM_GELU,
   matmul,
@@ -171,6 +172,11 @@ export interface DeviceTransformerOptions {
    * binding.
    */
   trainable?: boolean;
+  /**
+   * The matmul version of the f32 products (the engine's: the fastest its self-check passed);
+   * default v4_vec4.
+   */
+  matmul?: MatmulVersion;
 }
 
 /** Why this config cannot run on the kernels, in words (null: it can). */
@@ -195,6 +201,8 @@ export class DeviceTransformer {
   readonly finalNorm: DeviceNorm;
   /** RoPE's cos/sin table for contextLength positions (positions 'rope'). */
   readonly table: GPUBuffer | null;
+  /** The matmul version of every f32 product over this model (its adapters' and gradients' too). */
+  readonly matmul: MatmulVersion;
   /** A trainable model's flat weights (null: each tensor in its own buffer, as stored). */
   readonly flat: FlatWeights | null = null;
   /** While a trainable model is built: its tensors' values, written in one go at the end. */
@@ -257,6 +265,7 @@ export class DeviceTransformer {
   ) {
     const problem = deviceProblem(config);
     if (problem) throw new Error(`this model cannot run on the kernels: ${problem}`);
+    this.matmul = options.matmul ?? 'v4_vec4';
     const placed: PlacedTensor[] = [];
     if (options.trainable) this.staging = { slices: [], values: [], size: 0 };
     const c = config;
@@ -381,6 +390,11 @@ export class DeviceTransformer {
     const slice = { buffer: null as unknown as GPUBuffer, offset: staging.size };
     staging.slices.push(slice);
     staging.size += Math.ceil(floats / ALIGN_FLOATS) * ALIGN_FLOATS;
+    // Refused in words before any buffer is made.
+    if (staging.size * 4 > this.maxBinding)
+      throw new Error(
+        `the model needs more than ${(this.maxBinding / 2 ** 20).toFixed(1)} MiB for its weights in one buffer (and as much for gradients and each Adam moment), as training all of them on the kernels takes; this adapter allows ${(this.maxBinding / 2 ** 20).toFixed(1)} MiB (${this.maxBinding} bytes): choose a smaller preset (width, layers) or vocabulary, or train a LoRA adapter`,
+      );
     return slice;
   }
 
@@ -398,10 +412,6 @@ export class DeviceTransformer {
     tensors: PlacedTensor[],
   ): FlatWeights {
     const size = Math.max(staging.size, ALIGN_FLOATS);
-    if (size * 4 > this.maxBinding)
-      throw new Error(
-        `${(size / 2 ** 18).toFixed(0)} MiB of weights: full-parameter training on the kernels holds one binding (${(this.maxBinding / 2 ** 20).toFixed(0)} MiB)`,
-      );
     const host = new Float32Array(size);
     for (const [at, values] of staging.values) host.set(values, at);
     const buffer = this.rt.buffer(size, 'weights');
@@ -539,7 +549,7 @@ export class DeviceTransformer {
           ...(o.bias ? { bias: o.bias } : {}),
           ...(o.gelu ? { aux: o.gelu } : {}),
           flags: (o.accumulate ? MM_ACCUMULATE : 0) | (o.gelu ? MM_GELU : 0),
-          version: 'v4_vec4',
+          version: this.matmul,
           dummy: this.rt.dummy,
         });
       return matmul16({

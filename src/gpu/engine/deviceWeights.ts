@@ -23,7 +23,12 @@ export class DeviceWeights extends FlatAdam {
     const flat = model.flat;
     if (!flat)
       throw new Error('full-parameter training needs a trainable model (its weights f32, flat)');
-    super(rt, flat.buffer, flat.size, 'weights');
+    // Weight decay on matrices only, as the tfjs AdamW (model/adamw.ts) decays rank ≥ 2.
+    const decay = new Float32Array(flat.size);
+    for (const t of flat.tensors)
+      if (t.shape.length >= 2)
+        decay.fill(1, t.offset, t.offset + t.shape.reduce((a, b) => a * b, 1));
+    super(rt, flat.buffer, flat.size, 'weights', decay);
     this.flat = flat;
   }
 
@@ -51,7 +56,7 @@ export class DeviceWeights extends FlatAdam {
       bStride: [m.cols, 1],
       c: this.gradOf(part.buffer),
       flags: MM_ACCUMULATE,
-      version: 'v4_vec4',
+      version: this.model.matmul,
       dummy: this.rt.dummy,
       label: 'dW',
     });
@@ -125,7 +130,7 @@ export class DeviceWeights extends FlatAdam {
 
   /** Writes weights by checkpoint name (every tensor must be given). */
   write(values: ReadonlyMap<string, Float32Array>): void {
-    this.pack(this.params, values);
+    writeNamed(this.rt, this.model, this.params, values);
   }
 
   /** AdamW's moments by checkpoint name, and the steps taken. */
@@ -139,8 +144,8 @@ export class DeviceWeights extends FlatAdam {
     v: ReadonlyMap<string, Float32Array>,
     steps: number,
   ): void {
-    this.pack(this.m, m);
-    this.pack(this.v, v);
+    writeNamed(this.rt, this.model, this.m, m);
+    writeNamed(this.rt, this.model, this.v, v);
     this.steps = steps;
   }
 
@@ -158,26 +163,34 @@ export class DeviceWeights extends FlatAdam {
     return out;
   }
 
-  private pack(buffer: GPUBuffer, values: ReadonlyMap<string, Float32Array>): void {
-    const host = new Float32Array(this.size);
-    for (const t of this.flat.tensors) {
-      const v = values.get(t.name);
-      const n = t.shape.reduce((a, b) => a * b, 1);
-      if (!v || v.length !== n)
-        throw new Error(
-          `${t.name}: ${v ? `${v.length} values` : 'missing'}, the model holds [${t.shape.join(', ')}]`,
-        );
-      host.set(
-        t.transposed ? transpose(v, t.shape[0] as number, t.shape[1] as number) : v,
-        t.offset,
-      );
-    }
-    this.rt.write(buffer, host);
-  }
-
   free(): void {
     this.freeState();
   }
+}
+
+/**
+ * Tensors by checkpoint name into a buffer laid out as a trainable model's weights (the weights
+ * themselves, or a moment): every tensor must be given.
+ */
+export function writeNamed(
+  rt: GpuRuntime,
+  model: DeviceTransformer,
+  buffer: GPUBuffer,
+  values: ReadonlyMap<string, Float32Array>,
+): void {
+  const flat = model.flat;
+  if (!flat) throw new Error('the model is not trainable (its weights are not one flat buffer)');
+  const host = new Float32Array(flat.size);
+  for (const t of flat.tensors) {
+    const v = values.get(t.name);
+    const n = t.shape.reduce((a, b) => a * b, 1);
+    if (!v || v.length !== n)
+      throw new Error(
+        `${t.name}: ${v ? `${v.length} values` : 'missing'}, the model holds [${t.shape.join(', ')}]`,
+      );
+    host.set(t.transposed ? transpose(v, t.shape[0] as number, t.shape[1] as number) : v, t.offset);
+  }
+  rt.write(buffer, host);
 }
 
 /** [rows, cols] row-major as [cols, rows]. */

@@ -35,12 +35,14 @@ export class FlatAdam {
     /** Floats of parameters (and of their gradients, and of each moment). */
     readonly size: number,
     label: string,
+    /** Where weight decay applies (1) or not (0); default everywhere. */
+    decay?: Float32Array,
   ) {
     this.grads = rt.buffer(size, `${label} grads`);
     this.m = rt.buffer(size, `${label} adam m`);
     this.v = rt.buffer(size, `${label} adam v`);
     this.decay = rt.buffer(size, `${label} decay`);
-    rt.write(this.decay, new Float32Array(size).fill(1));
+    rt.write(this.decay, decay ?? new Float32Array(size).fill(1));
     this.partials = rt.buffer(3 * NORM_PARTIALS, `${label} norm partials`);
     this.stats = rt.buffer(4, `${label} adam stats`);
     this.loss = rt.buffer(4, `${label} loss`);

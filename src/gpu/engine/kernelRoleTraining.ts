@@ -8,6 +8,7 @@
 // Afterwards the adapter is written back into tfjs. Null: engine off or a device failure (the
 // caller runs the update on tfjs from the adapter tfjs still holds).
 
+import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
 import type { GPT } from '../../model/gpt';
 import { defaultMemoryBudgetBytes } from '../../model/memory';
@@ -22,6 +23,7 @@ import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/po
 import {
   adamStateOf,
   gptLoraSource,
+  gptSource,
   importAdamState,
   llamaSource,
   type RoleSource,
@@ -31,7 +33,6 @@ import {
   syncRole,
 } from './kernelRoles';
 import { kernelEngine, markEngineFailed } from './kernelSampling';
-import type { HostOptimizer } from './kernelTraining';
 import type { TokenBatch } from './packedBatch';
 
 /** [G][L] completion log-probs out of the device's per-sequence next-token log-probs. */
@@ -117,20 +118,30 @@ export function updateLlamaOnDevice(
   return source ? updateRoleOnDevice(source, options, loss, sequences) : Promise.resolve(null);
 }
 
+/** What a device update of the lab's GPT-2 needs from RoleTrainer's own state. */
+export interface HostOptimizer {
+  exportState(): Promise<AdamWState>;
+  importState(state: AdamWState): void;
+  /** The frozen KL reference (β > 0, full-parameter training; with LoRA the base is it). */
+  referenceModel(): GPT | null;
+}
+
 /**
- * A LoRA role of the lab's GPT-2 on the kernels. The tfjs optimizer stays Adam's source of
- * truth, as for GPT-2's full-parameter update (kernelTraining.ts): its moments go to the device
- * when tfjs moved the adapter without it, and come back after every device update, so a
+ * The lab's GPT-2 on the kernels' one model: its LoRA adapter, or (no adapter) its own weights
+ * in full. The tfjs optimizer stays Adam's source of truth: its moments go to the device when
+ * tfjs moved the trained variables without it, and come back after every device update, so a
  * snapshot, a resume and a fall-back to tfjs read the last finished step.
  */
-export async function updateGptLoraOnDevice(
+export async function updateGptOnDevice(
   model: GPT,
   options: RoleTrainerOptions,
   loss: GrpoLossOptions,
   host: HostOptimizer,
   sequences: readonly PolicySequence[],
 ): Promise<RoleUpdate | null> {
-  const source = gptLoraSource(model);
+  const source = model.lora
+    ? gptLoraSource(model)
+    : gptSource(model, false, loss.beta > 0 ? host.referenceModel() : null);
   if (!source) return null;
   // Too long for the context: tfjs's update says why.
   if (sequences.some((s) => s.prompt.length + s.completion.length > model.config.nCtx)) return null;
@@ -138,9 +149,9 @@ export async function updateGptLoraOnDevice(
   try {
     const policy = await rolePolicy(source);
     if (!policy) return null;
-    if (roleIsFresh(source)) importAdamState(policy, source.lora, await host.exportState());
+    if (roleIsFresh(source)) importAdamState(policy, source, await host.exportState());
     const update = await updateRoleOnDevice(source, options, loss, sequences);
-    if (update) host.importState(await adamStateOf(policy, source.lora));
+    if (update) host.importState(await adamStateOf(policy, source));
     return update;
   } catch (error) {
     if (e) markEngineFailed(e, error);
@@ -180,10 +191,11 @@ async function updateRoleOnDevice(
     for (let iteration = 0; iteration < options.numIterations; iteration++) {
       const report = await policy.step(
         batch,
-        (logp) => {
+        (logp, entropy) => {
           const inputs = {
             ...prepared,
             logProbs: completionRows(sequences, logp, prepared.L),
+            entropies: completionRows(sequences, entropy, prepared.L),
             ...(ref ? { refLogProbs: ref } : {}),
           };
           const result = grpoLossReference(inputs, loss);

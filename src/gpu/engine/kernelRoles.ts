@@ -1,14 +1,14 @@
-// LoRA roles on the lab's kernels — a Llama-family base's roles (engine/baseRoles.ts' roles with
-// backend kernels) and the lab's GPT-2 with --lora-rank, one engine for both (a RoleSource): the
-// base is held once on the device (deviceTransformer.ts, 16-bit where its values are), and each
-// role's adapter is a DeviceLoraPolicy over it. As for GPT-2's full-parameter path
-// (kernelSampling.ts, kernelTraining.ts) tfjs stays the run's source of truth: a role's adapter
-// is uploaded only when tfjs changed it, and after each device update the adapter is written
-// back into the role's tfjs variables (so the snapshot's PEFT export, the evaluation and a
-// fall-back to tfjs all read the last finished step). Sampling attaches the role's adapter to
-// the base's prefill and decode and decodes a batch of rows together; the update computes GRPO's
-// loss and its gradient w.r.t. the log-probs on the host (rl/grpoLossReference.ts), then the
-// device's backward and AdamW.
+// Roles on the lab's kernels, every model as the one model (deviceTransformer.ts) and a
+// DeviceLoraPolicy over it (a RoleSource says which): a Llama-family base's LoRA roles
+// (engine/baseRoles.ts' roles with backend kernels), the lab's GPT-2 with --lora-rank, and the
+// lab's GPT-2 trained in full (the defaults: its weights f32 in one buffer, trained in place). A
+// base is held once on the device (16-bit where its values are). tfjs stays the run's source of
+// truth: a role's adapter or weights are uploaded only when tfjs changed them, and after each
+// device update they are written back into the role's tfjs variables (so a snapshot, the PEFT
+// export, the evaluation and a fall-back to tfjs all read the last finished step). Sampling
+// attaches the role's adapter (if any) to the base's prefill and decode and decodes a batch of
+// rows together; the update computes GRPO's loss and its gradient w.r.t. the log-probs on the
+// host (rl/grpoLossReference.ts), then the device's backward and AdamW (kernelRoleTraining.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
 import { gptTransformerConfig } from '../../model/config';
@@ -28,14 +28,7 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from './deviceLora';
-import {
-  devicePicks,
-  distinctPrompts,
-  initialRowStates,
-  pickSpec,
-  ROW_STATE_WORDS,
-  replayDecode,
-} from './deviceSampler';
+import { devicePicks } from './deviceSampler';
 import {
   DeviceTransformer,
   deviceTensor,
@@ -43,7 +36,15 @@ import {
   type WeightTensor,
   type WeightTensors,
 } from './deviceTransformer';
-import { type Engine, headSizeEngine, kernelEngine, markEngineFailed } from './kernelSampling';
+import { type DeviceWeights, writeNamed } from './deviceWeights';
+import {
+  checkModelSizes,
+  type Engine,
+  headSizeEngine,
+  kernelEngine,
+  markEngineFailed,
+} from './kernelSampling';
+import { sampleOnModel } from './modelSampling';
 
 interface RoleOnDevice {
   engine: Engine;
@@ -55,12 +56,13 @@ interface RoleOnDevice {
 }
 
 const bases = new WeakMap<object, { engine: Engine; model: DeviceTransformer }>();
-const roles = new WeakMap<GptLora, RoleOnDevice>();
+/** Roles by their adapter (LoRA) or by the tfjs weights they train. */
+const roles = new WeakMap<object, RoleOnDevice>();
 /**
- * sample() and update() calls the device answered, and the prompt tokens the samplers
- * prefilled (tests, the bench: a prompt shared by a group's samples is prefilled once).
+ * sample() and update() calls the device answered, and the times a role's adapter or weights
+ * were uploaded from tfjs (tests: an update leaves the device current, no upload after it).
  */
-export const roleDeviceCalls = { sample: 0, update: 0, prefilledTokens: 0 };
+export const roleDeviceCalls = { sample: 0, update: 0, uploads: 0 };
 
 /**
  * A float32 matrix as the checkpoint held it: 16-bit where every value is one, else F32. In
@@ -93,7 +95,16 @@ export interface RoleSource {
   /** The base's tensors by the config's names, without the adapter. */
   tensors: () => Promise<WeightTensors>;
   contextLength: number;
-  lora: GptLora;
+  /** The role's adapter; null: the role is the model's own weights (gptSource). */
+  lora: GptLora | null;
+  /** Without an adapter: tfjs's weights, which the device's mirror (trained, or frozen). */
+  params: ReadonlyMap<string, tf.Variable> | null;
+  /** The weights are never trained (a KL reference). */
+  frozen?: boolean;
+  /** Without an adapter: the frozen KL reference's own source (gptSource(reference, true)). */
+  reference?: RoleSource;
+  /** The self-check's sized checks run at this model's sizes first (the lab's GPT-2s). */
+  checkSizes?: boolean;
 }
 
 /** A Llama-family role over its (shared) base. */
@@ -105,19 +116,38 @@ export function llamaSource(model: LlamaModel): RoleSource | null {
     tensors: async () => llamaTensors(model),
     contextLength: Math.min(model.config.maxPositionEmbeddings || 512, 4096),
     lora: model.lora,
+    params: null,
   };
 }
 
 /** A LoRA role of the lab's GPT-2: its own base (each role's warm start), its adapter. */
 export function gptLoraSource(model: GPT): RoleSource | null {
   if (!model.lora) return null;
+  return { ...gptBase(model), lora: model.lora, params: null };
+}
+
+/**
+ * The lab's GPT-2 trained in full: its weights on the device f32 in one buffer (a trainable
+ * DeviceTransformer), mirroring tfjs's; `frozen`: never trained (a KL reference).
+ */
+export function gptSource(model: GPT, frozen = false, reference?: GPT | null): RoleSource {
   return {
+    ...gptBase(model),
+    lora: null,
+    params: model.params,
+    frozen,
+    ...(reference ? { reference: gptSource(reference, true) } : {}),
+  };
+}
+
+function gptBase(model: GPT) {
+  return {
+    checkSizes: true,
     baseKey: model.params,
     config: gptTransformerConfig(model.config),
     tensors: async () =>
       float32Tensors(await readValues(model.params), (name) => model.params.get(name)?.shape),
     contextLength: model.config.nCtx,
-    lora: model.lora,
   };
 }
 
@@ -144,6 +174,9 @@ async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceTransfor
   if (held && held.engine === e) return held.model;
   const model = new DeviceTransformer(e.rt, source.config, await source.tensors(), {
     contextLength: source.contextLength,
+    // Without an adapter the role is the weights themselves: one flat f32 buffer, rewritable.
+    trainable: !source.lora,
+    matmul: e.matmul,
   });
   bases.set(source.baseKey, { engine: e, model });
   return model;
@@ -163,17 +196,43 @@ export function moduleKey(module: string): string {
 }
 
 const targetOfKey = (key: string) => key.slice(key.indexOf('.') + 1) as LoraTarget;
-const loraKey = (lora: GptLora) =>
-  [...lora.modules.values()].flatMap((p) =>
-    [p.a, p.b].map((v) => (v as unknown as { dataId: unknown }).dataId),
-  );
+const dataIds = (variables: Iterable<tf.Variable>) =>
+  [...variables].map((v) => (v as unknown as { dataId: unknown }).dataId);
+/** The tfjs variables a role's device copy mirrors: its adapter's, or the model's weights. */
+const mirrored = (source: RoleSource) =>
+  source.lora
+    ? [...source.lora.modules.values()].flatMap((p) => [p.a, p.b])
+    : [...(source.params?.values() ?? [])];
+/** What names a role: its adapter, or the weights it trains. */
+const roleKey = (source: RoleSource): object => source.lora ?? (source.params as object);
 
-/** The role's adapter on the device, uploaded from tfjs where tfjs changed it. */
+/** The role on the device, its adapter (or weights) uploaded from tfjs where tfjs changed them. */
 async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> {
-  const lora = source.lora;
-  let role = roles.get(lora);
-  const key = loraKey(lora);
+  let role = roles.get(roleKey(source));
+  const key = dataIds(mirrored(source));
   if (role && role.engine === e && key.every((id, i) => id === role?.key[i])) return role;
+  if (!role && source.checkSizes) await checkModelSizes(e, source.config);
+  roleDeviceCalls.uploads++;
+  const lora = source.lora;
+  if (!lora) {
+    // The model's own weights: the base holds them (trainable: flat f32), rewritten in place.
+    const base = await deviceBase(e, source);
+    if (role && role.engine === e) {
+      writeNamed(
+        e.rt,
+        base,
+        base.flat?.buffer as GPUBuffer,
+        await readValues(source.params as Map<string, tf.Variable>),
+      );
+      role.key = key;
+      role.fresh = true;
+      return role;
+    }
+    const policy = new DeviceLoraPolicy(e.rt, base, source.frozen ? 'nothing' : 'weights');
+    role = { engine: e, policy, key, fresh: true };
+    roles.set(roleKey(source), role);
+    return role;
+  }
   const adapters: Adapters = new Map();
   for (const [module, pair] of lora.modules)
     adapters.set(moduleKey(module), {
@@ -194,23 +253,27 @@ async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> 
   return role;
 }
 
-/** The device's adapter written into the role's tfjs variables (tfjs holds the last step). */
-async function writeBack(role: RoleOnDevice, lora: GptLora): Promise<void> {
-  const adapters = await role.policy.exportAdapters();
-  for (const [module, pair] of lora.modules) {
-    const values = adapters.get(moduleKey(module));
-    if (!values) continue;
-    pair.a.assign(tf.tensor(values.A, pair.a.shape));
-    pair.b.assign(tf.tensor(values.B, pair.b.shape));
+/** The device's adapter (or weights) written into the role's tfjs variables (tfjs holds the last step). */
+async function writeBack(role: RoleOnDevice, source: RoleSource): Promise<void> {
+  const lora = source.lora;
+  if (lora) {
+    const adapters = await role.policy.exportAdapters();
+    for (const [module, pair] of lora.modules) {
+      const values = adapters.get(moduleKey(module));
+      if (!values) continue;
+      pair.a.assign(tf.tensor(values.A, pair.a.shape));
+      pair.b.assign(tf.tensor(values.B, pair.b.shape));
+    }
+  } else {
+    const values = await (role.policy.weights as DeviceWeights).read();
+    tf.tidy(() => {
+      for (const [name, v] of source.params ?? [])
+        v.assign(tf.tensor(values.get(name) as Float32Array, v.shape));
+    });
   }
-  role.key = loraKey(lora);
+  role.key = dataIds(mirrored(source));
   role.fresh = false;
 }
-
-/** Most rows decoded together (a GRPO step's group of samples, several groups at once). */
-const MAX_BATCH_ROWS = 16;
-/** Decode steps per submission (and per readback of the tokens). */
-const TOKENS_PER_READ = 16;
 
 /**
  * Samples every prompt with the role's adapter attached, rows decoded together on batch caches
@@ -228,18 +291,6 @@ export function sampleLlamaOnDevice(
   options: SampleOptions,
 ): Promise<SampleResult | null> {
   return sampleRoleOnDevice(llamaSource(model), prompts, options);
-}
-
-/**
- * A LoRA role of the lab's GPT-2 that the fused sampler does not hold (wider than 256: its
- * sampleOnDevice returns null), on the one model with its adapter attached.
- */
-export function sampleGptLoraOnDevice(
-  model: GPT,
-  prompts: number[][],
-  options: SampleOptions,
-): Promise<SampleResult | null> {
-  return sampleRoleOnDevice(gptLoraSource(model), prompts, options);
 }
 
 async function sampleRoleOnDevice(
@@ -266,99 +317,13 @@ async function sampleRoleOnDevice(
   }
 }
 
-/**
- * A role's draw over `base` as it stands (an adapter attached or none), `threads`
- * invocations per row in the draw (16 on CPU drivers, 64 on GPUs).
- */
-export async function sampleOnModel(
-  base: DeviceTransformer,
+/** The lab's GPT-2 sampled on the one model: its own weights, or its base with its adapter attached. */
+export function sampleGptOnDevice(
+  model: GPT,
   prompts: number[][],
   options: SampleOptions,
-  threads: number,
-): Promise<SampleResult> {
-  const result: SampleResult = {
-    tokens: prompts.map(() => []),
-    logProbs: prompts.map(() => []),
-    finished: prompts.map(() => false),
-  };
-  const budget = (p: readonly number[]) =>
-    Math.min(options.maxNewTokens, base.contextLength - p.length);
-  // Rows by their prompt's index among the distinct ones (a stable sort: rows of one prompt
-  // stay together, each with its own stream).
-  const { source } = distinctPrompts(prompts);
-  const order = prompts
-    .map((_, r) => r)
-    .filter((r) => budget(prompts[r] as number[]) > 0)
-    .sort((a, b) => (source[a] as number) - (source[b] as number));
-  for (let at = 0; at < order.length; at += MAX_BATCH_ROWS) {
-    const rows = order.slice(at, at + MAX_BATCH_ROWS);
-    const part = await sampleRows(base, rows, prompts, source, budget, options, threads);
-    rows.forEach((r, slot) => {
-      const row = part[slot] as (typeof part)[number];
-      result.tokens[r] = row.tokens;
-      result.logProbs[r] = row.logProbs;
-      result.finished[r] = row.finished;
-    });
-  }
-  return result;
-}
-
-/** Rows `rows` (prompt indices) decoded together to their stop or budget: each row's draw. */
-async function sampleRows(
-  base: DeviceTransformer,
-  rows: number[],
-  prompts: number[][],
-  source: ArrayLike<number>,
-  budget: (p: readonly number[]) => number,
-  options: SampleOptions,
-  threads: number,
-) {
-  const rt = base.rt;
-  const n = rows.length;
-  const own = rows.map((r) => prompts[r] as number[]);
-  base.batchCaches(n, Math.max(...own.map((p) => p.length + budget(p))));
-  // Each distinct prompt into its first row, its logits into all its rows; they copy its cache.
-  const slotsOf = new Map<number, number[]>();
-  rows.forEach((r, slot) => {
-    const slots = slotsOf.get(source[r] as number);
-    if (slots) slots.push(slot);
-    else slotsOf.set(source[r] as number, [slot]);
-  });
-  for (const [first, ...others] of slotsOf.values()) {
-    const prompt = own[first as number] as number[];
-    base.prefillRowOnDevice(first as number, prompt, [first as number, ...others]);
-    roleDeviceCalls.prefilledTokens += prompt.length;
-    for (const slot of others) base.copyRow(first as number, slot, prompt.length);
-  }
-  const maxNew = options.maxNewTokens;
-  const state = rt.buffer(n * ROW_STATE_WORDS, 'row state');
-  const out = rt.buffer(2 * n * maxNew, 'sampled');
-  rt.write(state, initialRowStates(own, rows, options.seed, budget));
-  // Draw from the current logits, then decode the drawn tokens into the next ones. A row ends
-  // at its last allowed position: budget(p) tokens put its last at contextLength − 1.
-  const step = rt.program([
-    pickSpec({
-      B: n,
-      vocabSize: base.config.vocabSize,
-      stride: base.Vp,
-      lastPos: base.contextLength - 1,
-      maxNew,
-      options,
-      threads,
-      state,
-      logits: base.batchLogits,
-      out,
-      unused: rt.dummy.r,
-    }),
-    ...base.fedDecodeSpecs(n, state),
-  ]);
-  try {
-    return (await replayDecode(rt, step, { out, state }, n, maxNew, TOKENS_PER_READ)).rows;
-  } finally {
-    rt.destroyProgram(step);
-    rt.free(state);
-    rt.free(out);
-  }
+): Promise<SampleResult | null> {
+  return sampleRoleOnDevice(model.lora ? gptLoraSource(model) : gptSource(model), prompts, options);
 }
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
@@ -372,8 +337,12 @@ export function llamaRolePolicy(model: LlamaModel): Promise<DeviceLoraPolicy | n
   return rolePolicy(llamaSource(model));
 }
 
-/** The base alone on the device (the KL reference): a policy whose adapters are zero. */
+/**
+ * The KL reference on the device: with an adapter, the base alone (a policy whose adapters are
+ * zero); without, the frozen reference model's own weights (source.reference).
+ */
 export async function referencePolicy(source: RoleSource | null): Promise<DeviceLoraPolicy | null> {
+  if (source && !source.lora) return source.reference ? rolePolicy(source.reference) : null;
   const policy = await rolePolicy(source);
   const e = kernelEngine();
   if (!e || !policy) return null;
@@ -382,32 +351,51 @@ export async function referencePolicy(source: RoleSource | null): Promise<Device
   const zero: Adapters = new Map();
   for (const [key, pair] of await policy.exportAdapters())
     zero.set(key, { A: pair.A, B: new Float32Array(pair.B.length) });
-  const reference = new DeviceLoraPolicy(e.rt, policy.model, policy.lora, zero);
+  const reference = new DeviceLoraPolicy(e.rt, policy.model, policy.lora ?? 'nothing', zero);
   references.set(policy, reference);
   return reference;
 }
 const references = new WeakMap<DeviceLoraPolicy, DeviceLoraPolicy>();
 
-/** After a device update: tfjs's adapter variables take the device's values. */
+/** After a device update: tfjs's variables (adapter or weights) take the device's values. */
 export async function syncRole(source: RoleSource): Promise<void> {
   const e = kernelEngine();
-  const role = roles.get(source.lora);
-  if (e && role) await writeBack(role, source.lora);
+  const role = roles.get(roleKey(source));
+  if (e && role) await writeBack(role, source);
   roleDeviceCalls.update++;
 }
 
-/** Whether the role's adapter came from tfjs since the device last updated it. */
+/** Whether the role's adapter (or weights) came from tfjs since the device last updated it. */
 export function roleIsFresh(source: RoleSource): boolean {
-  return roles.get(source.lora)?.fresh ?? true;
+  return roles.get(roleKey(source))?.fresh ?? true;
 }
 
 /**
- * The policy's Adam moments as the tfjs AdamW lays them out (every m, then every v, in
- * loraParams' order: each module's lora_A then lora_B), and its steps.
+ * The policy's Adam moments as the tfjs AdamW lays them out (every m, then every v, in the
+ * trained variables' order: each module's lora_A then lora_B, or the model's parameters), and
+ * its steps.
  */
-export async function adamStateOf(policy: DeviceLoraPolicy, lora: GptLora): Promise<AdamWState> {
-  const { m, v, steps } = await policy.exportMoments();
+export async function adamStateOf(
+  policy: DeviceLoraPolicy,
+  source: RoleSource,
+): Promise<AdamWState> {
   const moments: AdamWState['moments'] = [];
+  const lora = source.lora;
+  if (!lora) {
+    const { m, v, steps } = await (policy.weights as DeviceWeights).exportMoments();
+    for (const [kind, values] of [
+      ['m', m],
+      ['v', v],
+    ] as const)
+      for (const [name, param] of source.params ?? [])
+        moments.push({
+          name: `${name}/${kind}`,
+          shape: param.shape,
+          data: values.get(name) as Float32Array,
+        });
+    return { step: steps, moments };
+  }
+  const { m, v, steps } = await policy.exportMoments();
   for (const [kind, values] of [
     ['m', m],
     ['v', v],
@@ -425,7 +413,28 @@ export async function adamStateOf(policy: DeviceLoraPolicy, lora: GptLora): Prom
 }
 
 /** The tfjs AdamW's moments (adamStateOf's layout) onto the policy. */
-export function importAdamState(policy: DeviceLoraPolicy, lora: GptLora, state: AdamWState): void {
+export function importAdamState(
+  policy: DeviceLoraPolicy,
+  source: RoleSource,
+  state: AdamWState,
+): void {
+  const lora = source.lora;
+  if (!lora) {
+    const names = [...(source.params?.keys() ?? [])];
+    const weights = policy.weights as DeviceWeights;
+    if (state.moments.length === 0) {
+      weights.steps = state.step;
+      return;
+    }
+    if (state.moments.length !== 2 * names.length)
+      throw new Error(
+        `optimizer state holds ${state.moments.length} moments, the model needs ${2 * names.length}`,
+      );
+    const m = new Map(names.map((name, i) => [name, state.moments[i]!.data]));
+    const v = new Map(names.map((name, i) => [name, state.moments[names.length + i]!.data]));
+    weights.importMoments(m, v, state.step);
+    return;
+  }
   const modules = [...lora.modules.keys()];
   if (state.moments.length !== 4 * modules.length)
     throw new Error(
@@ -448,10 +457,10 @@ export function importAdamState(policy: DeviceLoraPolicy, lora: GptLora, state: 
  */
 export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWState | null> {
   const e = kernelEngine();
-  const lora = model.lora as GptLora | undefined;
-  const role = lora ? roles.get(lora) : undefined;
-  if (!e || !lora || !role || role.engine !== e || role.policy.steps === 0) return null;
-  return adamStateOf(role.policy, lora);
+  const source = llamaSource(model);
+  const role = source ? roles.get(roleKey(source)) : undefined;
+  if (!e || !source || !role || role.engine !== e || role.policy.steps === 0) return null;
+  return adamStateOf(role.policy, source);
 }
 
 /** A resumed run's Adam state onto the device, where the engine is on (its next update continues it). */
@@ -459,8 +468,8 @@ export async function restoreLlamaAdamStateOnDevice(
   model: LlamaModel,
   state: AdamWState,
 ): Promise<void> {
-  const policy = await llamaRolePolicy(model);
-  const lora = model.lora as GptLora | undefined;
-  if (!policy || !lora || state.moments.length === 0) return;
-  importAdamState(policy, lora, state);
+  const source = llamaSource(model);
+  const policy = await rolePolicy(source);
+  if (!policy || !source || state.moments.length === 0) return;
+  importAdamState(policy, source, state);
 }

@@ -1,16 +1,11 @@
-// The lab's own WebGPU engine behind the existing sampler: once enabled (where a real adapter
-// exists, or on request), rollout/kvSampler.ts hands every sample() to the device
-// (deviceSampler.ts), on the engine's one copy of the model's weights (DeviceCopy: shared with
-// the device trainer, uploaded only when tfjs changed them). A lost device (or any device
-// error) turns the engine off for the rest of the run and the call returns null: the caller
-// samples on its own backend (wasm on a CPU), from the same step, with the same seeded streams.
-import type { GPT } from '../../model/gpt';
-import { type GptLora, mergeConv1dLora } from '../../model/gptLora';
-import { readValues } from '../../model/params';
-import type { SampleOptions, SampleResult } from '../../rollout/types';
+// The lab's own WebGPU engine: once enabled (where a real adapter exists, or on request) and its
+// kernels have passed their self-check, rollout/kvSampler.ts and rl/trainer.ts hand every
+// sample() and update to the kernels' one model (kernelRoles.ts, kernelRoleTraining.ts). A lost
+// device (or any device error) turns the engine off for the rest of the run and the call
+// returns null: the caller samples or updates on its own backend (wasm on a CPU), from the same
+// step, with the same seeded streams.
+import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice, type KernelDevice } from '../kernels/device';
-import { DeviceModel, deviceHoldsModel } from './deviceModel';
-import { DeviceSampler, deviceStops } from './deviceSampler';
 import { type MatmulVersion, SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
 import {
@@ -34,22 +29,6 @@ export interface KernelEngineReport {
   selfCheck?: SelfCheckSummary;
 }
 
-/**
- * The engine's one copy of a model's weights, shared by its sampler and its trainer. The tfjs
- * model stays the run's source of truth; the copy is current while every parameter still holds
- * the tensor data it was uploaded from (a tfjs Variable takes a new dataId on each assign), so
- * weights cross to the device only when tfjs changed them. The device's own update leaves the
- * copy current (markCopyCurrent after it writes the weights back into tfjs).
- */
-export interface DeviceCopy {
-  dm: DeviceModel;
-  sampler: DeviceSampler;
-  /** Each parameter's dataId when the copy last equalled tfjs. */
-  key: readonly unknown[];
-  /** Times the weights were uploaded from tfjs: a trainer re-reads Adam's state when it moves. */
-  uploads: number;
-}
-
 export interface Engine {
   gpu: KernelDevice;
   rt: GpuRuntime;
@@ -57,7 +36,6 @@ export interface Engine {
   matmul: MatmulVersion;
   /** What the self-check found on this device (selfCheck/). */
   selfCheck: EngineSelfCheck;
-  models: WeakMap<GPT, DeviceCopy>;
   lost: string | null;
   /** The Llama kernels' self-check, once started (llamaKernelEngine): whether all passed. */
   llamaChecked?: Promise<boolean>;
@@ -65,82 +43,13 @@ export interface Engine {
   headsChecked?: Map<number, Promise<boolean>>;
 }
 
-/** Adam as RoleTrainer runs it (TRL's GRPO defaults: β₂ 0.999, no weight decay). */
-const ROLE_ADAM = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
-/** Weight uploads from tfjs to the device (for tests: a device update needs none after it). */
-let weightUploads = 0;
-
-export function deviceWeightUploads(): number {
-  return weightUploads;
-}
-
-const weightsKey = (model: GPT): unknown[] =>
-  [
-    ...model.params.values(),
-    ...[...(model.lora?.modules.values() ?? [])].flatMap((pair) => [pair.a, pair.b]),
-  ].map((v) => (v as unknown as { dataId: unknown }).dataId);
-
-/**
- * The model's weights as the device holds them: tfjs's values, with a LoRA adapter merged into
- * its projections (a role's copy for the fused sampler; its update runs on the one model,
- * kernelRoleTraining.ts, over the adapter unmerged).
- */
-export async function deviceValues(model: GPT): Promise<Map<string, Float32Array>> {
-  const values = await readValues(model.params);
-  for (const [module, pair] of model.lora?.modules ?? []) {
-    const name = `${module}.weight`;
-    const [rank, inn] = pair.a.shape as [number, number];
-    const out = pair.b.shape[0] as number;
-    // A copy: a backend may hand out its own storage, which is the frozen base's.
-    const merged = Float32Array.from(values.get(name) as Float32Array);
-    const [a, b] = [await pair.a.data(), await pair.b.data()];
-    mergeConv1dLora(merged, inn, out, a, b, rank, (model.lora as GptLora).scale);
-    values.set(name, merged);
-  }
-  return values;
-}
-
-/** The engine's copy of `model`, its weights uploaded first where tfjs changed them since. */
-export async function deviceCopy(e: Engine, model: GPT): Promise<DeviceCopy> {
-  const copy = e.models.get(model);
-  if (!copy) await checkModelSizes(e, model);
-  const key = weightsKey(model);
-  if (copy && key.length === copy.key.length && key.every((id, i) => id === copy.key[i]))
-    return copy;
-  const values = await deviceValues(model);
-  weightUploads++;
-  if (copy) {
-    copy.dm.writeParams(values);
-    copy.key = key;
-    copy.uploads++;
-    return copy;
-  }
-  const dm = new DeviceModel(e.rt, model.config, values, ROLE_ADAM);
-  dm.matmulVersion = e.matmul;
-  const created = {
-    dm,
-    sampler: new DeviceSampler(dm, { software: e.gpu.software }),
-    key,
-    uploads: 1,
-  };
-  e.models.set(model, created);
-  return created;
-}
-
-/** The device copy is what tfjs now holds (its weights were just written back from it). */
-export function markCopyCurrent(e: Engine, model: GPT): void {
-  const copy = e.models.get(model);
-  if (copy) copy.key = weightsKey(model);
-}
-
 /**
  * The first model of new sizes: the sized checks at its width, heads, MLP width and vocabulary
  * before the kernels run it. A kernel the engine needs that fails turns the kernels off.
  */
-async function checkModelSizes(e: Engine, model: GPT): Promise<void> {
-  const c = model.config;
-  const sizes = { nEmbd: c.nEmbd, nHead: c.nHead, nInner: c.nInner, vocabSize: c.vocabSize };
-  const label = `${c.preset} ${c.nEmbd}×${c.nHead} heads, MLP ${c.nInner}, vocabulary ${c.vocabSize}`;
+export async function checkModelSizes(e: Engine, c: TransformerConfig): Promise<void> {
+  const sizes = { nEmbd: c.hidden, nHead: c.heads, nInner: c.intermediate, vocabSize: c.vocabSize };
+  const label = `${c.hidden}×${c.heads} heads, MLP ${c.intermediate}, vocabulary ${c.vocabSize}`;
   const added = await selfCheckAtSizes(e.selfCheck, e.rt, { ...sizes, label }, e.gpu.software);
   if (added.length === 0) return;
   e.matmul = e.selfCheck.matmul;
@@ -165,12 +74,6 @@ export function lastKernelSelfCheck(): { check: EngineSelfCheck; gpu: KernelDevi
 }
 
 let engine: Engine | null = null;
-/** sample() calls the device answered (for tests and the backend line). */
-let deviceCalls = 0;
-
-export function deviceSampleCalls(): number {
-  return deviceCalls;
-}
 let report: KernelEngineReport = { enabled: false, adapter: '', reason: 'not enabled' };
 
 /**
@@ -246,7 +149,6 @@ export async function enableKernelEngine(
     rt,
     matmul: selfCheck.matmul,
     selfCheck,
-    models: new WeakMap(),
     lost: null,
   };
   engine = current;
@@ -367,30 +269,4 @@ export function kernelEngineReport(): KernelEngineReport {
 function setReport(enabled: boolean, adapter: string, reason: string): KernelEngineReport {
   report = { enabled, adapter, reason };
   return report;
-}
-
-/** Samples on the device, or returns null when the engine is off or the device failed. */
-export async function sampleOnDevice(
-  model: GPT,
-  prompts: number[][],
-  options: SampleOptions,
-): Promise<SampleResult | null> {
-  const e = engine;
-  if (!e) return null;
-  const c = model.config;
-  // Shapes the fused kernels do not hold: the host sampler takes them.
-  if (!deviceHoldsModel(c) || (options.topK > 64 && options.topK < c.vocabSize)) return null;
-  if (prompts.some((p) => p.length === 0 || p.length > c.nCtx)) return null; // the host says why
-  if (!deviceStops(options)) return null; // more end tokens than the decode kernel holds
-  try {
-    if (e.lost) throw new Error(e.lost);
-    const { sampler } = await deviceCopy(e, model);
-    const result = await sampler.sample(prompts, options);
-    if (e.lost) throw new Error(e.lost);
-    deviceCalls++;
-    return result;
-  } catch (error) {
-    markEngineFailed(e, error);
-    return null;
-  }
 }

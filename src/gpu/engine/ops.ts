@@ -10,7 +10,6 @@ export const SHADERS = [
   'attention.wgsl',
   'attention.wgsl?MAX_V4=32',
   'head_logprob.wgsl',
-  'grpo_token_loss.wgsl',
   'adamw.wgsl',
   'decode.wgsl',
   'rows.wgsl',
@@ -630,60 +629,6 @@ export function headLogprobBackward(
   };
 }
 
-export interface GrpoOptions {
-  epsilonLow: number;
-  epsilonHigh: number;
-  beta: number;
-}
-
-const grpoUniforms = (n: number, o: GrpoOptions, gradOffset = grpoGradOffset(n)) =>
-  uniforms([
-    ['u', n],
-    ['f', o.epsilonLow],
-    ['f', o.epsilonHigh],
-    ['f', o.beta],
-    ['u', gradOffset],
-    ['u', 0],
-    ['u', 0],
-    ['u', 0],
-  ]);
-
-/** Where dlogp starts in grpoBackward's output: after loss·w, aligned so it binds as a range. */
-export const grpoGradOffset = (n: number) => Math.ceil(n / 64) * 64;
-
-/**
- * out = loss·w [n] at 0 | dlogp [n] at gradOffset (default grpoGradOffset(n)): allocate
- * 2·grpoGradOffset(n). A program built for n serves fewer tokens with gradOffset kept.
- */
-export function grpoBackward(
-  n: number,
-  o: GrpoOptions,
-  logp: Bindable,
-  oldLogp: Bindable,
-  refLogp: Bindable,
-  advantage: Bindable,
-  weight: Bindable,
-  out: Bindable,
-  gradOffset = grpoGradOffset(n),
-): DispatchSpec {
-  return {
-    shader: 'grpo_token_loss.wgsl',
-    entry: 'backward',
-    bindings: [
-      ['r', logp],
-      ['r', oldLogp],
-      ['r', refLogp],
-      ['r', advantage],
-      ['r', weight],
-      ['w', out],
-    ],
-    uniforms: grpoUniforms(n, o, gradOffset),
-    uniformBinding: 6,
-    workgroups: grid2d(Math.ceil(n / 64)),
-    label: 'grpo_bwd',
-  };
-}
-
 /** dst[i, :] = src[sel[i], :] for i < n (D a multiple of 4). */
 export const gatherRows = (
   src: Bindable,
@@ -726,21 +671,6 @@ function rowsDispatch(
     // Sized for n = R, so a program built once serves every n ≤ R (its uniforms rewritten).
     workgroups: grid2d(Math.ceil((R * D) / 4 / 64)),
     label: `${entry}_rows`,
-  };
-}
-
-export function sum(n: number, values: Bindable, out: Bindable): DispatchSpec {
-  return {
-    shader: 'grpo_token_loss.wgsl',
-    entry: 'sum',
-    bindings: [
-      ['r', values],
-      ['w', out],
-    ],
-    uniforms: grpoUniforms(n, { epsilonLow: 0, epsilonHigh: 0, beta: 0 }),
-    uniformBinding: 6,
-    workgroups: [1],
-    label: 'sum',
   };
 }
 

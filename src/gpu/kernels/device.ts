@@ -46,8 +46,8 @@ export async function openKernelDevice(): Promise<KernelDeviceResult> {
   const adapter = await gpu.requestAdapter();
   if (!adapter) return { ok: false, why: 'requestAdapter() returned null' };
   // The adapter's own limits, not WebGPU's defaults (128 MiB per binding, 16 KiB of workgroup
-  // storage): a KV cache or a batch's activations on the larger presets need more, and the
-  // fused decode layer runs more rows per workgroup where more workgroup storage is.
+  // storage): a KV cache, a model trained in full or a batch's activations on the larger
+  // presets need more.
   // Every limit the engine plans against (engine/limits.ts) is requested at the adapter's value.
   const limits = adapter.limits as unknown as Record<string, number>;
   const device = await adapter.requestDevice({

@@ -314,27 +314,6 @@ export function headLogprobBackwardRef(
   return d;
 }
 
-/** dℓ/dlogp of the per-token GRPO loss times the weight (see grpo_token_loss.wgsl). */
-export function grpoTokenLossGradRef(
-  i: { logp: Arr; oldLogp: Arr; refLogp: Arr; advantage: Arr; weight: Arr },
-  o: { epsilonLow: number; epsilonHigh: number; beta: number },
-): Float64Array {
-  const n = i.logp.length;
-  const g = new Float64Array(n);
-  for (let t = 0; t < n; t++) {
-    const w = i.weight[t] ?? 0;
-    if (w === 0) continue;
-    const lp = i.logp[t] ?? 0;
-    const a = i.advantage[t] ?? 0;
-    const ratio = Math.exp(lp - (i.oldLogp[t] ?? 0));
-    const clipped = Math.min(Math.max(ratio, 1 - o.epsilonLow), 1 + o.epsilonHigh);
-    let d = ratio * a <= clipped * a ? -a * ratio : 0;
-    if (o.beta !== 0) d += o.beta * (1 - Math.exp((i.refLogp[t] ?? 0) - lp));
-    g[t] = d * w;
-  }
-  return g;
-}
-
 export interface AdamWRefOptions {
   lr: number;
   beta1: number;

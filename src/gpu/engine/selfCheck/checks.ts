@@ -1,11 +1,11 @@
 // The lab's kernels in the self-check's registry (registry.ts): every matmul version the tuner
 // may pick, bias gradients, layer norm, embedding, attention forward and backward, the head's
-// log-softmax, the GRPO loss, AdamW, the row gather/scatter and the fused decode step. Shapes
+// log-softmax, AdamW, the row gather/scatter and the one model's decode step. Shapes
 // are small but off every tile (37, 70, 76 against tiles of 16, 32, 64), span several
 // workgroups, and — for the `sized` ones — take the run's width, heads, MLP width and vocabulary.
-import { makeConfig } from '../../../model/config';
-import { initialValues } from '../../../model/params';
-import { grpoTokenLossReference, tokenLogprobReference } from '../../kernels/reference';
+import { gptTransformerConfig, makeConfig } from '../../../model/config';
+import { initialValues, parameterSpecs } from '../../../model/params';
+import { tokenLogprobReference } from '../../kernels/reference';
 import {
   adamwRef,
   attentionBackwardRef,
@@ -13,15 +13,14 @@ import {
   embeddingBackwardRef,
   embeddingRef,
   geluRef,
-  grpoTokenLossGradRef,
   headLogprobBackwardRef,
   layerNormBackwardRef,
   layerNormRef,
   matmulRef,
   transposeRef,
 } from '../../kernels/referenceOps';
-import { DeviceModel } from '../deviceModel';
-import { DeviceSampler } from '../deviceSampler';
+import { DeviceTransformer, float32Tensors } from '../deviceTransformer';
+import { sampleOnModel } from '../modelSampling';
 import * as op from '../ops';
 import { MATMUL_VERSIONS, type MatmulVersion } from '../ops';
 import { nextTokenLogProbsRef } from './gptReference';
@@ -467,61 +466,6 @@ const headCheck: KernelCheck<HeadInputs> = {
   },
 };
 
-interface GrpoInputs {
-  n: number;
-  logp: Float32Array;
-  oldLogp: Float32Array;
-  refLogp: Float32Array;
-  advantage: Float32Array;
-  weight: Float32Array;
-}
-const GRPO_OPTIONS = { epsilonLow: 0.2, epsilonHigh: 0.28, beta: 0.04 };
-
-const grpoCheck: KernelCheck<GrpoInputs> = {
-  name: 'grpo_token_loss/backward+sum',
-  indispensable: true,
-  tolerance: { atol: 1e-6, rtol: 1e-4 },
-  sized: false,
-  inputs: (_s, rng) => {
-    const n = 517;
-    const logp = Float32Array.from({ length: n }, () => -4 * rng.next());
-    return {
-      n,
-      logp,
-      oldLogp: logp.map((lp) => lp - (2 * rng.next() - 1) * 0.6),
-      refLogp: logp.map((lp) => lp + (2 * rng.next() - 1) * 0.5),
-      advantage: randoms(rng, n, 2),
-      weight: Float32Array.from({ length: n }, () => (rng.next() < 0.8 ? 1 / 300 : 0)),
-    };
-  },
-  async gpu(ctx, i) {
-    const n = i.n;
-    const [lp, old, ref, adv, w] = [i.logp, i.oldLogp, i.refLogp, i.advantage, i.weight].map((t) =>
-      ctx.upload(t),
-    ) as GPUBuffer[];
-    const out = ctx.buffer(2 * op.grpoGradOffset(n));
-    const total = ctx.buffer(1);
-    await ctx.run([
-      op.grpoBackward(n, GRPO_OPTIONS, lp!, old!, ref!, adv!, w!, out),
-      op.sum(n, { buffer: out, offset: 0, length: n }, total),
-    ]);
-    const o = await ctx.read(out, 2 * op.grpoGradOffset(n));
-    return {
-      loss: o.subarray(0, n),
-      dlogp: o.subarray(op.grpoGradOffset(n), op.grpoGradOffset(n) + n),
-      sum: await ctx.read(total, 1),
-    };
-  },
-  reference(i) {
-    const loss = grpoTokenLossReference({ ...i, mask: i.weight }, GRPO_OPTIONS);
-    return {
-      loss,
-      dlogp: grpoTokenLossGradRef(i, GRPO_OPTIONS),
-      sum: [loss.reduce((a, b) => a + b, 0)],
-    };
-  },
-};
-
 interface AdamInputs {
   n: number;
   params: Float32Array;
@@ -641,13 +585,13 @@ interface DecodeInputs {
 const DECODE_NEW = 5;
 
 const decodeCheck: KernelCheck<DecodeInputs> = {
-  name: 'decode/layer+sample',
+  name: 'decode/step+pick',
   indispensable: true,
   // Log-probs through a whole (one-layer) model: a few float32 roundings per op.
   tolerance: { atol: 2e-4, rtol: 1e-3 },
   sized: true,
-  // A one-layer model at the run's sizes, five rows (a partly empty workgroup at the engine's
-  // rows per group: its own decode pipelines, compiled once for the run too), prompts of different lengths prefilled on the device, greedy decoding.
+  // A one-layer GPT-2 at the run's sizes on the one model, five rows of prompts of different
+  // lengths prefilled on the device, greedy decoding with the device's draw (`pick`).
   inputs: (s, rng) => {
     const config = makeConfig('tiny', s.vocabSize, 'shared', {
       nEmbd: s.nEmbd,
@@ -666,19 +610,18 @@ const decodeCheck: KernelCheck<DecodeInputs> = {
     return { config, values, prompts };
   },
   async gpu(ctx, i) {
-    const { value: dm, buffers } = ctx.rt.collect(
-      () => new DeviceModel(ctx.rt, i.config, i.values),
+    const shapes = new Map(parameterSpecs(i.config).map((p) => [p.name, p.shape]));
+    const weights = float32Tensors(i.values, (name) => shapes.get(name));
+    const { value: model, buffers } = ctx.rt.collect(
+      () =>
+        new DeviceTransformer(ctx.rt, gptTransformerConfig(i.config), weights, {
+          contextLength: 16,
+          matmul: ctx.matmul,
+        }),
     );
     ctx.own(buffers);
-    dm.matmulVersion = ctx.matmul;
-    const sampler = new DeviceSampler(dm, { software: ctx.software });
-    const out = await sampler.sample(i.prompts, {
-      maxNewTokens: DECODE_NEW,
-      temperature: 0,
-      topK: 0,
-      seed: 1,
-      stopId: 0xffff,
-    });
+    const options = { maxNewTokens: DECODE_NEW, temperature: 0, topK: 0, seed: 1, stopId: 0xffff };
+    const out = await sampleOnModel(model, i.prompts, options, ctx.software ? 16 : 64);
     // The reference is computed on the tokens the device chose: keep them for it.
     decodeTokens.set(i, out.tokens);
     return { logp: out.logProbs.flat(), argmaxGap: out.tokens.flat().map(() => 0) };
@@ -718,7 +661,6 @@ export const LAB_CHECKS: readonly KernelCheck[] = [
   // The update's rows when a group shares its prompt (every GRPO step does).
   attentionCheck('backward', true),
   headCheck,
-  grpoCheck,
   adamwCheck,
   rowsCheck,
   decodeCheck,

@@ -1,0 +1,119 @@
+// A batch of rows drawn on the one model (deviceTransformer.ts) as it stands — an adapter
+// attached or none: rows decoded together on batch caches, tokens drawn on the device as the
+// host sampler draws them (deviceSampler.ts' `pick`: temperature, top-k, row r's own rowPrng
+// stream) and fed back by the device, so a submission runs TOKENS_PER_READ steps and only the
+// tokens come back. Rows are batched grouped by prompt, and each distinct prompt is prefilled
+// once: the other rows of the same prompt copy its cache and its logits (a GRPO group's samples
+// share their prompt).
+import type { SampleOptions, SampleResult } from '../../rollout/types';
+import {
+  distinctPrompts,
+  initialRowStates,
+  pickSpec,
+  ROW_STATE_WORDS,
+  replayDecode,
+} from './deviceSampler';
+import type { DeviceTransformer } from './deviceTransformer';
+
+/** Most rows decoded together (a GRPO step's group of samples, several groups at once). */
+const MAX_BATCH_ROWS = 16;
+/** Decode steps per submission (and per readback of the tokens). */
+const TOKENS_PER_READ = 16;
+
+/** Prompt tokens the samplers prefilled (tests, the bench: a shared prompt is prefilled once). */
+export const sampledCounts = { prefilledTokens: 0 };
+
+/**
+ * A role's draw over `base` as it stands (an adapter attached or none), `threads`
+ * invocations per row in the draw (16 on CPU drivers, 64 on GPUs).
+ */
+export async function sampleOnModel(
+  base: DeviceTransformer,
+  prompts: number[][],
+  options: SampleOptions,
+  threads: number,
+): Promise<SampleResult> {
+  const result: SampleResult = {
+    tokens: prompts.map(() => []),
+    logProbs: prompts.map(() => []),
+    finished: prompts.map(() => false),
+  };
+  const budget = (p: readonly number[]) =>
+    Math.min(options.maxNewTokens, base.contextLength - p.length);
+  // Rows by their prompt's index among the distinct ones (a stable sort: rows of one prompt
+  // stay together, each with its own stream).
+  const { source } = distinctPrompts(prompts);
+  const order = prompts
+    .map((_, r) => r)
+    .filter((r) => budget(prompts[r] as number[]) > 0)
+    .sort((a, b) => (source[a] as number) - (source[b] as number));
+  for (let at = 0; at < order.length; at += MAX_BATCH_ROWS) {
+    const rows = order.slice(at, at + MAX_BATCH_ROWS);
+    const part = await sampleRows(base, rows, prompts, source, budget, options, threads);
+    rows.forEach((r, slot) => {
+      const row = part[slot] as (typeof part)[number];
+      result.tokens[r] = row.tokens;
+      result.logProbs[r] = row.logProbs;
+      result.finished[r] = row.finished;
+    });
+  }
+  return result;
+}
+
+/** Rows `rows` (prompt indices) decoded together to their stop or budget: each row's draw. */
+async function sampleRows(
+  base: DeviceTransformer,
+  rows: number[],
+  prompts: number[][],
+  source: ArrayLike<number>,
+  budget: (p: readonly number[]) => number,
+  options: SampleOptions,
+  threads: number,
+) {
+  const rt = base.rt;
+  const n = rows.length;
+  const own = rows.map((r) => prompts[r] as number[]);
+  base.batchCaches(n, Math.max(...own.map((p) => p.length + budget(p))));
+  // Each distinct prompt into its first row, its logits into all its rows; they copy its cache.
+  const slotsOf = new Map<number, number[]>();
+  rows.forEach((r, slot) => {
+    const slots = slotsOf.get(source[r] as number);
+    if (slots) slots.push(slot);
+    else slotsOf.set(source[r] as number, [slot]);
+  });
+  for (const [first, ...others] of slotsOf.values()) {
+    const prompt = own[first as number] as number[];
+    base.prefillRowOnDevice(first as number, prompt, [first as number, ...others]);
+    sampledCounts.prefilledTokens += prompt.length;
+    for (const slot of others) base.copyRow(first as number, slot, prompt.length);
+  }
+  const maxNew = options.maxNewTokens;
+  const state = rt.buffer(n * ROW_STATE_WORDS, 'row state');
+  const out = rt.buffer(2 * n * maxNew, 'sampled');
+  rt.write(state, initialRowStates(own, rows, options.seed, budget));
+  // Draw from the current logits, then decode the drawn tokens into the next ones. A row ends
+  // at its last allowed position: budget(p) tokens put its last at contextLength − 1.
+  const step = rt.program([
+    pickSpec({
+      B: n,
+      vocabSize: base.config.vocabSize,
+      stride: base.Vp,
+      lastPos: base.contextLength - 1,
+      maxNew,
+      options,
+      threads,
+      state,
+      logits: base.batchLogits,
+      out,
+      unused: rt.dummy.r,
+    }),
+    ...base.fedDecodeSpecs(n, state),
+  ]);
+  try {
+    return (await replayDecode(rt, step, { out, state }, n, maxNew, TOKENS_PER_READ)).rows;
+  } finally {
+    rt.destroyProgram(step);
+    rt.free(state);
+    rt.free(out);
+  }
+}
