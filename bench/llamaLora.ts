@@ -1,7 +1,7 @@
 // `npm run bench -- llama-lora`: a forward + backward of LoRA adapters (every target, rank 8)
 // over a random BF16 checkpoint of Qwen2.5-Coder-0.5B's shape (24 layers, hidden 896, MLP 4864,
 // 14/2 heads × 64, vocabulary 151,936, tied, q/k/v bias) on the kernels
-// (gpu/engine/deviceLora.ts): seconds for log-probs, forward + backward and the AdamW step,
+// (gpu/engine/devicePolicy.ts): seconds for log-probs, forward + backward and the AdamW step,
 // peak resident memory, then every dispatch of the forward + backward timed alone, summed by
 // kernel, with a projection for a GPU from each dispatch's FLOPs and bytes — an estimate, labelled
 // as one, until a lent GPU measures it. LLAMA_LORA_T (default 8) and LLAMA_LORA_B (default 1) set
@@ -12,7 +12,7 @@
 // weights; LoRA on c_attn, both c_proj and c_fc), as `train --lora-rank 8` updates it on the
 // kernels' one model. Any other value is refused in words.
 
-import { DeviceLoraPolicy, LORA_TARGETS } from '../src/gpu/engine/deviceLora';
+import { DevicePolicy, LORA_TARGETS } from '../src/gpu/engine/devicePolicy';
 import {
   DeviceTransformer,
   float32Tensors,
@@ -87,7 +87,7 @@ export function loraPass(
   const model = new DeviceTransformer(rt, tc, weights, { contextLength: T });
   // Every projection of the config: the Llama family's seven, or GPT-2's four.
   const targets = tc.fusedQkv ? GPT2_DEVICE_TARGETS : LORA_TARGETS;
-  const policy = new DeviceLoraPolicy(rt, model, { rank: 8, alpha: 16, targets }, undefined, 5);
+  const policy = new DevicePolicy(rt, model, { rank: 8, alpha: 16, targets }, undefined, 5);
   const adapters = policy.initialAdapters(5);
   for (const a of adapters.values()) a.B.fill(0.01);
   policy.importAdapters(adapters);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createBaseRoles } from '../src/engine/baseRoles';
 import { defaultRunConfig } from '../src/engine/session';
 import { initBackend } from '../src/gpu/backend';
-import { kernelEngine } from '../src/gpu/engine/kernelSampling';
+import { kernelEngine } from '../src/gpu/engine/kernelEngine';
 import { sampledCounts } from '../src/gpu/engine/modelSampling';
 import { packBatch } from '../src/gpu/engine/packedBatch';
 import { loadCheckpointDir } from '../src/model/checkpointNode';

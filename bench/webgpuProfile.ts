@@ -1,9 +1,9 @@
 // Where a device training step's time goes: each dispatch of the forward and backward of one
 // full-parameter GRPO step on the kernels' one model (a trainable DeviceTransformer and its
-// policy, gpu/engine/deviceLora.ts) replayed alone and timed, summed by kernel. A tool for
+// policy, gpu/engine/devicePolicy.ts) replayed alone and timed, summed by kernel. A tool for
 // tuning the kernels, not a benchmark table: `npx vite-node bench/webgpuProfile.ts`
 // (BENCH_PRESETS=small, and VK_ICD_FILENAMES for lavapipe as TESTING.md sets it up).
-import { DeviceLoraPolicy } from '../src/gpu/engine/deviceLora';
+import { DevicePolicy } from '../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, float32Tensors } from '../src/gpu/engine/deviceTransformer';
 import { type MatmulVersion, SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';
@@ -31,7 +31,7 @@ const model = new DeviceTransformer(
   float32Tensors(initialValues(config, 1), (name) => shapes.get(name)),
   { contextLength: config.nCtx, trainable: true, matmul },
 );
-const policy = new DeviceLoraPolicy(rt, model, 'weights');
+const policy = new DevicePolicy(rt, model, 'weights');
 const prng = new Rng(2);
 const sequences = Array.from({ length: B }, () => Array.from({ length: T }, () => prng.below(617)));
 // The completion: the last two thirds of each row, as a GRPO step scores it.

@@ -5,9 +5,9 @@
 // prototypes, so tfjs-webgpu's are counted the same way as the kernels'.
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
-import { DeviceLoraPolicy } from '../src/gpu/engine/deviceLora';
+import { DevicePolicy } from '../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, float32Tensors } from '../src/gpu/engine/deviceTransformer';
-import { disableKernelEngine } from '../src/gpu/engine/kernelSampling';
+import { disableKernelEngine } from '../src/gpu/engine/kernelEngine';
 import { sampleOnModel } from '../src/gpu/engine/modelSampling';
 import { MATMUL_VERSIONS, matmul, SHADERS } from '../src/gpu/engine/ops';
 import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
@@ -157,7 +157,7 @@ async function kernelsRow(
   const g = await time(() => sample(shared, NEW));
   // The update as RoleTrainer runs it on the kernels: the forward, GRPO's loss and its dlogp on
   // the host, the backward to every weight, the guarded AdamW.
-  const policy = new DeviceLoraPolicy(rt, model, 'weights');
+  const policy = new DevicePolicy(rt, model, 'weights');
   const R = TRAIN_B * TRAIN_T;
   const inputs = (logp: Float32Array[]) => ({
     logProbs: logp.map((row) => Array.from(row)),

@@ -3,7 +3,7 @@
 // before the weights are fetched: config.json (and the shard index when there is one) are small,
 // the weights are not, so a base that cannot fit in tfjs is refused before its download.
 
-import { kernelEngine } from '../gpu/engine/kernelSampling';
+import { kernelEngine } from '../gpu/engine/kernelEngine';
 import {
   type CheckpointSource,
   INDEX_FILE,

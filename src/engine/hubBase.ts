@@ -3,7 +3,7 @@
 // stated before the download and a base that cannot fit refused in words, then the download's
 // progress (bytes, ETA) as the page's progress events.
 
-import { kernelEngine } from '../gpu/engine/kernelSampling';
+import { kernelEngine } from '../gpu/engine/kernelEngine';
 import { cacheStorageHubCache, type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { baseSize, checkBaseFits, describeBaseSize, loadBaseModel } from './baseModel';
 import type { BaseModel } from './baseRoles';

@@ -9,7 +9,7 @@ import {
   onBackendChange,
 } from '../gpu/backend';
 import { SELF_CHECK_ACTIVITY } from '../gpu/engine/gpuReportFormat';
-import { destroyKernelDevice } from '../gpu/engine/kernelSampling';
+import { destroyKernelDevice } from '../gpu/engine/kernelEngine';
 import { fetchCheckpoint } from '../model';
 import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';

@@ -15,7 +15,7 @@ import {
   kernelEngineReport,
   llamaKernelEngine,
   onKernelEngineOff,
-} from './engine/kernelSampling';
+} from './engine/kernelEngine';
 import type { SelfCheckSummary } from './engine/selfCheck/types';
 import { importNodeOnly, installNodeWebgpu, isNodeHost } from './host';
 

@@ -8,7 +8,7 @@
 // finishes leaves the batch at once (its cache rows are dropped). Any family: the sampler talks
 // to the policy interface (model/policy.ts); a GPT is wrapped by rollout/gptPolicy.ts.
 import * as tf from '@tensorflow/tfjs-core';
-import { distinctPrompts } from '../gpu/engine/deviceSampler';
+import { distinctPrompts } from '../gpu/engine/deviceDraw';
 import { sampleGptOnDevice, sampleLlamaOnDevice } from '../gpu/engine/kernelRoles';
 import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
 import { type LlamaModel, llamaCausalLM } from '../model/families/llama';
@@ -53,7 +53,7 @@ export class KvCacheSampler implements Sampler {
     const longest = Math.max(0, ...prompts.map((p) => p.length));
     if (longest > nCtx)
       throw new Error(`sample: a prompt of ${longest} tokens exceeds the context of ${nCtx}`);
-    // The lab's WebGPU engine, when it is on (gpu/engine/kernelSampling.ts); null: sample here.
+    // The lab's WebGPU engine, when it is on (gpu/engine/kernelEngine.ts); null: sample here.
     // Every model on the kernels' one model: a GPT-2's own weights, or a LoRA role's base with
     // its adapter attached (gpu/engine/kernelRoles.ts).
     const onDevice = this.llama

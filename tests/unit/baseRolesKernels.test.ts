@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBaseRoles } from '../../src/engine/baseRoles';
 import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
-import { adapterKey, type LoraTarget } from '../../src/gpu/engine/deviceLora';
+import { adapterKey, type LoraTarget } from '../../src/gpu/engine/devicePolicy';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
 import { sampledCounts } from '../../src/gpu/engine/modelSampling';

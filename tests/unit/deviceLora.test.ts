@@ -1,4 +1,4 @@
-// LoRA over a frozen Llama-family base on the kernels (gpu/engine/deviceLora.ts): the new
+// LoRA over a frozen Llama-family base on the kernels (gpu/engine/devicePolicy.ts): the new
 // kernels (matmul v6_b16t, lora.wgsl) against float64 loops; the log-probs with random adapters
 // against the float64 forward of the merged weights W + (alpha/r)·B·A; every adapter's gradient
 // of Σ dlogp·logp against central finite differences of that float64 forward, on tiny random
@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest';
 import {
   type Adapters,
   adapterKey,
-  DeviceLoraPolicy,
+  DevicePolicy,
   LORA_TARGETS,
   type LoraTarget,
-} from '../../src/gpu/engine/deviceLora';
+} from '../../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
 import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
 import {
@@ -219,7 +219,7 @@ function referenceLoss(
   return { loss, logp };
 }
 
-function randomAdapters(policy: DeviceLoraPolicy, seed: number): Adapters {
+function randomAdapters(policy: DevicePolicy, seed: number): Adapters {
   const rng = new Rng(seed);
   const start = policy.initialAdapters(seed);
   for (const a of start.values())
@@ -267,10 +267,10 @@ function qwen2Policies<K extends string>(
   );
   const lora = { rank: 2, alpha: 5, targets: LORA_TARGETS };
   const policies = Object.fromEntries(
-    names.map((name) => [name, new DeviceLoraPolicy(rt, model, lora)]),
-  ) as Record<K, DeviceLoraPolicy>;
-  const adapters = randomAdapters(Object.values<DeviceLoraPolicy>(policies)[0]!, o.adapterSeed);
-  for (const p of Object.values<DeviceLoraPolicy>(policies)) p.importAdapters(adapters);
+    names.map((name) => [name, new DevicePolicy(rt, model, lora)]),
+  ) as Record<K, DevicePolicy>;
+  const adapters = randomAdapters(Object.values<DevicePolicy>(policies)[0]!, o.adapterSeed);
+  for (const p of Object.values<DevicePolicy>(policies)) p.importAdapters(adapters);
   return { config, ...policies };
 }
 
@@ -285,7 +285,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
         ...(maxBindingBytes ? { maxBindingBytes } : {}),
       });
       const lora = { rank: 2, alpha: 5, targets };
-      const policy = new DeviceLoraPolicy(rt, model, lora);
+      const policy = new DevicePolicy(rt, model, lora);
       const adapters = randomAdapters(policy, 4);
       policy.importAdapters(adapters);
       const seqs = [
@@ -578,7 +578,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
     const model = new DeviceTransformer(rt, llamaTransformerConfig(config), base, {
       contextLength: 8,
     });
-    const policy = new DeviceLoraPolicy(rt, model, {
+    const policy = new DevicePolicy(rt, model, {
       rank: 3,
       alpha: 6,
       targets: LORA_TARGETS,
@@ -621,7 +621,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
       { contextLength: 4 },
     );
     const lora = { rank: 2, alpha: 4, targets: ['q_proj', 'v_proj'] as LoraTarget[] };
-    const policy = new DeviceLoraPolicy(rt, model, lora);
+    const policy = new DevicePolicy(rt, model, lora);
     const adapters = await policy.exportAdapters();
     expect([...adapters.keys()]).toEqual(['0.q_proj', '0.v_proj', '1.q_proj', '1.v_proj']);
     expect(adapters.get(adapterKey(0, 'v_proj'))?.B.every((v) => v === 0)).toBe(true);
@@ -632,7 +632,7 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
     wrong.set('0.q_proj', { A: new Float32Array(3), B: new Float32Array(64) });
     expect(() => policy.importAdapters(wrong)).toThrow('expected [2, 32] and [32, 2]');
     expect(
-      () => new DeviceLoraPolicy(rt, model, { ...lora, targets: ['c_attn' as LoraTarget] }),
+      () => new DevicePolicy(rt, model, { ...lora, targets: ['c_attn' as LoraTarget] }),
     ).toThrow('LoRA target c_attn is not one of');
     await expect(policy.logProbs({ sequences: [[1]] })).rejects.toThrow('at least 2 tokens');
     await expect(policy.logProbs({ sequences: [[1, 2, 3, 4, 5]] })).rejects.toThrow(

@@ -5,7 +5,7 @@
 // --backend kernels` as a user runs it; and a GPT-2 wider than the tiny presets (320 wide,
 // heads of 64), a LoRA adapter merged in, its prefill and decode steps against tfjs's forward,
 // which applies the adapter in the forward instead; and LoRA training over a GPT-2 base on the
-// kernels (deviceLora.ts with GPT-2's switches: LayerNorm's backward, GELU on its own after
+// kernels (devicePolicy.ts with GPT-2's switches: LayerNorm's backward, GELU on its own after
 // fc's adapter, learned positions per packed row): log-probs and every adapter gradient against
 // tfjs's autodiff of the same model.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -14,7 +14,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { gptForDevice } from '../../src/gpu/engine/deviceCalls';
-import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
+import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import {
   type Adapters,
@@ -146,7 +146,7 @@ describe('GPT-2 on the kernels’ one model', () => {
       });
     }
     const lora = { rank: 4, alpha: 8, targets: GPT2_DEVICE_TARGETS };
-    return { policy: new DeviceLoraPolicy(rt, base, lora, adapters), adapters };
+    return { policy: new DevicePolicy(rt, base, lora, adapters), adapters };
   }
 
   for (const [label, shape] of [

@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
+import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import { createModel, disposeModel, type GPT, sequenceLogProbs } from '../../src/model/gpt';
@@ -35,7 +35,7 @@ describe('full-parameter training on the one model', () => {
       contextLength: model.config.nCtx,
       trainable: true,
     });
-    return { policy: new DeviceLoraPolicy(rt, base, 'weights'), values };
+    return { policy: new DevicePolicy(rt, base, 'weights'), values };
   }
 
   /** tfjs's gradient of Σ_i dlogp_i·logπ_i w.r.t. every parameter, by name. */

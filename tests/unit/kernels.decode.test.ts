@@ -3,7 +3,7 @@
 // against the host's KvCacheSampler (tfjs cpu) on the same GPT-2 weights, prompts and seed.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { rowStreamState } from '../../src/gpu/engine/deviceSampler';
+import { rowStreamState } from '../../src/gpu/engine/deviceDraw';
 import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import { sampledCounts, sampleOnModel } from '../../src/gpu/engine/modelSampling';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';

@@ -12,7 +12,6 @@ import { initBackend } from '../../src/gpu/backend';
 import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import { buildGpuReport } from '../../src/gpu/engine/gpuReport';
 import { formatGpuReport } from '../../src/gpu/engine/gpuReportFormat';
-import { sampleGptOnDevice } from '../../src/gpu/engine/kernelRoles';
 import {
   disableKernelEngine,
   enableKernelEngine,
@@ -20,7 +19,8 @@ import {
   kernelEngine,
   kernelEngineReport,
   llamaKernelEngine,
-} from '../../src/gpu/engine/kernelSampling';
+} from '../../src/gpu/engine/kernelEngine';
+import { sampleGptOnDevice } from '../../src/gpu/engine/kernelRoles';
 import { limitsOf } from '../../src/gpu/engine/limits';
 import { MATMUL_VERSIONS, SHADERS } from '../../src/gpu/engine/ops';
 import { GpuRuntime } from '../../src/gpu/engine/runtime';

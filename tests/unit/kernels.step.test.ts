@@ -1,4 +1,4 @@
-// A whole GRPO training step of the kernels' one model trained in full (gpu/engine/deviceLora.ts'
+// A whole GRPO training step of the kernels' one model trained in full (gpu/engine/devicePolicy.ts'
 // policy over a trainable DeviceTransformer: the forward, the loss and its dlogp on the host
 // (rl/grpoLossReference.ts), the backward to every weight, the guarded AdamW) against the tfjs
 // cpu step on the same weights and batch: the loss, every gradient, and every updated weight,
@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
+import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import type { MatmulVersion } from '../../src/gpu/engine/ops';
 import type { GpuRuntime } from '../../src/gpu/engine/runtime';
@@ -41,7 +41,7 @@ function devicePolicy(
     float32Tensors(values, (name) => shapes.get(name)),
     { contextLength: config.nCtx, trainable: true, ...(matmul ? { matmul } : {}) },
   );
-  return new DeviceLoraPolicy(rt, model, 'weights');
+  return new DevicePolicy(rt, model, 'weights');
 }
 const ADAM = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.01 };
 

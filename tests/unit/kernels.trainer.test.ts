@@ -7,7 +7,7 @@
 import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceLoraPolicy } from '../../src/gpu/engine/deviceLora';
+import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
@@ -133,7 +133,7 @@ describe('the update in micro-batches', () => {
       float32Tensors(initialValues(config, 23), (name) => shapes.get(name)),
       { contextLength: 24, trainable: true },
     );
-    const policy = new DeviceLoraPolicy(rt, model, 'weights');
+    const policy = new DevicePolicy(rt, model, 'weights');
     const perRow = 4 * policy.activationFloatsPerRow();
     expect(policy.rowsPerMicroBatch(300 * perRow, 24)).toBe(300);
     expect(policy.rowsPerMicroBatch(10 * perRow, 24)).toBe(24);

@@ -1,4 +1,4 @@
-// The device engine behind rollout/kvSampler.ts (gpu/engine/kernelSampling.ts, the lab's GPT-2
+// The device engine behind rollout/kvSampler.ts (gpu/engine/kernelEngine.ts, the lab's GPT-2
 // on the kernels' one model: kernelRoles.ts): on when asked (software adapters only on
 // request), the same samples as the host path for the same seed, and a device destroyed in the
 // middle of a call: that call and the rest of the run continue on the tfjs backend with the
@@ -7,13 +7,13 @@
 import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BackendReport, initBackend, onBackendChange } from '../../src/gpu/backend';
-import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import {
   destroyKernelDevice,
   disableKernelEngine,
   enableKernelEngine,
   kernelEngineReport,
-} from '../../src/gpu/engine/kernelSampling';
+} from '../../src/gpu/engine/kernelEngine';
+import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { openKernelDevice } from '../../src/gpu/kernels/device';
 import { makeConfig } from '../../src/model/config';
 import type { GPT } from '../../src/model/gpt';

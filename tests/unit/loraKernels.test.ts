@@ -2,14 +2,14 @@
 // holds the frozen base once and the role's adapter attached to its prefill and decode, so the
 // device draws what the tfjs sampler draws; after the adapter changes, the next sampling
 // uploads the new adapter; the base's tfjs values stay as they were; a role wider than the
-// tiny presets (320, heads of 64) likewise. The update: the kernels' one model (deviceLora.ts
+// tiny presets (320, heads of 64) likewise. The update: the kernels' one model (devicePolicy.ts
 // over GPT-2's switches) takes RoleTrainer's update, and two updates there leave the adapter,
 // the loss's metrics and tfjs's Adam state where two updates on tfjs leave them.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
+import { kernelEngine } from '../../src/gpu/engine/kernelEngine';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
-import { kernelEngine } from '../../src/gpu/engine/kernelSampling';
 import { createModel, type GPT, makeConfig, readValues } from '../../src/model';
 import { createLora } from '../../src/model/gptLora';
 import { type PolicySequence, RoleTrainer, type RoleTrainerOptions } from '../../src/rl/trainer';

@@ -12,10 +12,10 @@ import { getKernelDevice } from '../kernels/device';
 import {
   type Adapters,
   adapterKey,
-  DeviceLoraPolicy,
+  DevicePolicy,
   LORA_TARGETS,
   type LoraTarget,
-} from './deviceLora';
+} from './devicePolicy';
 import {
   DeviceTransformer,
   type DeviceTransformerOptions,
@@ -126,7 +126,7 @@ function devicePolicyOf(rt: GpuRuntime, model: DeviceTransformer, adapter: LoraA
     given.set(adapterKey(Number(match[1]), target), { A: pair.a, B: pair.b });
   }
   // The reader's scale already holds alpha / r (or alpha / √r with rsLoRA).
-  const policy = new DeviceLoraPolicy(rt, model, {
+  const policy = new DevicePolicy(rt, model, {
     rank,
     alpha: adapter.scale * rank,
     targets: [...targets],

@@ -12,7 +12,7 @@
 //   (+bias); then the final norm and the head (the embedding when tied), split in row ranges
 //   when the adapter's binding limit is below the matrix (a 151,936-token vocabulary).
 // Conv1D weights ([in, out], GPT-2's) are transposed to [out, in] rows as they are uploaded.
-// LoRA, training and sampling, runs over this model for any config (deviceLora.ts).
+// LoRA, training and sampling, runs over this model for any config (devicePolicy.ts).
 import { ropeInverseFrequencies } from '../../model/families/rope';
 import { decodeHalves } from '../../model/halfFloat';
 import { raw16, type StoredTensor, toFloat32 } from '../../model/safetensors';
@@ -192,7 +192,7 @@ export function deviceProblem(c: TransformerConfig): string | null {
 }
 
 export class DeviceTransformer {
-  // Read by the LoRA trainer (deviceLora.ts), which runs its own passes over them.
+  // Read by the LoRA trainer (devicePolicy.ts), which runs its own passes over them.
   readonly layers: DeviceLayer[] = [];
   readonly embed: DeviceMatrix;
   /** Learned positions' table [contextLength, hidden] (positions 'learned'). */
@@ -238,7 +238,7 @@ export class DeviceTransformer {
     scratch: GPUBuffer;
     programs: Map<number, Program>;
   } | null = null;
-  /** LoRA's low-rank path after each projection (set by DeviceLoraPolicy.attach). */
+  /** LoRA's low-rank path after each projection (set by DevicePolicy.attach). */
   private adapterHook: AdapterHook | null = null;
 
   /** Prefill and decode steps add the adapters' y += s·B·A·x (null: the base alone). */

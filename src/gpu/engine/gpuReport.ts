@@ -1,7 +1,7 @@
 // Builds the GPU report (gpuReportFormat.ts) from the last self-check's device and results.
 import { isNodeHost } from '../host';
 import type { GpuReport } from './gpuReportFormat';
-import { lastKernelSelfCheck } from './kernelSampling';
+import { lastKernelSelfCheck } from './kernelEngine';
 import { limitsOf } from './limits';
 import { summarize } from './selfCheck/types';
 

@@ -20,6 +20,7 @@ import {
 } from '../../rl/grpoLossReference';
 import type { GrpoLossMetrics, GrpoLossOptions } from '../../rl/grpoLossTypes';
 import type { PolicySequence, RoleTrainerOptions, RoleUpdate } from '../../rl/policyUpdate';
+import { kernelEngine, markEngineFailed } from './kernelEngine';
 import {
   adamStateOf,
   gptLoraSource,
@@ -32,7 +33,6 @@ import {
   rolePolicy,
   syncRole,
 } from './kernelRoles';
-import { kernelEngine, markEngineFailed } from './kernelSampling';
 import type { TokenBatch } from './packedBatch';
 
 /** [G][L] completion log-probs out of the device's per-sequence next-token log-probs. */

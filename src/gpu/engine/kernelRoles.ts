@@ -1,5 +1,5 @@
 // Roles on the lab's kernels, every model as the one model (deviceTransformer.ts) and a
-// DeviceLoraPolicy over it (a RoleSource says which): a Llama-family base's LoRA roles
+// DevicePolicy over it (a RoleSource says which): a Llama-family base's LoRA roles
 // (engine/baseRoles.ts' roles with backend kernels), the lab's GPT-2 with --lora-rank, and the
 // lab's GPT-2 trained in full (the defaults: its weights f32 in one buffer, trained in place). A
 // base is held once on the device (16-bit where its values are). tfjs stays the run's source of
@@ -21,14 +21,14 @@ import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
+import { devicePicks } from './deviceDraw';
 import {
   type Adapters,
   adapterKey,
-  DeviceLoraPolicy,
+  DevicePolicy,
   LORA_TARGETS,
   type LoraTarget,
-} from './deviceLora';
-import { devicePicks } from './deviceSampler';
+} from './devicePolicy';
 import {
   DeviceTransformer,
   deviceTensor,
@@ -43,12 +43,12 @@ import {
   headSizeEngine,
   kernelEngine,
   markEngineFailed,
-} from './kernelSampling';
+} from './kernelEngine';
 import { sampleOnModel } from './modelSampling';
 
 interface RoleOnDevice {
   engine: Engine;
-  policy: DeviceLoraPolicy;
+  policy: DevicePolicy;
   /** The tfjs adapter variables' dataIds when the device last equalled them. */
   key: unknown[];
   /** The adapter came from tfjs since the device's last update (Adam's state may have moved). */
@@ -228,7 +228,7 @@ async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> 
       role.fresh = true;
       return role;
     }
-    const policy = new DeviceLoraPolicy(e.rt, base, source.frozen ? 'nothing' : 'weights');
+    const policy = new DevicePolicy(e.rt, base, source.frozen ? 'nothing' : 'weights');
     role = { engine: e, policy, key, fresh: true };
     roles.set(roleKey(source), role);
     return role;
@@ -242,7 +242,7 @@ async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> 
   if (!role || role.engine !== e) {
     const targets = [...new Set([...adapters.keys()].map(targetOfKey))];
     const shape = { rank: lora.settings.rank, alpha: lora.settings.alpha, targets };
-    const policy = new DeviceLoraPolicy(e.rt, await deviceBase(e, source), shape, adapters);
+    const policy = new DevicePolicy(e.rt, await deviceBase(e, source), shape, adapters);
     role = { engine: e, policy, key, fresh: true };
     roles.set(lora, role);
   } else {
@@ -327,13 +327,13 @@ export function sampleGptOnDevice(
 }
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
-export async function rolePolicy(source: RoleSource | null): Promise<DeviceLoraPolicy | null> {
+export async function rolePolicy(source: RoleSource | null): Promise<DevicePolicy | null> {
   const e = source ? await headSizeEngine(source.config.headDim) : null;
   if (!e || !source) return null;
   return (await deviceRole(e, source)).policy;
 }
 
-export function llamaRolePolicy(model: LlamaModel): Promise<DeviceLoraPolicy | null> {
+export function llamaRolePolicy(model: LlamaModel): Promise<DevicePolicy | null> {
   return rolePolicy(llamaSource(model));
 }
 
@@ -341,7 +341,7 @@ export function llamaRolePolicy(model: LlamaModel): Promise<DeviceLoraPolicy | n
  * The KL reference on the device: with an adapter, the base alone (a policy whose adapters are
  * zero); without, the frozen reference model's own weights (source.reference).
  */
-export async function referencePolicy(source: RoleSource | null): Promise<DeviceLoraPolicy | null> {
+export async function referencePolicy(source: RoleSource | null): Promise<DevicePolicy | null> {
   if (source && !source.lora) return source.reference ? rolePolicy(source.reference) : null;
   const policy = await rolePolicy(source);
   const e = kernelEngine();
@@ -351,11 +351,11 @@ export async function referencePolicy(source: RoleSource | null): Promise<Device
   const zero: Adapters = new Map();
   for (const [key, pair] of await policy.exportAdapters())
     zero.set(key, { A: pair.A, B: new Float32Array(pair.B.length) });
-  const reference = new DeviceLoraPolicy(e.rt, policy.model, policy.lora ?? 'nothing', zero);
+  const reference = new DevicePolicy(e.rt, policy.model, policy.lora ?? 'nothing', zero);
   references.set(policy, reference);
   return reference;
 }
-const references = new WeakMap<DeviceLoraPolicy, DeviceLoraPolicy>();
+const references = new WeakMap<DevicePolicy, DevicePolicy>();
 
 /** After a device update: tfjs's variables (adapter or weights) take the device's values. */
 export async function syncRole(source: RoleSource): Promise<void> {
@@ -375,10 +375,7 @@ export function roleIsFresh(source: RoleSource): boolean {
  * trained variables' order: each module's lora_A then lora_B, or the model's parameters), and
  * its steps.
  */
-export async function adamStateOf(
-  policy: DeviceLoraPolicy,
-  source: RoleSource,
-): Promise<AdamWState> {
+export async function adamStateOf(policy: DevicePolicy, source: RoleSource): Promise<AdamWState> {
   const moments: AdamWState['moments'] = [];
   const lora = source.lora;
   if (!lora) {
@@ -413,11 +410,7 @@ export async function adamStateOf(
 }
 
 /** The tfjs AdamW's moments (adamStateOf's layout) onto the policy. */
-export function importAdamState(
-  policy: DeviceLoraPolicy,
-  source: RoleSource,
-  state: AdamWState,
-): void {
+export function importAdamState(policy: DevicePolicy, source: RoleSource, state: AdamWState): void {
   const lora = source.lora;
   if (!lora) {
     const names = [...(source.params?.keys() ?? [])];

@@ -1,6 +1,6 @@
 // The adapter limits the engine asks for at device creation (the adapter's own values), which
 // the one model plans against: a matrix past one binding runs in row ranges, the head's logits
-// in row chunks, an update in micro-batches (deviceTransformer.ts, deviceLora.ts), and a model
+// in row chunks, an update in micro-batches (deviceTransformer.ts, devicePolicy.ts), and a model
 // trained in full that one binding cannot hold is refused in words before any buffer is made.
 
 /** The limits the engine requests (the adapter's own values) and plans against. */

@@ -4,7 +4,7 @@
 // that share an input (q, k, v of q|k|v; gate, up of gate|up) are a site: their A stacked
 // [n·r, in] for one down projection and one dA and dx matmul, their B stacked [Σ out, r] for
 // lora.wgsl's B side over up to three column segments of the fused rows (gaps where a target is
-// not adapted). DeviceLoraPolicy runs the model around them; this file owns their layout, their
+// not adapted). DevicePolicy runs the model around them; this file owns their layout, their
 // products, their import and export, and their guarded AdamW step.
 import { LLAMA_LORA_TARGETS } from '../../model/loraSettings';
 import { Rng } from '../../tasks/random';

@@ -1,6 +1,6 @@
 // A batch of rows drawn on the one model (deviceTransformer.ts) as it stands — an adapter
 // attached or none: rows decoded together on batch caches, tokens drawn on the device as the
-// host sampler draws them (deviceSampler.ts' `pick`: temperature, top-k, row r's own rowPrng
+// host sampler draws them (deviceDraw.ts' `pick`: temperature, top-k, row r's own rowPrng
 // stream) and fed back by the device, so a submission runs TOKENS_PER_READ steps and only the
 // tokens come back. Rows are batched grouped by prompt, and each distinct prompt is prefilled
 // once: the other rows of the same prompt copy its cache and its logits (a GRPO group's samples
@@ -12,7 +12,7 @@ import {
   pickSpec,
   ROW_STATE_WORDS,
   replayDecode,
-} from './deviceSampler';
+} from './deviceDraw';
 import type { DeviceTransformer } from './deviceTransformer';
 
 /** Most rows decoded together (a GRPO step's group of samples, several groups at once). */

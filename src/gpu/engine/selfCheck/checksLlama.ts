@@ -1,4 +1,4 @@
-// The kernels' one model beyond GPT-2's start checks (deviceTransformer.ts, deviceLora.ts), for
+// The kernels' one model beyond GPT-2's start checks (deviceTransformer.ts, devicePolicy.ts), for
 // the self-check: RMSNorm (forward, backward; per head, Qwen3's
 // q/k norm), RoPE (forward and its inverse, the backward), SwiGLU (forward, backward),
 // grouped-query attention (forward, backward, cache store + decode), the 16-bit-weight matmul
@@ -8,7 +8,7 @@
 // (lora.wgsl), the sampler's draw over a head's logits and its feed into the next step
 // (decode.wgsl's pick, feed). Not in the start registry: a full-parameter GPT-2 run never runs
 // them, so its start does not pay for them. The engine runs them when a LoRA role (a Llama
-// base's, or GPT-2's with --lora-rank) first reaches it (kernelSampling.ts' llamaKernelEngine),
+// base's, or GPT-2's with --lora-rank) first reaches it (kernelEngine.ts' llamaKernelEngine),
 // and so does `model logits --backend kernels` (deviceCalls.ts). Fixed odd sizes, off every
 // workgroup.
 import { ropeInverseFrequencies } from '../../../model/families/rope';
@@ -32,7 +32,7 @@ import {
   geluRef,
   matmulRef,
 } from '../../kernels/referenceOps';
-import { initialRowStates, pickSpec, rowStreamState } from '../deviceSampler';
+import { initialRowStates, pickSpec, rowStreamState } from '../deviceDraw';
 import * as op from '../ops';
 import * as ol from '../opsLlama';
 import * as olr from '../opsLora';

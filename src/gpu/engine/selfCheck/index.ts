@@ -1,4 +1,4 @@
-// The self-check the engine runs before its kernels take a run (kernelSampling.ts): at start,
+// The self-check the engine runs before its kernels take a run (kernelEngine.ts): at start,
 // every registered check at the tiny preset's sizes — the matmul versions first, so the tuner
 // times only those that passed — and again, for the `sized` checks, at a model's own sizes the
 // first time a model of those sizes reaches the engine.

@@ -1,15 +1,16 @@
-// LoRA over a frozen base on the kernels (a DeviceTransformer's weights, any config: the Llama
-// family's or GPT-2's switches): the policy a role's GRPO update and sampler call, its adapters a
-// DeviceAdapters (loraAdapters.ts:
-// their layout in one flat buffer with their gradients and AdamW's moments, their products at
-// each site, their import and export). A batch runs as rows of T positions (packedBatch.ts: a
-// sequence a row, right-padded, or a GRPO group's shared prompt once with its completions after
-// it). The forward keeps every layer's activations; the backward goes from a per-token gradient
-// on the log-probs of the next tokens (GRPO's dlogp) through head_logprob.wgsl, the head and
-// every layer — the norm's dx (RMSNorm or LayerNorm), the activation's backward (SwiGLU, or GELU
-// after fc's adapter), GQA attention backward, RoPE's inverse, Qwen3's q/k norm, input gradients
-// through the frozen weights (16-bit: matmul v6_b16t) — to the adapters' gradients only (the
-// base gets none), all in one submission; then the adapters' guarded AdamW step.
+// The policy a role's GRPO update and sampler call on the kernels, over the one model (a
+// DeviceTransformer, any config: the Llama family's or GPT-2's switches), training one of:
+// LoRA's adapters over the frozen model (loraAdapters.ts: their layout in one flat buffer with
+// their gradients and AdamW's moments, their products at each site), or the model's own
+// weights (deviceWeights.ts: a trainable model's flat f32 buffer and each weight's gradient),
+// or nothing (a KL reference's log-probs). A batch runs as rows of T positions (packedBatch.ts:
+// a sequence a row, right-padded, or a GRPO group's shared prompt once with its completions
+// after it). The forward keeps every layer's activations; the backward goes from a per-token
+// gradient on the log-probs of the next tokens (GRPO's dlogp) through head_logprob.wgsl, the
+// head and every layer — the norm's dx (RMSNorm or LayerNorm), the activation's backward
+// (SwiGLU, or GELU after fc's adapter), GQA attention backward, RoPE's inverse, Qwen3's q/k
+// norm, input gradients through the weights (16-bit: matmul v6_b16t) — to the trained
+// parameters' gradients, all in one submission; then their guarded AdamW step.
 import type { AdapterSite, DeviceMatrix, DeviceNorm, DeviceTransformer } from './deviceTransformer';
 import { DeviceWeights, type NamedTensors } from './deviceWeights';
 import type { FlatAdam } from './flatAdam';
@@ -55,7 +56,7 @@ export {
   type LoraTarget,
 } from './loraAdapters';
 
-type Acts = ReturnType<DeviceLoraPolicy['allocate']>;
+type Acts = ReturnType<DevicePolicy['allocate']>;
 
 /** Per sequence [len − 1]: the log-probs of its next tokens and its distributions' entropies. */
 interface HeadStats {
@@ -92,7 +93,7 @@ class Seq {
  * The policy the GRPO trainer calls on the kernels: log-probs of a batch, the adapters'
  * gradients for a dlogp, an AdamW step, adapters in and out in PEFT's shapes.
  */
-export class DeviceLoraPolicy {
+export class DevicePolicy {
   /** LoRA's adapters: their layout, products, import and export, AdamW (loraAdapters.ts). */
   readonly adapters: DeviceAdapters | null;
   /** The model's own weights, trained in full (deviceWeights.ts): no adapters, a trainable model. */
