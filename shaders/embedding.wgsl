@@ -1,61 +1,31 @@
-// Token + position embedding: x[r, :] = wte[ids[r], :] + wpe[pos(r), :], r = b·T + t, pos = t.
+// The embedding's rows and learned positions, for the one model (gpu/engine/deviceTransformer.ts).
 // Entry points:
-//   forward        one invocation per (r, column)
+//   lookup         x[r, :] = E[ids[r] − lo, :] for the ids in [lo, hi) (an embedding too large
+//                  for one binding is split in row ranges, one dispatch each), E stored as f32,
+//                  F16 or BF16 (override E_DTYPE: 0, 1, 2; 16-bit rows two to a u32 word);
+//                  uniforms B = rows, D, wte_off = lo, wpe_off = hi. flags 1: add to x (learned
+//                  positions after the tokens: E the positions' table, ids the positions);
+//                  flags 2: ids holds each sequence's first position, row r = b·T + t looks up
+//                  ids[b] + t (a prefill's positions, T of them; a decode step's, T = 1)
 //   backward_wte   one invocation per column c, rows in order: dwte[ids[r], c] += dx[r, c]
 //                  (race-free without atomics: each invocation owns a column; the tied
 //                  head's gradient lands in the same rows)
-//   backward_wpe   one invocation per (t, c): dwpe[t, c] += Σ_b dx[b·T + t, c]
-//   forward_at, backward_wpe_at   the same with each row's position read from `positions`
-//                  (rows that hold a shared prompt and then its completions, packedBatch.ts:
-//                  a completion's positions restart after the prompt); the backward owns a
-//                  column per invocation, rows in order, as backward_wte
-// The gradients go into the flat gradient buffer at wte_off / wpe_off.
-//   lookup         the Llama family's token embedding, no positions: x[r, :] = E[ids[r] − lo, :]
-//                  for the ids in [lo, hi) (an embedding too large for one binding is split in
-//                  row ranges, one dispatch each), E stored as f32, F16 or BF16 (override
-//                  E_DTYPE: 0, 1, 2; 16-bit rows two to a u32 word); uniforms B = rows, D, wte_off
-//                  = lo, wpe_off = hi. flags 1: add to x (learned positions after the tokens);
-//                  flags 2: ids holds each sequence's first position, row r = b·T + t looks up
-//                  ids[b] + t (a prefill's positions, T of them; a decode step's, T = 1)
+//   backward_wpe   the same for the positions: dwpe[positions[r], c] += dx[r, c] (each row's
+//                  position from `positions`: packed rows, packedBatch.ts, restart a
+//                  completion's positions after its prompt)
+// The gradients go into the flat gradient buffer at wte_off / wpe_off, over B·T rows.
 
 struct Params {
   B: u32, T: u32, D: u32, wte_off: u32,
   wpe_off: u32, flags: u32, _p1: u32, _p2: u32,
 }
 
-@group(0) @binding(0) var<storage, read> ids: array<u32>;
-@group(0) @binding(1) var<storage, read> params: array<f32>;
-@group(0) @binding(2) var<storage, read_write> x: array<f32>;
 @group(0) @binding(7) var<uniform> p: Params;
-
-@compute @workgroup_size(64)
-fn forward(@builtin(global_invocation_id) gid: vec3u) {
-  let e = gid.x + gid.y * 65535u * 64u;
-  if (e >= p.B * p.T * p.D) {
-    return;
-  }
-  let r = e / p.D;
-  let c = e % p.D;
-  let t = r % p.T;
-  x[e] = params[p.wte_off + ids[r] * p.D + c] + params[p.wpe_off + t * p.D + c];
-}
-
-@group(0) @binding(3) var<storage, read> positions: array<u32>;
-
-@compute @workgroup_size(64)
-fn forward_at(@builtin(global_invocation_id) gid: vec3u) {
-  let e = gid.x + gid.y * 65535u * 64u;
-  if (e >= p.B * p.T * p.D) {
-    return;
-  }
-  let r = e / p.D;
-  let c = e % p.D;
-  x[e] = params[p.wte_off + ids[r] * p.D + c] + params[p.wpe_off + positions[r] * p.D + c];
-}
 
 @group(0) @binding(0) var<storage, read> bids: array<u32>;
 @group(0) @binding(1) var<storage, read> dx: array<f32>;
 @group(0) @binding(2) var<storage, read_write> grads: array<f32>;
+@group(0) @binding(3) var<storage, read> positions: array<u32>;
 
 @compute @workgroup_size(64)
 fn backward_wte(@builtin(global_invocation_id) gid: vec3u) {
@@ -71,21 +41,6 @@ fn backward_wte(@builtin(global_invocation_id) gid: vec3u) {
 
 @compute @workgroup_size(64)
 fn backward_wpe(@builtin(global_invocation_id) gid: vec3u) {
-  let e = gid.x;
-  if (e >= p.T * p.D) {
-    return;
-  }
-  let t = e / p.D;
-  let c = e % p.D;
-  var s = 0.0;
-  for (var b = 0u; b < p.B; b++) {
-    s += dx[(b * p.T + t) * p.D + c];
-  }
-  grads[p.wpe_off + e] += s;
-}
-
-@compute @workgroup_size(64)
-fn backward_wpe_at(@builtin(global_invocation_id) gid: vec3u) {
   let c = gid.x;
   if (c >= p.D) {
     return;

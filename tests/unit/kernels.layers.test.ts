@@ -1,4 +1,4 @@
-// shaders/layernorm.wgsl, embedding.wgsl and attention.wgsl (forward and backward, and the
+// shaders/layernorm.wgsl, embedding.wgsl (lookup and backward) and attention.wgsl (forward and backward, and the
 // decode step over a KV cache) against their float64 references; rows.wgsl's gather and
 // scatter against plain copies.
 import { describe, expect, it } from 'vitest';
@@ -7,13 +7,13 @@ import {
   attentionDecode,
   attentionForward,
   embeddingBackward,
-  embeddingForward,
   gatherRows,
   layerNormBackwardDx,
   layerNormBackwardParams,
   layerNormForward,
   scatterRows,
 } from '../../src/gpu/engine/ops';
+import { embeddingLookup } from '../../src/gpu/engine/opsLlama';
 import {
   attentionBackwardRef,
   attentionDecodeRef,
@@ -111,10 +111,14 @@ describe('embedding (tokens + positions)', () => {
       const grads = upload(rt, grads0);
       // Packed rows: positions repeat and skip (a prompt's, then each completion's from its end).
       const positions = packed ? ints(B * T, T, 45) : undefined;
-      const POS = positions ? upload(rt, positions) : undefined;
+      const R = B * T;
+      const POS = upload(rt, positions ?? Uint32Array.from({ length: R }, (_, r) => r % T));
       await run(rt, [
-        embeddingForward(I, P, X, B, T, D, wteOff, wpeOff, POS),
-        ...embeddingBackward(I, DX, grads, B, T, D, wteOff, wpeOff, POS),
+        embeddingLookup(I, P, X, R, D, 'F32'),
+        embeddingLookup(POS, { buffer: P, offset: wpeOff }, X, R, D, 'F32', 0, 0xffffffff, {
+          add: true,
+        }),
+        ...embeddingBackward(I, DX, grads, R, D, wteOff, { buffer: POS, wpeOff }),
       ]);
       const wte = params.subarray(wteOff, wteOff + V * D);
       const wpe = params.subarray(wpeOff, wpeOff + T * D);

@@ -108,19 +108,16 @@ export class DeviceWeights extends FlatAdam {
    */
   embeddingGrads(ids: GPUBuffer, dx: GPUBuffer, positions: GPUBuffer, R: number): DispatchSpec[] {
     const m = this.model;
-    const offsetOf = (t: DeviceMatrix | null) => t?.parts[0]?.buffer.offset ?? 0;
-    const specs = embeddingBackward(
+    const offsetOf = (t: DeviceMatrix) => t.parts[0]?.buffer.offset ?? 0;
+    return embeddingBackward(
       ids,
       dx,
       this.grads,
-      1,
       R,
       m.config.hidden,
       offsetOf(m.embed),
-      offsetOf(m.positions),
-      positions,
+      m.positions ? { buffer: positions, wpeOff: offsetOf(m.positions) } : null,
     );
-    return m.positions ? specs : specs.slice(0, 1);
   }
 
   /** The weights by checkpoint name, in the checkpoint's layout. */

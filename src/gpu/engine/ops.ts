@@ -263,77 +263,31 @@ export function geluBackward(pre: Bindable, dh: Bindable, dpre: Bindable, n: num
 const embUniforms = (B: number, T: number, D: number, wte: number, wpe: number) =>
   u32s(B, T, D, wte, wpe, 0, 0, 0);
 
-/** `positions`: each row's position (packed rows); default row r at r mod T. */
-export function embeddingForward(
-  ids: Bindable,
-  params: Bindable,
-  x: Bindable,
-  B: number,
-  T: number,
-  D: number,
-  wteOff: number,
-  wpeOff: number,
-  positions?: Bindable,
-): DispatchSpec {
-  return {
-    shader: 'embedding.wgsl',
-    entry: positions ? 'forward_at' : 'forward',
-    bindings: [
-      ['r', ids],
-      ['r', params],
-      ['w', x],
-      ...(positions ? [['r', positions]] : []),
-    ] as DispatchSpec['bindings'],
-    uniforms: embUniforms(B, T, D, wteOff, wpeOff),
-    workgroups: grid2d(Math.ceil((B * T * D) / 64)),
-    label: 'embedding',
-  };
-}
-
+/**
+ * The embedding's gradients over R rows into the flat gradient buffer: dwte[ids[r]] += dx[r] at
+ * wteOff, and (wpeOff given) dwpe[positions[r]] += dx[r] for learned positions.
+ */
 export function embeddingBackward(
   ids: Bindable,
   dx: Bindable,
   grads: Bindable,
-  B: number,
-  T: number,
+  R: number,
   D: number,
   wteOff: number,
-  wpeOff: number,
-  positions?: Bindable,
+  positions: { buffer: Bindable; wpeOff: number } | null,
 ): DispatchSpec[] {
-  const bindings: DispatchSpec['bindings'] = [
-    ['r', ids],
-    ['r', dx],
-    ['w', grads],
-  ];
-  const u = embUniforms(B, T, D, wteOff, wpeOff);
-  const wpe: DispatchSpec = positions
-    ? {
-        shader: 'embedding.wgsl',
-        entry: 'backward_wpe_at',
-        bindings: [...bindings, ['r', positions]],
-        uniforms: u,
-        workgroups: [Math.ceil(D / 64)],
-        label: 'embedding_bwd_wpe',
-      }
-    : {
-        shader: 'embedding.wgsl',
-        entry: 'backward_wpe',
-        bindings,
-        uniforms: u,
-        workgroups: [Math.ceil((T * D) / 64)],
-        label: 'embedding_bwd_wpe',
-      };
+  const u = u32s(1, R, D, wteOff, positions?.wpeOff ?? 0, 0, 0, 0);
+  const spec = (entry: string, extra: DispatchSpec['bindings']): DispatchSpec => ({
+    shader: 'embedding.wgsl',
+    entry,
+    bindings: [['r', ids], ['r', dx], ['w', grads], ...extra],
+    uniforms: u,
+    workgroups: [Math.ceil(D / 64)],
+    label: `embedding_${entry.replace('backward_', 'bwd_')}`,
+  });
   return [
-    {
-      shader: 'embedding.wgsl',
-      entry: 'backward_wte',
-      bindings,
-      uniforms: u,
-      workgroups: [Math.ceil(D / 64)],
-      label: 'embedding_bwd_wte',
-    },
-    wpe,
+    spec('backward_wte', []),
+    ...(positions ? [spec('backward_wpe', [['r', positions.buffer]])] : []),
   ];
 }
 

@@ -23,6 +23,7 @@ import { DeviceTransformer, float32Tensors } from '../deviceTransformer';
 import { sampleOnModel } from '../modelSampling';
 import * as op from '../ops';
 import { MATMUL_VERSIONS, type MatmulVersion } from '../ops';
+import { embeddingLookup } from '../opsLlama';
 import { nextTokenLogProbsRef } from './gptReference';
 import {
   ints,
@@ -282,7 +283,7 @@ interface EmbInputs {
   params: Float32Array;
   ids: Uint32Array;
   dx: Float32Array;
-  /** Each row's position (packed rows: forward_at, backward_wpe_at), or none. */
+  /** Each row's position (packed rows), or none (row b·T + t at t). */
   positions?: Uint32Array;
 }
 
@@ -312,10 +313,14 @@ const embeddingCheck = (packed: boolean): KernelCheck<EmbInputs> => ({
     const P = ctx.upload(i.params);
     const X = ctx.buffer(B * T * D);
     const grads = ctx.buffer(i.params.length);
-    const at = i.positions ? ctx.upload(i.positions) : undefined;
+    const R = B * T;
+    // Without packed rows, row b·T + t sits at position t.
+    const at = ctx.upload(i.positions ?? Uint32Array.from({ length: R }, (_, r) => r % T));
+    const wpe = { buffer: P, offset: wpeOff };
     await ctx.run([
-      op.embeddingForward(I, P, X, B, T, D, 0, wpeOff, at),
-      ...op.embeddingBackward(I, ctx.upload(i.dx), grads, B, T, D, 0, wpeOff, at),
+      embeddingLookup(I, P, X, R, D, 'F32'),
+      embeddingLookup(at, wpe, X, R, D, 'F32', 0, 0xffffffff, { add: true }),
+      ...op.embeddingBackward(I, ctx.upload(i.dx), grads, R, D, 0, { buffer: at, wpeOff }),
     ]);
     const g = await ctx.read(grads, i.params.length);
     return {
