@@ -260,9 +260,6 @@ export function geluBackward(pre: Bindable, dh: Bindable, dpre: Bindable, n: num
   };
 }
 
-const embUniforms = (B: number, T: number, D: number, wte: number, wpe: number) =>
-  u32s(B, T, D, wte, wpe, 0, 0, 0);
-
 /**
  * The embedding's gradients over R rows into the flat gradient buffer: dwte[ids[r]] += dx[r] at
  * wteOff, and (wpeOff given) dwpe[positions[r]] += dx[r] for learned positions.
