@@ -3,8 +3,9 @@
 // Qwen2 base's Coder role and once by the lab's tiny GPT-2 Coder. For each: the prompt tokens
 // the sampler prefilled against the distinct prompts' tokens (a prompt shared by a group's
 // samples should be prefilled once), and the dispatches, submissions and readbacks per sampled
-// token (the GPT-2 path decodes every row in one fused pass and draws on the device; the Llama
-// path decodes row by row and reads its logits back); and the positions the device update runs
+// token (both on the one model, drawing on the device; the GPT-2 trained in full decodes each
+// layer in one dispatch, decode_layer.wgsl; the Llama base layer by layer, its adapter attached);
+// and the positions the device update runs
 // for those samples, a group's shared prompt packed once (packedBatch.ts), against one sample a
 // row.
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ const SAMPLES = 4;
 const TOKENS = 16;
 
 interface Counts {
-  prefilled: number | null;
+  prefilled: number;
   distinct: number;
   perToken: { dispatches: number; submissions: number; readbacks: number };
   /** The update's padded positions: packed rows, and one sample a row. */
@@ -34,22 +35,20 @@ interface Counts {
 async function count(
   sample: (prompts: number[][]) => Promise<{ tokens: number[][] }>,
   prompts: number[][],
-  prefilledCounter: () => number | null,
 ): Promise<Counts> {
   const rt = kernelEngine()?.rt;
   if (!rt) throw new Error('the kernels are off');
   const rows = prompts.flatMap((p) => Array.from({ length: SAMPLES }, () => p));
   await sample(rows); // the first call compiles and uploads
-  const before = { ...rt.counters, prefilled: prefilledCounter() };
+  const before = { ...rt.counters, prefilled: sampledCounts.prefilledTokens };
   const { tokens } = await sample(rows);
   const sampled = tokens.reduce((n, t) => n + t.length, 0);
-  const after = prefilledCounter();
   const per = (key: 'dispatches' | 'submissions' | 'readbacks') =>
     (rt.counters[key] - before[key]) / sampled;
   const sequences = rows.map((p, i) => [...p, ...(tokens[i] ?? [])]);
   const parts = packBatch({ sequences, scoredFrom: rows.map((p) => p.length - 1) });
   return {
-    prefilled: after === null || before.prefilled === null ? null : after - before.prefilled,
+    prefilled: sampledCounts.prefilledTokens - before.prefilled,
     distinct: prompts.reduce((n, p) => n + p.length, 0),
     perToken: {
       dispatches: per('dispatches'),
@@ -66,10 +65,9 @@ async function count(
 }
 
 function line(label: string, c: Counts): string {
-  const prefilled = c.prefilled === null ? 'not counted' : String(c.prefilled);
   const p = c.perToken;
   const u = c.update;
-  return `${label}: prompt tokens prefilled ${prefilled} against ${c.distinct} distinct; per sampled token ${p.dispatches.toFixed(1)} dispatches, ${p.submissions.toFixed(2)} submissions, ${p.readbacks.toFixed(2)} readbacks; the update runs ${u.rows} rows × ${u.width} = ${u.rows * u.width} positions, against ${u.samples} × ${u.longest} = ${u.samples * u.longest} one sample a row.`;
+  return `${label}: prompt tokens prefilled ${c.prefilled} against ${c.distinct} distinct; per sampled token ${p.dispatches.toFixed(1)} dispatches, ${p.submissions.toFixed(2)} submissions, ${p.readbacks.toFixed(2)} readbacks; the update runs ${u.rows} rows × ${u.width} = ${u.rows * u.width} positions, against ${u.samples} × ${u.longest} = ${u.samples * u.longest} one sample a row.`;
 }
 
 /** The two lines for the bench's notes (the base is a Hugging Face folder of the Llama family). */
@@ -105,7 +103,6 @@ export async function samplingCountNotes(base: string): Promise<string[]> {
   const llama = await count(
     (rows) => new KvCacheSampler(coder).sample(rows, options(roles.prompts.stopId)),
     llamaPrompts,
-    () => sampledCounts.prefilledTokens,
   );
 
   const tiny = await loadCheckpointDir(join('public', 'checkpoints', 'tiny', 'coder'), false);
@@ -116,7 +113,6 @@ export async function samplingCountNotes(base: string): Promise<string[]> {
   const gpt = await count(
     (rows) => new KvCacheSampler(tiny.model).sample(rows, options(tok.eosId)),
     gptPrompts,
-    () => null,
   );
   return [
     `Sampling ${SAMPLES} samples of each of 2 prompts, ${TOKENS} tokens, T = 1, on the kernels (${report.adapter}):`,

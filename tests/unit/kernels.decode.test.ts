@@ -39,6 +39,8 @@ describe('device decode vs the host KV-cache sampler', () => {
     ['T = 0.7, top-k 5', 0.7, 5, 16],
     ['T = 1, 18 rows: two batches of rows', 1, 0, 16],
     ['T = 1, rows sharing prompts (each prefilled once)', 1, 0, 16],
+    ['T = 1, a trainable model: each layer one dispatch (decode_layer.wgsl)', 1, 0, 16],
+    ['T = 0.7, top-k 5, a trainable model, 64 invocations', 0.7, 5, 64],
   ] as [string, number, number, number][]) {
     it(`${label}: the same tokens and log-probs for every row`, async (ctx) => {
       const rt = needRuntime(h, ctx);
@@ -70,10 +72,19 @@ describe('device decode vs the host KV-cache sampler', () => {
         rt,
         gptTransformerConfig(config),
         float32Tensors(values, (name) => shapes.get(name)),
-        { contextLength: config.nCtx },
+        {
+          contextLength: config.nCtx,
+          trainable: label.includes('trainable'),
+          decodeThreads: threads,
+        },
       );
       const prefilled = sampledCounts.prefilledTokens;
       const gpu = await sampleOnModel(device, prompts, options, threads);
+      // A decode step after the pick: the feed, the token's embedding and its position's, then
+      // each layer in one dispatch (a trainable model) or eight, the final norm and the head.
+      const perLayer = label.includes('trainable') ? 1 : 8;
+      const step = device.fedDecodeSpecs(2, rt.buffer(64));
+      expect(step.length).toBe(3 + perLayer * config.nLayer + 2);
       expect(gpu.tokens).toEqual(host.tokens);
       expect(gpu.tokens.flat().length).toBeGreaterThan(20); // rows do generate
       if (temperature > 0 && !sharing) expect(new Set(gpu.tokens.flat()).size).toBeGreaterThan(3);

@@ -22,6 +22,8 @@ import {
   attentionCacheStore,
   attentionDecode,
   attentionForward,
+  decodeLayer,
+  decodeLayerBytes,
   geluForward,
   layerNormForward,
   MAX_HEAD_DIM,
@@ -177,6 +179,12 @@ export interface DeviceTransformerOptions {
    * default v4_vec4.
    */
   matmul?: MatmulVersion;
+  /**
+   * Invocations per row of a fused decode layer (decode_layer.wgsl; a trainable model without
+   * RoPE or q/k norm decodes a layer in one dispatch): 16 on CPU drivers, 64 (default) on GPUs;
+   * 0 decodes layer by layer.
+   */
+  decodeThreads?: number;
 }
 
 /** Why this config cannot run on the kernels, in words (null: it can). */
@@ -203,6 +211,8 @@ export class DeviceTransformer {
   readonly table: GPUBuffer | null;
   /** The matmul version of every f32 product over this model (its adapters' and gradients' too). */
   readonly matmul: MatmulVersion;
+  /** Invocations per row of the fused decode layer (0: none). */
+  private readonly decodeThreads: number;
   /** A trainable model's flat weights (null: each tensor in its own buffer, as stored). */
   readonly flat: FlatWeights | null = null;
   /** While a trainable model is built: its tensors' values, written in one go at the end. */
@@ -266,6 +276,7 @@ export class DeviceTransformer {
     const problem = deviceProblem(config);
     if (problem) throw new Error(`this model cannot run on the kernels: ${problem}`);
     this.matmul = options.matmul ?? 'v4_vec4';
+    this.decodeThreads = options.decodeThreads ?? 64;
     const placed: PlacedTensor[] = [];
     if (options.trainable) this.staging = { slices: [], values: [], size: 0 };
     const c = config;
@@ -624,7 +635,7 @@ export class DeviceTransformer {
    */
   private body(T: number, decode: boolean, at: CacheTarget): DispatchSpec[] {
     const c = this.config;
-    const { heads: H, kvHeads: kvH, headDim: hd, hidden: D } = c;
+    const { heads: H, kvHeads: kvH, headDim: hd } = c;
     // A decode step is one position of each of B sequences; a prefill, T positions of one.
     const B = decode ? at.B : 1;
     const R = B * T;
@@ -632,10 +643,7 @@ export class DeviceTransformer {
     const eps = c.normEps;
     const dummy = this.rt.dummy;
     const shape = { B, T, H, hd, kvH };
-    const norm = (x: GPUBuffer, n: DeviceNorm) =>
-      n.bias
-        ? layerNormForward(x, n.weight, n.bias, a.xn, a.rstd, R, D, eps)
-        : rmsNormForward(x, n.weight, a.xn, a.rstd, R, D, eps, dummy);
+    const norm = (x: GPUBuffer, n: DeviceNorm) => this.normSpec(a, x, n, R);
     const specs: DispatchSpec[] = [];
     // Learned positions: each sequence's rows from its first position (at.pos) on.
     specs.push(...this.embedSpecs(this.ids, a.x, R, { starts: at.pos, T }));
@@ -906,10 +914,77 @@ export class DeviceTransformer {
 
   /** One position of each of the first n batch rows through the layers, the head into the batch's logits. */
   private decodeSpecs(n: number): DispatchSpec[] {
-    const body = this.body(1, true, this.batchTarget(n));
+    const at = this.batchTarget(n);
+    const body = this.fusedBody(n, at) ?? this.body(1, true, at);
     const xn = (this.act as NonNullable<typeof this.act>).xn;
     const logits = this.needBatch(n - 1).logits;
     return [...body, ...this.project(n, xn, this.head, logits, { cStride: this.Vp })];
+  }
+
+  /**
+   * A decode step's body with each layer one dispatch (decode_layer.wgsl), or null where this
+   * model does not take it: its weights not one flat f32 buffer, an adapter attached, RoPE or
+   * q/k norm in the config, or the layer's workgroup arrays past the adapter's storage.
+   */
+  private fusedBody(n: number, at: CacheTarget): DispatchSpec[] | null {
+    const c = this.config;
+    if (!this.flat || this.decodeThreads === 0 || this.adapterHook || this.table || c.qkNorm)
+      return null;
+    const sizes = {
+      D: c.hidden,
+      H: c.heads,
+      kvH: c.kvHeads,
+      hd: c.headDim,
+      C: at.C,
+      I: c.intermediate,
+    };
+    const swiglu = c.mlp === 'swiglu';
+    const limit = this.rt.device.limits.maxComputeWorkgroupStorageSize;
+    if (decodeLayerBytes(sizes, swiglu) > limit) return null;
+    const a = this.activations(n);
+    const off = (slice: Slice | null) => slice?.offset ?? 0;
+    const matrix = (m: DeviceMatrix) => off((m.parts[0] as DeviceMatrix['parts'][number]).buffer);
+    const specs = this.embedSpecs(this.ids, a.x, n, { starts: at.pos, T: 1 });
+    this.layers.forEach((l, i) => {
+      const weights = {
+        ln1: [off(l.inNorm.weight), off(l.inNorm.bias)] as [number, number],
+        qkv: [matrix(l.qkv), off(l.qkvBias)] as [number, number],
+        o: [matrix(l.o), off(l.oBias)] as [number, number],
+        ln2: [off(l.postNorm.weight), off(l.postNorm.bias)] as [number, number],
+        up: [matrix(l.gateUp), off(l.gateUpBias)] as [number, number],
+        down: [matrix(l.down), off(l.downBias)] as [number, number],
+        layerNorm: c.norm === 'layernorm',
+        swiglu,
+        qkvBias: l.qkvBias !== null,
+        projBias: l.oBias !== null,
+        fcBias: l.gateUpBias !== null,
+      };
+      const buffers = {
+        weights: (this.flat as FlatWeights).buffer,
+        x: a.x,
+        k: at.k(i),
+        v: at.v(i),
+        pos: at.pos,
+      };
+      specs.push(
+        decodeLayer({ ...sizes, B: n, eps: c.normEps }, weights, buffers, this.decodeThreads),
+      );
+    });
+    specs.push(this.normSpec(a, a.x, this.finalNorm, n));
+    return specs;
+  }
+
+  /** The config's norm over R rows of x into the activations' xn. */
+  private normSpec(
+    a: NonNullable<DeviceTransformer['act']>,
+    x: GPUBuffer,
+    n: DeviceNorm,
+    R: number,
+  ) {
+    const { hidden: D, normEps: eps } = this.config;
+    return n.bias
+      ? layerNormForward(x, n.weight, n.bias, a.xn, a.rstd, R, D, eps)
+      : rmsNormForward(x, n.weight, a.xn, a.rstd, R, D, eps, this.rt.dummy);
   }
 
   /** The batch's logits, [rows, Vp] (batchCaches first). */

@@ -177,6 +177,7 @@ async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceTransfor
     // Without an adapter the role is the weights themselves: one flat f32 buffer, rewritable.
     trainable: !source.lora,
     matmul: e.matmul,
+    decodeThreads: e.gpu.software ? 16 : 64,
   });
   bases.set(source.baseKey, { engine: e, model });
   return model;

@@ -589,14 +589,19 @@ interface DecodeInputs {
 }
 const DECODE_NEW = 5;
 
-const decodeCheck: KernelCheck<DecodeInputs> = {
-  name: 'decode/step+pick',
+/**
+ * A one-layer GPT-2 at the run's sizes on the one model decoding greedily with the device's
+ * draw: layer by layer, or (`fused`: a trainable model, as the lab's GPT-2 trained in full
+ * samples) each layer in one dispatch (decode_layer.wgsl).
+ */
+const decodeCheck = (fused: boolean): KernelCheck<DecodeInputs> => ({
+  name: fused ? 'decode/fused layer+pick' : 'decode/step+pick',
   indispensable: true,
   // Log-probs through a whole (one-layer) model: a few float32 roundings per op.
   tolerance: { atol: 2e-4, rtol: 1e-3 },
   sized: true,
-  // A one-layer GPT-2 at the run's sizes on the one model, five rows of prompts of different
-  // lengths prefilled on the device, greedy decoding with the device's draw (`pick`).
+  // Five rows of prompts of different lengths prefilled on the device (a partly empty
+  // workgroup of four rows in the fused layer), greedy decoding.
   inputs: (s, rng) => {
     const config = makeConfig('tiny', s.vocabSize, 'shared', {
       nEmbd: s.nEmbd,
@@ -622,6 +627,8 @@ const decodeCheck: KernelCheck<DecodeInputs> = {
         new DeviceTransformer(ctx.rt, gptTransformerConfig(i.config), weights, {
           contextLength: 16,
           matmul: ctx.matmul,
+          trainable: fused,
+          decodeThreads: fused ? (ctx.software ? 16 : 64) : 0,
         }),
     );
     ctx.own(buffers);
@@ -648,7 +655,7 @@ const decodeCheck: KernelCheck<DecodeInputs> = {
     if (logp.length !== i.prompts.length * DECODE_NEW) logp.push(Number.NaN); // rows stopped early
     return { logp, argmaxGap: gap };
   },
-};
+});
 
 /** The device's tokens per decode input, for its reference (which follows the same path). */
 const decodeTokens = new WeakMap<DecodeInputs, number[][]>();
@@ -668,7 +675,8 @@ export const LAB_CHECKS: readonly KernelCheck[] = [
   headCheck,
   adamwCheck,
   rowsCheck,
-  decodeCheck,
+  decodeCheck(false),
+  decodeCheck(true),
 ] as KernelCheck[];
 
 for (const check of LAB_CHECKS) registerKernelCheck(check);
