@@ -24,6 +24,7 @@ import {
   attentionForward,
   decodeLayer,
   decodeLayerBytes,
+  gatherRows,
   geluForward,
   layerNormForward,
   MAX_HEAD_DIM,
@@ -42,6 +43,7 @@ import {
 } from './opsLlama';
 import {
   ALIGN_FLOATS,
+  asSlice,
   type Bindable,
   type DispatchSpec,
   type GpuRuntime,
@@ -227,10 +229,6 @@ export class DeviceTransformer {
   readonly Vp: number;
   private readonly maxBinding: number;
   private readonly ids: GPUBuffer;
-  private readonly pos: GPUBuffer;
-  private readonly lens: GPUBuffer;
-  private readonly logits: GPUBuffer;
-  private readonly lastRow: GPUBuffer;
   /** Activations sized for `rows` positions (a prefill's); grown on demand. */
   private act: Record<'x' | 'xn' | 'qkv' | 'att' | 'gu' | 'hm' | 'rstd' | 'lse', GPUBuffer> | null =
     null;
@@ -244,8 +242,19 @@ export class DeviceTransformer {
     pos: GPUBuffer;
     lens: GPUBuffer;
     logits: GPUBuffer;
-    /** One row of one layer's cache: copies between rows of the same buffer go through it. */
+    /** One row of a layer's cache or of logits: copies between rows of a buffer go through it. */
     scratch: GPUBuffer;
+    /**
+     * A batched prefill's ids [rows, C], each row's first position (0), its last row's index, xn
+     * and logits (copied into the batch's rows: a binding's offset must be 256-byte aligned).
+     */
+    prefill: {
+      ids: GPUBuffer;
+      starts: GPUBuffer;
+      sel: GPUBuffer;
+      last: GPUBuffer;
+      logits: GPUBuffer;
+    };
     programs: Map<number, Program>;
   } | null = null;
   /** LoRA's low-rank path after each projection (set by DevicePolicy.attach). */
@@ -371,10 +380,6 @@ export class DeviceTransformer {
     } else this.table = null;
     if (this.staging) this.flat = this.uploadFlat(this.staging, placed);
     this.ids = rt.buffer(this.contextLength, 'ids');
-    this.pos = rt.buffer(4, 'pos');
-    this.lens = rt.buffer(4, 'lens');
-    this.logits = rt.buffer(this.Vp, 'logits');
-    this.lastRow = rt.buffer(D, 'last row');
   }
 
   private tensor(weights: WeightTensors, name: string, shape: number[]): WeightTensor {
@@ -533,7 +538,7 @@ export class DeviceTransformer {
     M: number,
     a: Bindable,
     m: DeviceMatrix,
-    c: GPUBuffer,
+    c: Bindable,
     o: {
       bias?: Bindable | null;
       accumulate?: boolean;
@@ -543,8 +548,9 @@ export class DeviceTransformer {
     } = {},
   ): DispatchSpec[] {
     const cStride = o.cStride ?? m.rows;
+    const into = asSlice(c);
     return m.parts.map((part) => {
-      const out: Slice = { buffer: c, offset: part.row0 };
+      const out: Slice = { buffer: into.buffer, offset: (into.offset ?? 0) + part.row0 };
       if ((o.bias || o.gelu) && m.parts.length > 1)
         throw new Error('a bias or GELU on a split matrix');
       if (m.dtype === 'F32')
@@ -633,11 +639,16 @@ export class DeviceTransformer {
    * causal attention over the rows) or one decode step (T = 1, at the position in `pos`,
    * attention over the cache).
    */
-  private body(T: number, decode: boolean, at: CacheTarget): DispatchSpec[] {
+  private body(
+    T: number,
+    decode: boolean,
+    at: CacheTarget,
+    ids: GPUBuffer = this.ids,
+  ): DispatchSpec[] {
     const c = this.config;
     const { heads: H, kvHeads: kvH, headDim: hd } = c;
-    // A decode step is one position of each of B sequences; a prefill, T positions of one.
-    const B = decode ? at.B : 1;
+    // A decode step is one position of each of B sequences; a prefill, T positions of each.
+    const B = at.B;
     const R = B * T;
     const a = this.activations(R);
     const eps = c.normEps;
@@ -646,7 +657,7 @@ export class DeviceTransformer {
     const norm = (x: GPUBuffer, n: DeviceNorm) => this.normSpec(a, x, n, R);
     const specs: DispatchSpec[] = [];
     // Learned positions: each sequence's rows from its first position (at.pos) on.
-    specs.push(...this.embedSpecs(this.ids, a.x, R, { starts: at.pos, T }));
+    specs.push(...this.embedSpecs(ids, a.x, R, { starts: at.pos, T }));
     this.layers.forEach((l, i) => {
       specs.push(norm(a.x, l.inNorm));
       specs.push(...this.project(R, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));
@@ -720,7 +731,15 @@ export class DeviceTransformer {
       pos: rt.buffer(Math.max(4, rows), 'batch pos'),
       lens: rt.buffer(Math.max(4, rows), 'batch lens'),
       logits: rt.buffer(rows * this.Vp, 'batch logits'),
-      scratch: rt.buffer(C * KD, 'batch row copy'),
+      // Room for a row of a layer's cache, or a row of logits.
+      scratch: rt.buffer(Math.max(C * KD, this.Vp), 'batch row copy'),
+      prefill: {
+        ids: rt.buffer(rows * C, 'prefill ids'),
+        starts: rt.buffer(Math.max(4, rows), 'prefill starts'),
+        sel: rt.buffer(Math.max(4, rows), 'prefill last rows'),
+        last: rt.buffer(rows * c.hidden, 'prefill last xn'),
+        logits: rt.buffer(rows * this.Vp, 'prefill logits'),
+      },
       programs: new Map(),
     };
   }
@@ -730,6 +749,7 @@ export class DeviceTransformer {
     if (!b) return;
     for (const p of b.programs.values()) this.rt.destroyProgram(p);
     for (const buffer of [...b.k, ...b.v, b.pos, b.lens, b.logits, b.scratch]) this.rt.free(buffer);
+    for (const buffer of Object.values(b.prefill)) this.rt.free(buffer);
     this.batch = null;
   }
 
@@ -739,46 +759,123 @@ export class DeviceTransformer {
     return b;
   }
 
-  /**
-   * The batch caches as a pass sees them: the first B rows (a decode step), or row `row` alone
-   * (B = 1, a prefill into it, with the prefill's own position buffers).
-   */
-  private batchTarget(B: number, row?: number): CacheTarget {
-    const b = this.needBatch(row ?? B - 1);
-    const KD = this.config.kvHeads * this.config.headDim;
-    const at = (buffer: GPUBuffer): Bindable =>
-      row === undefined ? buffer : { buffer, offset: row * b.C * KD, length: b.C * KD };
+  /** The batch caches as a decode step sees them: the first B rows. */
+  private batchTarget(B: number): CacheTarget {
+    const b = this.needBatch(B - 1);
     return {
       B,
       C: b.C,
-      k: (i) => at(b.k[i] as GPUBuffer),
-      v: (i) => at(b.v[i] as GPUBuffer),
-      pos: row === undefined ? b.pos : this.pos,
-      lens: row === undefined ? b.lens : this.lens,
+      k: (i) => b.k[i] as GPUBuffer,
+      v: (i) => b.v[i] as GPUBuffer,
+      pos: b.pos,
+      lens: b.lens,
     };
   }
 
   /** Prefills `ids` into batch row `row`; the last position's logits [vocab]. */
   async prefillRow(row: number, ids: readonly number[]): Promise<Float32Array> {
-    this.prefillRowOnDevice(row, ids, []);
-    return this.readLogits();
+    this.prefillRowsOnDevice(row, [ids]);
+    const at = row * this.Vp;
+    const b = this.needBatch(row);
+    const [out] = await this.rt.read([
+      { buffer: b.logits, offset: at, length: this.config.vocabSize },
+    ]);
+    return out as Float32Array;
   }
 
   /** Batch row `to` takes row `from`'s first `length` positions (a prompt prefilled once). */
   copyRow(from: number, to: number, length: number): void {
-    const b = this.needBatch(Math.max(from, to));
+    this.copyRows([{ from, to, length }], false);
+  }
+
+  /**
+   * Each row `to` takes its row `from`'s first `length` positions, and (`logits`) its next
+   * token's logits: a prompt prefilled once, its other rows drawing from it. One submission.
+   */
+  copyRows(copies: readonly { from: number; to: number; length: number }[], logits: boolean): void {
+    const b = this.needBatch(Math.max(0, ...copies.flatMap((c) => [c.from, c.to])));
     const KD = this.config.kvHeads * this.config.headDim;
-    const bytes = length * KD * 4;
+    const row = this.Vp * 4;
     // WebGPU copies between two buffers only: through the scratch row, in order.
     const scratch = b.scratch;
     this.rt.submit([
       (encoder: GPUCommandEncoder) => {
-        for (const buffer of [...b.k, ...b.v]) {
-          encoder.copyBufferToBuffer(buffer, from * b.C * KD * 4, scratch, 0, bytes);
-          encoder.copyBufferToBuffer(scratch, 0, buffer, to * b.C * KD * 4, bytes);
+        for (const { from, to, length } of copies) {
+          const bytes = length * KD * 4;
+          for (const buffer of [...b.k, ...b.v]) {
+            encoder.copyBufferToBuffer(buffer, from * b.C * KD * 4, scratch, 0, bytes);
+            encoder.copyBufferToBuffer(scratch, 0, buffer, to * b.C * KD * 4, bytes);
+          }
+          if (logits) {
+            encoder.copyBufferToBuffer(b.logits, from * row, scratch, 0, row);
+            encoder.copyBufferToBuffer(scratch, 0, b.logits, to * row, row);
+          }
         }
       },
     ]);
+  }
+
+  /**
+   * How many prompts of T tokens one batched prefill takes: its activations' widest buffer
+   * within one binding, and a few thousand positions at most.
+   */
+  prefillRowsPerPass(T: number): number {
+    const c = this.config;
+    const widest = 4 * Math.max(2 * c.intermediate, this.W, c.hidden);
+    return Math.max(1, Math.floor(Math.min(this.maxBinding / widest, 4096) / T));
+  }
+
+  /**
+   * Prefills prompts into batch rows first, first + 1, … in one pass (each row right-padded to
+   * the longest: the padding's keys and values land past its prompt, where the row's decode
+   * writes before it reads) and leaves each row's next-token logits in its batch logits row;
+   * nothing is read back.
+   */
+  prefillRowsOnDevice(first: number, prompts: readonly (readonly number[])[]): void {
+    const n = prompts.length;
+    const b = this.needBatch(first + n - 1);
+    const T = Math.max(...prompts.map((p) => p.length));
+    if (prompts.some((p) => p.length === 0) || T > b.C)
+      throw new Error(`prefillRows: prompts of 1..${b.C} tokens, not ${T}`);
+    const ids = new Uint32Array(n * T);
+    prompts.forEach((p, u) => {
+      this.checkIds(p);
+      ids.set(p, u * T);
+    });
+    const { prefill } = b;
+    this.rt.write(prefill.ids, ids);
+    this.rt.write(
+      prefill.sel,
+      Uint32Array.from(prompts, (p, u) => u * T + p.length - 1),
+    );
+    const KD = this.config.kvHeads * this.config.headDim;
+    const rows = (buffer: GPUBuffer): Bindable => ({
+      buffer,
+      offset: first * b.C * KD,
+      length: n * b.C * KD,
+    });
+    const target: CacheTarget = {
+      B: n,
+      C: b.C,
+      k: (i) => rows(b.k[i] as GPUBuffer),
+      v: (i) => rows(b.v[i] as GPUBuffer),
+      pos: prefill.starts,
+      lens: prefill.starts,
+    };
+    const body = this.body(T, false, target, prefill.ids);
+    const D = this.config.hidden;
+    const xn = (this.act as NonNullable<typeof this.act>).xn;
+    const program = this.rt.program([
+      ...body,
+      gatherRows(xn, prefill.sel, prefill.last, n, n * T, D),
+      ...this.project(n, prefill.last, this.head, prefill.logits, { cStride: this.Vp }),
+    ]);
+    const row = this.Vp * 4;
+    this.rt.submit([
+      program,
+      (encoder) => encoder.copyBufferToBuffer(prefill.logits, 0, b.logits, first * row, n * row),
+    ]);
+    this.rt.destroyProgram(program);
   }
 
   /**
@@ -812,22 +909,6 @@ export class DeviceTransformer {
     );
   }
 
-  private headSpecs(): DispatchSpec[] {
-    return this.project(1, this.lastRow, this.head, this.logits, { cStride: this.Vp });
-  }
-
-  private lastRowCopy(T: number) {
-    const D = this.config.hidden;
-    const xn = (this.act as NonNullable<typeof this.act>).xn;
-    return (encoder: GPUCommandEncoder) =>
-      encoder.copyBufferToBuffer(xn, (T - 1) * D * 4, this.lastRow, 0, D * 4);
-  }
-
-  private setPosition(pos: number) {
-    this.rt.write(this.pos, Uint32Array.from([pos]));
-    this.rt.write(this.lens, Uint32Array.from([pos + 1]));
-  }
-
   private checkIds(ids: readonly number[]) {
     for (const id of ids)
       if (!Number.isInteger(id) || id < 0 || id >= this.config.vocabSize)
@@ -846,42 +927,6 @@ export class DeviceTransformer {
     const logits = await this.prefillRow(0, ids);
     this.length = ids.length;
     return logits;
-  }
-
-  /**
-   * The prompt's layers into `target`'s caches, then the head on its last row (into `logits`),
-   * submitted; `after` records more commands in the same submission.
-   */
-  private submitPrefill(
-    ids: readonly number[],
-    target: CacheTarget,
-    after?: (encoder: GPUCommandEncoder) => void,
-  ): void {
-    this.checkIds(ids);
-    const T = ids.length;
-    this.rt.write(this.ids, Uint32Array.from(ids));
-    this.setPosition(0);
-    const body = this.rt.program(this.body(T, false, target));
-    const head = this.rt.program(this.headSpecs());
-    this.rt.submit([body, this.lastRowCopy(T), head, ...(after ? [after] : [])]);
-    this.rt.destroyProgram(body);
-    this.rt.destroyProgram(head);
-  }
-
-  /**
-   * Prefills `ids` into batch row `row` and leaves the last position's logits on the device, in
-   * the batch logits' rows `into` (the rows that share this prompt): nothing is read back.
-   */
-  prefillRowOnDevice(row: number, ids: readonly number[], into: readonly number[]): void {
-    const target = this.batchTarget(1, row);
-    if (ids.length === 0 || ids.length > target.C)
-      throw new Error(`prefillRow: ${ids.length} tokens for rows of ${target.C} positions`);
-    const b = this.needBatch(Math.max(row, ...into));
-    const bytes = this.config.vocabSize * 4;
-    this.submitPrefill(ids, target, (encoder) => {
-      for (const r of into)
-        encoder.copyBufferToBuffer(this.logits, 0, b.logits, r * this.Vp * 4, bytes);
-    });
   }
 
   /**
@@ -1000,13 +1045,6 @@ export class DeviceTransformer {
     const [logits] = await this.decodeRows([id], [this.length]);
     this.length++;
     return logits as Float32Array;
-  }
-
-  private async readLogits(): Promise<Float32Array> {
-    const [out] = await this.rt.read([
-      { buffer: this.logits, offset: 0, length: this.config.vocabSize },
-    ]);
-    return out as Float32Array;
   }
 
   /** Bytes of weights on the device. */

@@ -48,7 +48,10 @@ export async function sampleOnModel(
     .filter((r) => budget(prompts[r] as number[]) > 0)
     .sort((a, b) => (source[a] as number) - (source[b] as number));
   for (let at = 0; at < order.length; at += MAX_BATCH_ROWS) {
-    const rows = order.slice(at, at + MAX_BATCH_ROWS);
+    // Each distinct prompt's first row, then the rows that share a prompt with one of them.
+    const batch = order.slice(at, at + MAX_BATCH_ROWS);
+    const first = batch.filter((r, i) => i === 0 || source[batch[i - 1] as number] !== source[r]);
+    const rows = [...first, ...batch.filter((r) => !first.includes(r))];
     const part = await sampleRows(base, rows, prompts, source, budget, options, threads);
     rows.forEach((r, slot) => {
       const row = part[slot] as (typeof part)[number];
@@ -74,19 +77,25 @@ async function sampleRows(
   const n = rows.length;
   const own = rows.map((r) => prompts[r] as number[]);
   base.batchCaches(n, Math.max(...own.map((p) => p.length + budget(p))));
-  // Each distinct prompt into its first row, its logits into all its rows; they copy its cache.
-  const slotsOf = new Map<number, number[]>();
+  // The distinct prompts (the first rows) prefilled together, as many a pass as fit; every
+  // other row copies its prompt's row: the cache and the next token's logits.
+  const firstOf = new Map<number, number>();
   rows.forEach((r, slot) => {
-    const slots = slotsOf.get(source[r] as number);
-    if (slots) slots.push(slot);
-    else slotsOf.set(source[r] as number, [slot]);
+    if (!firstOf.has(source[r] as number)) firstOf.set(source[r] as number, slot);
   });
-  for (const [first, ...others] of slotsOf.values()) {
-    const prompt = own[first as number] as number[];
-    base.prefillRowOnDevice(first as number, prompt, [first as number, ...others]);
-    sampledCounts.prefilledTokens += prompt.length;
-    for (const slot of others) base.copyRow(first as number, slot, prompt.length);
+  const distinct = firstOf.size;
+  for (let from = 0; from < distinct; ) {
+    const longest = Math.max(...own.slice(from, distinct).map((p) => p.length));
+    const to = Math.min(distinct, from + base.prefillRowsPerPass(longest));
+    base.prefillRowsOnDevice(from, own.slice(from, to));
+    for (const p of own.slice(from, to)) sampledCounts.prefilledTokens += p.length;
+    from = to;
   }
+  const copies = rows.flatMap((r, slot) => {
+    const from = firstOf.get(source[r] as number) as number;
+    return from === slot ? [] : [{ from, to: slot, length: (own[slot] as number[]).length }];
+  });
+  if (copies.length) base.copyRows(copies, true);
   const maxNew = options.maxNewTokens;
   const state = rt.buffer(n * ROW_STATE_WORDS, 'row state');
   const out = rt.buffer(2 * n * maxNew, 'sampled');
