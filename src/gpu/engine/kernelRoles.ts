@@ -168,6 +168,16 @@ function llamaTensors(base: LlamaModel): WeightTensors {
   };
 }
 
+/**
+ * The engine with the kernels this role runs checked: the start's checks cover the lab's GPT-2
+ * trained in full (its layers, decode, update); an adapter, or a Llama base, also needs the
+ * Llama family's and LoRA's kernels, and a head size of its own (headSizeEngine).
+ */
+function engineFor(source: RoleSource): Promise<Engine | null> {
+  if (!source.lora && source.checkSizes) return Promise.resolve(kernelEngine());
+  return headSizeEngine(source.config.headDim);
+}
+
 /** The engine's one device copy of the role's base. */
 async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceTransformer> {
   const held = bases.get(source.baseKey);
@@ -299,7 +309,7 @@ async function sampleRoleOnDevice(
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  const e = source ? await headSizeEngine(source.config.headDim) : null;
+  const e = source ? await engineFor(source) : null;
   if (!e || !source || !devicePicks(options, source.config.vocabSize)) return null;
   try {
     const { policy } = await deviceRole(e, source);
@@ -329,7 +339,7 @@ export function sampleGptOnDevice(
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
 export async function rolePolicy(source: RoleSource | null): Promise<DevicePolicy | null> {
-  const e = source ? await headSizeEngine(source.config.headDim) : null;
+  const e = source ? await engineFor(source) : null;
   if (!e || !source) return null;
   return (await deviceRole(e, source)).policy;
 }
