@@ -52,6 +52,19 @@ describe('full-parameter training on the one model', () => {
     return grads;
   }
 
+  /** Every parameter's device gradient within 1e-4 of tfjs's largest; disposes tfjs's. */
+  async function expectGradients(
+    model: GPT,
+    grads: Map<string, Float32Array>,
+    want: tf.NamedTensorMap,
+  ): Promise<void> {
+    for (const [name, v] of model.params) {
+      const w = await (want[v.name] as tf.Tensor).data();
+      expect(relativeToLargest(grads.get(name) as Float32Array, w), name).toBeLessThan(1e-4);
+    }
+    tf.dispose(Object.values(want));
+  }
+
   for (const [label, shape] of [
     ['heads of 16', { nEmbd: 64, nHead: 4 }],
     ['heads of 64', { nEmbd: 128, nHead: 2 }],
@@ -70,17 +83,12 @@ describe('full-parameter training on the one model', () => {
         Float32Array.from({ length: q.length - 1 }, () => rng.next() - 0.5),
       );
       const { logp, grads } = await policy.weightGradients({ sequences }, dlogp);
-      const want = tfjsGradients(model, sequences, dlogp);
       for (const [i, q] of sequences.entries()) {
         const lp = await sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32')).data();
         expect(relativeToLargest(logp[i] as Float32Array, lp), `log-probs ${i}`).toBeLessThan(1e-5);
       }
       expect([...grads.keys()].sort()).toEqual([...model.params.keys()].sort());
-      for (const [name, v] of model.params) {
-        const w = await (want[v.name] as tf.Tensor).data();
-        expect(relativeToLargest(grads.get(name) as Float32Array, w), name).toBeLessThan(1e-4);
-      }
-      tf.dispose(Object.values(want));
+      await expectGradients(model, grads, tfjsGradients(model, sequences, dlogp));
       policy.free();
     });
 
@@ -105,12 +113,7 @@ describe('full-parameter training on the one model', () => {
       ),
     );
     const { grads } = await policy.weightGradients({ sequences, scoredFrom }, dlogp);
-    const want = tfjsGradients(model, sequences, dlogp);
-    for (const [name, v] of model.params) {
-      const w = await (want[v.name] as tf.Tensor).data();
-      expect(relativeToLargest(grads.get(name) as Float32Array, w), name).toBeLessThan(1e-4);
-    }
-    tf.dispose(Object.values(want));
+    await expectGradients(model, grads, tfjsGradients(model, sequences, dlogp));
     policy.free();
   });
 

@@ -1,8 +1,8 @@
-// GPT-2 with a LoRA adapter on the lab's kernels (SwiftShader here). Sampling: the one model
-// holds the frozen base once and the role's adapter attached to its prefill and decode, so the
-// device draws what the tfjs sampler draws; after the adapter changes, the next sampling
-// uploads the new adapter; the base's tfjs values stay as they were; a role wider than the
-// tiny presets (320, heads of 64) likewise. The update: the kernels' one model (devicePolicy.ts
+// GPT-2 with a LoRA adapter on the lab's kernels (SwiftShader here). Sampling: the role's sampling
+// copy on the one model holds the base with the adapter merged in (W + (alpha/r)·(B·A)ᵀ, as PEFT
+// merges), so the device draws what the tfjs sampler draws over the unmerged forward; after the
+// adapter changes, the next sampling uploads the new merge; the base's tfjs values stay as they
+// were; a role wider than the tiny presets (320, heads of 64) likewise. The update: the kernels' one model (devicePolicy.ts
 // over GPT-2's switches) takes RoleTrainer's update, and two updates there leave the adapter,
 // the loss's metrics and tfjs's Adam state where two updates on tfjs leave them.
 import * as tf from '@tensorflow/tfjs-core';
@@ -20,7 +20,7 @@ process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp';
 
 describe('GPT-2 with LoRA on the kernels', () => {
-  it('samples on the device what tfjs samples, the adapter attached to the one model', async () => {
+  it('samples on the device what tfjs samples, the adapter merged into the sampling copy', async () => {
     const report = await initBackend('kernels');
     expect(report.kernels).toBe(true);
     const config = makeConfig('tiny', 31, 'coder', { nCtx: 48 });
@@ -76,7 +76,7 @@ describe('GPT-2 with LoRA on the kernels', () => {
     });
   }, 120_000);
 
-  it('a LoRA role wider than the tiny presets (320, heads of 64) samples on the one model, adapter attached: tfjs’s draws', async () => {
+  it('a LoRA role wider than the tiny presets (320, heads of 64) samples on the one model, adapter merged: tfjs’s draws', async () => {
     await initBackend('kernels');
     const config = makeConfig('tiny', 31, 'coder', { nCtx: 40, nEmbd: 320, nHead: 5 });
     const model = createModel(config, 3);

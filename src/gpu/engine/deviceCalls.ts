@@ -80,7 +80,7 @@ export async function logitsOnDevice(
 }
 
 /** The model's weights as tfjs holds them, a LoRA adapter merged into its projections. */
-async function mergedValues(model: GPT): Promise<Map<string, Float32Array>> {
+export async function mergedValues(model: GPT): Promise<Map<string, Float32Array>> {
   const values = await readValues(model.params);
   for (const [module, pair] of model.lora?.modules ?? []) {
     const name = `${module}.weight`;

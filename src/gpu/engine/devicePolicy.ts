@@ -362,31 +362,6 @@ export class DevicePolicy {
     this.model.setAdapterHook(null);
   }
 
-  /** The adapters' gradients at `site` from dy (y's gradient); dx [R, in] += their path's. */
-  private loraBackward(
-    seq: Seq,
-    a: Acts,
-    layer: number,
-    site: AdapterSite,
-    x: GPUBuffer,
-    dy: GPUBuffer,
-    dx: GPUBuffer,
-  ) {
-    if (!this.adapters) return;
-    seq.run(
-      ...this.adapters.backwardSpecs(
-        a.R,
-        layer,
-        site,
-        x,
-        dy,
-        dx,
-        (s) => a.u.get(s.key) as GPUBuffer,
-        a.du as GPUBuffer,
-      ),
-    );
-  }
-
   /** dx [M, m.cols] (+)= dy·W over W's row ranges (dy's rows dyStride floats apart). */
   private projectT(
     M: number,
@@ -512,7 +487,11 @@ export class DevicePolicy {
     m: DeviceMatrix,
     bias: Slice | null,
   ) {
-    this.loraBackward(seq, a, layer, site, x, dy, dx);
+    if (this.adapters) {
+      const u = (s: { key: string }) => a.u.get(s.key) as GPUBuffer;
+      const du = a.du as GPUBuffer;
+      seq.run(...this.adapters.backwardSpecs(a.R, layer, site, x, dy, dx, u, du));
+    }
     if (this.weights) seq.run(...this.weights.projectionGrads(a.R, dy, x, m, bias));
   }
 

@@ -1,12 +1,13 @@
-// A LoRA role's GRPO update on the kernels — a Llama-family role's or a LoRA role of the lab's
-// GPT-2, one engine for both (kernelRoles.ts holds the base and the role's adapter on the
-// device): per iteration the device's log-probs of the batch (adapter
-// on), the loss and ∂loss/∂logπ on the host by the lab's reference formula
-// (rl/grpoLossReference.ts, float64), the device's backward of Σ dlogp·logπ to the adapter and
-// its guarded AdamW step, in micro-batches within the run's memory budget; the KL reference is
-// the base alone (a zero-B policy), read once.
-// Afterwards the adapter is written back into tfjs. Null: engine off or a device failure (the
-// caller runs the update on tfjs from the adapter tfjs still holds).
+// A role's GRPO update on the kernels' one model — a Llama-family role's adapter, the lab's
+// GPT-2's adapter, or the lab's GPT-2's own weights in full (kernelRoles.ts holds the base and
+// what the role trains on the device): per iteration the device's log-probs of the batch (and
+// its entropies, for the metrics), the loss and ∂loss/∂logπ on the host by the lab's reference
+// formula (rl/grpoLossReference.ts, float64), the device's backward of Σ dlogp·logπ to the
+// trained parameters and their guarded AdamW step, in micro-batches within the run's memory
+// budget; the KL reference is the base alone (a zero-B policy) or, trained in full, the frozen
+// reference model's copy, read once per update. Afterwards the adapter or the weights are
+// written back into tfjs. Null: engine off or a device failure (the caller runs the update on
+// tfjs from what tfjs still holds).
 
 import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';

@@ -21,6 +21,7 @@ import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
+import { mergedValues } from './deviceCalls';
 import { devicePicks } from './deviceDraw';
 import {
   type Adapters,
@@ -181,7 +182,8 @@ function engineFor(source: RoleSource): Promise<Engine | null> {
 /** The engine's one device copy of the role's base. */
 async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceTransformer> {
   const held = bases.get(source.baseKey);
-  if (held && held.engine === e) return held.model;
+  // Trained in full, the base is its weights (trainable); under an adapter, frozen.
+  if (held && held.engine === e && (held.model.flat !== null) === !source.lora) return held.model;
   const model = new DeviceTransformer(e.rt, source.config, await source.tensors(), {
     contextLength: source.contextLength,
     // Without an adapter the role is the weights themselves: one flat f32 buffer, rewritable.
@@ -328,13 +330,70 @@ async function sampleRoleOnDevice(
   }
 }
 
-/** The lab's GPT-2 sampled on the one model: its own weights, or its base with its adapter attached. */
-export function sampleGptOnDevice(
+/**
+ * The lab's GPT-2 sampled on the one model: its own weights, or (a LoRA role) its sampling copy
+ * with the adapter merged in.
+ */
+export async function sampleGptOnDevice(
   model: GPT,
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  return sampleRoleOnDevice(model.lora ? gptLoraSource(model) : gptSource(model), prompts, options);
+  if (!model.lora) return sampleRoleOnDevice(gptSource(model), prompts, options);
+  const e = kernelEngine();
+  if (!e || !devicePicks(options, model.config.vocabSize)) return null;
+  if (prompts.some((p) => p.length >= model.config.nCtx)) return null;
+  try {
+    const copy = await mergedCopy(e, model);
+    const result = await sampleOnModel(copy, prompts, options, e.gpu.software ? 16 : 64);
+    roleDeviceCalls.sample++;
+    return result;
+  } catch (error) {
+    markEngineFailed(e, error);
+    return null;
+  }
+}
+
+/** Per LoRA role of the lab's GPT-2: its sampler's copy, and the tfjs dataIds it was made from. */
+const mergedCopies = new WeakMap<
+  GptLora,
+  { engine: Engine; model: DeviceTransformer; key: unknown[] }
+>();
+
+/**
+ * A LoRA role of the lab's GPT-2 as its sampler holds it: the base with the adapter merged in
+ * (PEFT's merge, W + s·(B·A)ᵀ), f32 and flat, so each layer decodes in one dispatch
+ * (decode_layer.wgsl) where the adapter attached would add its own at every projection;
+ * written again when tfjs moved the adapter or the base. The update trains the adapter over the
+ * frozen base apart (deviceRole).
+ */
+async function mergedCopy(e: Engine, model: GPT): Promise<DeviceTransformer> {
+  const lora = model.lora as GptLora;
+  const key = dataIds([...model.params.values(), ...mirrored(gptLoraSource(model) as RoleSource)]);
+  const held = mergedCopies.get(lora);
+  if (held && held.engine === e && key.every((id, i) => id === held.key[i])) return held.model;
+  const values = await mergedValues(model);
+  roleDeviceCalls.uploads++;
+  if (held && held.engine === e) {
+    writeNamed(e.rt, held.model, held.model.flat?.buffer as GPUBuffer, values);
+    held.key = key;
+    return held.model;
+  }
+  const config = gptTransformerConfig(model.config);
+  await checkModelSizes(e, config);
+  const copy = new DeviceTransformer(
+    e.rt,
+    config,
+    float32Tensors(values, (name) => model.params.get(name)?.shape),
+    {
+      contextLength: model.config.nCtx,
+      trainable: true,
+      matmul: e.matmul,
+      decodeThreads: e.gpu.software ? 16 : 64,
+    },
+  );
+  mergedCopies.set(lora, { engine: e, model: copy, key });
+  return copy;
 }
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
