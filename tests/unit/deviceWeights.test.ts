@@ -3,19 +3,33 @@
 // them): the gradient of Σ dlogp·logπ for every weight of a GPT-2 — the tied embedding (head
 // and rows), learned positions, LayerNorms' weights and biases, Conv1D projections (transposed
 // on the device, back in the checkpoint's layout), their biases — against tfjs's autodiff of the
-// same model; padded rows and a GRPO group sharing its prompt in one row; and the weights and
-// Adam's moments read back by name as they were written.
+// same model; padded rows and a GRPO group sharing its prompt in one row; the weights and
+// Adam's moments read back by name as they were written; and the Llama family's switches trained
+// in full (RMSNorm's weights, RoPE, SwiGLU, grouped-query attention, Qwen3's q/k norms, a q|k|v
+// bias, an untied head; a 16-bit checkpoint widened to f32): sampled entries of every weight's
+// gradient against central differences of the independent float64 forward.
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
-import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
+import {
+  DeviceTransformer,
+  float32Tensors,
+  type WeightTensor,
+} from '../../src/gpu/engine/deviceTransformer';
+import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
+import { type LlamaConfig, llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { createModel, disposeModel, type GPT, sequenceLogProbs } from '../../src/model/gpt';
 import { readValues } from '../../src/model/params';
 import { Rng } from '../../src/tasks/random';
 import { kernelRuntime, needRuntime } from './kernels-harness';
-import { relativeToLargest } from './llama-device-fixtures';
+import {
+  llamaConfig,
+  llamaReferenceLogits,
+  randomLlama,
+  relativeToLargest,
+} from './llama-device-fixtures';
 
 const h = kernelRuntime();
 
@@ -140,4 +154,94 @@ describe('full-parameter training on the one model', () => {
     }
     policy.free();
   });
+
+  /** Σ_b Σ_t g[b][t]·log p(seq[t+1] | seq[≤t]) by the float64 reference forward. */
+  function referenceLoss(
+    c: LlamaConfig,
+    w: Map<string, WeightTensor>,
+    seqs: number[][],
+    g: Float32Array[],
+  ): number {
+    let loss = 0;
+    seqs.forEach((seq, b) => {
+      const logits = llamaReferenceLogits(c, w, seq, false);
+      for (let t = 0; t < seq.length - 1; t++) {
+        const z = logits[t] as Float64Array;
+        const m = Math.max(...z);
+        let sum = 0;
+        for (const v of z) sum += Math.exp(v - m);
+        loss += (g[b]?.[t] ?? 0) * ((z[seq[t + 1] as number] as number) - m - Math.log(sum));
+      }
+    });
+    return loss;
+  }
+
+  for (const [label, over, dtype] of [
+    [
+      'Qwen3-like: q/k norms, head_dim 12 ≠ hidden/heads, untied head, BF16 widened',
+      {
+        modelType: 'qwen3',
+        qkNorm: true,
+        headDim: 12,
+        numHeads: 6,
+        numKvHeads: 3,
+        tieWordEmbeddings: false,
+      },
+      'BF16',
+    ],
+    [
+      'Qwen2-like: q/k/v bias, tied head, GQA 2:1, F32',
+      { modelType: 'qwen2', attentionBias: true, ropeTheta: 1000000 },
+      'F32',
+    ],
+  ] as [string, Partial<LlamaConfig>, WeightDtype][])
+    it(`the Llama family trained in full (${label}): every weight's gradient against central differences of the float64 forward`, async (ctx) => {
+      const rt = needRuntime(h, ctx);
+      const config = llamaConfig(over);
+      const stored = randomLlama(config, dtype, 9, 0.3);
+      const model = new DeviceTransformer(rt, llamaTransformerConfig(config), stored, {
+        contextLength: 16,
+        trainable: true,
+      });
+      const policy = new DevicePolicy(rt, model, 'weights');
+      const rng = new Rng(17);
+      const sequences = [7, 5].map((n) =>
+        Array.from({ length: n }, () => Math.floor(rng.next() * config.vocabSize)),
+      );
+      const dlogp = sequences.map((q) =>
+        Float32Array.from({ length: q.length - 1 }, () => rng.next() - 0.5),
+      );
+      const { grads } = await policy.weightGradients({ sequences }, dlogp);
+      // The float64 reference over the same (widened) values; entries moved one at a time.
+      const values = await (policy.weights as NonNullable<typeof policy.weights>).read();
+      const at64 = new Map<string, WeightTensor>(
+        [...values].map(([name, v]) => [
+          name,
+          {
+            dtype: 'F32',
+            shape: stored.get(name)?.shape ?? [],
+            data: Float64Array.from(v) as unknown as Float32Array,
+          },
+        ]),
+      );
+      const eps = 1e-4;
+      for (const [name, grad] of grads) {
+        const data = at64.get(name)?.data as unknown as Float64Array;
+        const largest = Math.max(...grad.map(Math.abs));
+        for (let n = 0; n < 3; n++) {
+          const i = Math.floor(rng.next() * data.length);
+          const keep = data[i] as number;
+          data[i] = keep + eps;
+          const up = referenceLoss(config, at64, sequences, dlogp);
+          data[i] = keep - eps;
+          const down = referenceLoss(config, at64, sequences, dlogp);
+          data[i] = keep;
+          const want = (up - down) / (2 * eps);
+          expect(Math.abs((grad[i] as number) - want), `${name}[${i}]`).toBeLessThan(
+            2e-3 * Math.max(largest, 1e-3),
+          );
+        }
+      }
+      policy.free();
+    });
 });
