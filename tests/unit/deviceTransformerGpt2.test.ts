@@ -33,6 +33,7 @@ import {
 import { createLora } from '../../src/model/gptLora';
 import { readValues } from '../../src/model/params';
 import { Rng } from '../../src/tasks/random';
+import { randomBatch, tfjsGradients, tfjsLogProbs } from './gpt-gradients';
 import { kernelRuntime, needRuntime } from './kernels-harness';
 import { relativeToLargest } from './llama-device-fixtures';
 
@@ -158,30 +159,17 @@ describe('GPT-2 on the kernels’ one model', () => {
       const config = makeConfig('tiny', 61, 'coder', { ...shape, nLayer: 2, nCtx: 24 });
       const model = adaptedGpt(config, 11);
       const { policy } = await devicePolicy(rt, model);
-      const rng = new Rng(13);
-      const sequences = [9, 14, 6].map((n) =>
-        Array.from({ length: n }, () => Math.floor(rng.next() * config.vocabSize)),
-      );
-      const dlogp = sequences.map((q) =>
-        Float32Array.from({ length: q.length - 1 }, () => rng.next() - 0.5),
-      );
+      const { sequences, dlogp } = randomBatch(config.vocabSize, [9, 14, 6], 13);
       const { logp, grads } = await policy.adapterGradients({ sequences }, dlogp);
       // tfjs: Σ dlogp·logπ over each sequence, differentiated w.r.t. the adapter's A and B.
       const lora = model.lora as NonNullable<GPT['lora']>;
       const variables = [...lora.modules.values()].flatMap((p) => [p.a, p.b]);
-      const { grads: want } = tf.variableGrads(() => {
-        let total = tf.scalar(0);
-        sequences.forEach((q, i) => {
-          const lp = sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32'));
-          const row = dlogp[i] as Float32Array;
-          total = tf.add(total, tf.sum(tf.mul(lp, tf.tensor2d(row, [1, row.length]))));
-        });
-        return total as tf.Scalar;
-      }, variables);
-      for (const [i, q] of sequences.entries()) {
-        const lp = await sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32')).data();
-        expect(relativeToLargest(logp[i] as Float32Array, lp), `log-probs ${i}`).toBeLessThan(1e-5);
-      }
+      const want = tfjsGradients(model, sequences, dlogp, variables);
+      for (const [i, q] of sequences.entries())
+        expect(
+          relativeToLargest(logp[i] as Float32Array, await tfjsLogProbs(model, q)),
+          `log-probs ${i}`,
+        ).toBeLessThan(1e-5);
       for (const [module, pair] of lora.modules) {
         const [, layer, target] = /\.h\.(\d+)\.(.+)$/.exec(module) as RegExpExecArray;
         const got = grads.get(adapterKey(Number(layer), target as LoraTarget));

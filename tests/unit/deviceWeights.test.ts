@@ -20,9 +20,10 @@ import {
 import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import { type LlamaConfig, llamaTransformerConfig } from '../../src/model/families/llamaConfig';
-import { createModel, disposeModel, type GPT, sequenceLogProbs } from '../../src/model/gpt';
+import { createModel, disposeModel, type GPT } from '../../src/model/gpt';
 import { readValues } from '../../src/model/params';
 import { Rng } from '../../src/tasks/random';
+import { randomBatch, tfjsGradients, tfjsLogProbs } from './gpt-gradients';
 import { kernelRuntime, needRuntime } from './kernels-harness';
 import {
   llamaConfig,
@@ -52,20 +53,6 @@ describe('full-parameter training on the one model', () => {
     return { policy: new DevicePolicy(rt, base, 'weights'), values };
   }
 
-  /** tfjs's gradient of Σ_i dlogp_i·logπ_i w.r.t. every parameter, by name. */
-  function tfjsGradients(model: GPT, sequences: number[][], dlogp: Float32Array[]) {
-    const { grads } = tf.variableGrads(() => {
-      let total = tf.scalar(0);
-      sequences.forEach((q, i) => {
-        const lp = sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32'));
-        const row = dlogp[i] as Float32Array;
-        total = tf.add(total, tf.sum(tf.mul(lp, tf.tensor2d(row, [1, row.length]))));
-      });
-      return total as tf.Scalar;
-    }, [...model.params.values()]);
-    return grads;
-  }
-
   /** Every parameter's device gradient within 1e-4 of tfjs's largest; disposes tfjs's. */
   async function expectGradients(
     model: GPT,
@@ -89,20 +76,19 @@ describe('full-parameter training on the one model', () => {
       const model = createModel(config, 11);
       models.push(model);
       const { policy } = await trainable(rt, model);
-      const rng = new Rng(13);
-      const sequences = [9, 14, 6].map((n) =>
-        Array.from({ length: n }, () => Math.floor(rng.next() * config.vocabSize)),
-      );
-      const dlogp = sequences.map((q) =>
-        Float32Array.from({ length: q.length - 1 }, () => rng.next() - 0.5),
-      );
+      const { sequences, dlogp } = randomBatch(config.vocabSize, [9, 14, 6], 13);
       const { logp, grads } = await policy.weightGradients({ sequences }, dlogp);
-      for (const [i, q] of sequences.entries()) {
-        const lp = await sequenceLogProbs(model, tf.tensor2d([q], [1, q.length], 'int32')).data();
-        expect(relativeToLargest(logp[i] as Float32Array, lp), `log-probs ${i}`).toBeLessThan(1e-5);
-      }
+      for (const [i, q] of sequences.entries())
+        expect(
+          relativeToLargest(logp[i] as Float32Array, await tfjsLogProbs(model, q)),
+          `log-probs ${i}`,
+        ).toBeLessThan(1e-5);
       expect([...grads.keys()].sort()).toEqual([...model.params.keys()].sort());
-      await expectGradients(model, grads, tfjsGradients(model, sequences, dlogp));
+      await expectGradients(
+        model,
+        grads,
+        tfjsGradients(model, sequences, dlogp, [...model.params.values()]),
+      );
       policy.free();
     });
 
@@ -127,7 +113,11 @@ describe('full-parameter training on the one model', () => {
       ),
     );
     const { grads } = await policy.weightGradients({ sequences, scoredFrom }, dlogp);
-    await expectGradients(model, grads, tfjsGradients(model, sequences, dlogp));
+    await expectGradients(
+      model,
+      grads,
+      tfjsGradients(model, sequences, dlogp, [...model.params.values()]),
+    );
     policy.free();
   });
 

@@ -738,13 +738,10 @@ export class DevicePolicy {
     if (this.weights) seq.run(...this.weights.embeddingGrads(a.ids, a.dx, a.positions, R));
   }
 
-  /** The head's log-probs of the part on the device, in its scored order (every row's without). */
-  private async readHead(a: Acts): Promise<Float32Array> {
-    const [all] = await this.rt.read([{ buffer: a.headStats, offset: 0, length: a.headRows }]);
-    return all as Float32Array;
-  }
-
-  /** The head's log-probs and the entropies of its distributions ([logp | entropy | lse]). */
+  /**
+   * The head's log-probs of the part on the device and the entropies of its distributions
+   * ([logp | entropy | lse]), in its scored order (every row's without).
+   */
   private async readHeadStats(a: Acts): Promise<{ logp: Float32Array; entropy: Float32Array }> {
     const S = a.headRows;
     const [logp, entropy] = await this.rt.read([
@@ -759,13 +756,7 @@ export class DevicePolicy {
    * micro-batches of at most maxRows positions (at least one row each), as step() takes them.
    */
   logProbs(batch: TokenBatch, maxRows = Number.POSITIVE_INFINITY): Promise<Float32Array[]> {
-    return this.partsLogProbs(batch, packBatch(batch, maxRows));
-  }
-
-  private async partsLogProbs(batch: TokenBatch, parts: PackedPart[]): Promise<Float32Array[]> {
-    const values: Float32Array[] = [];
-    for (const part of parts) values.push((await this.forwardPass(batch, part)).head.logp);
-    return logProbsOf(batch, parts, values);
+    return this.partsHeadStats(batch, packBatch(batch, maxRows)).then((stats) => stats.logp);
   }
 
   /** Per sequence, its log-probs and its distributions' entropies, part by part. */
@@ -826,7 +817,7 @@ export class DevicePolicy {
       this.forward(seq, a, invTemp);
       this.backward(seq, a, invTemp, p === 0);
       seq.submit(this.rt);
-      if (read) values.push(await this.readHead(a));
+      if (read) values.push((await this.readHeadStats(a)).logp);
     }
     return values;
   }

@@ -91,6 +91,10 @@ function asCheckpointTensor(shape: number[], data: Float32Array): WeightTensor {
  * (llamaSource) or a LoRA role of the lab's GPT-2 (gptLoraSource): one engine runs both.
  */
 export interface RoleSource {
+  /** What names the role's device copy: its adapter, or the weights it holds. */
+  key: object;
+  /** The tfjs variables the device's copy mirrors: uploaded again when tfjs changed any. */
+  mirrors: () => tf.Variable[];
   baseKey: object;
   config: TransformerConfig;
   /** The base's tensors by the config's names, without the adapter. */
@@ -98,8 +102,10 @@ export interface RoleSource {
   contextLength: number;
   /** The role's adapter; null: the role is the model's own weights (gptSource). */
   lora: GptLora | null;
-  /** Without an adapter: tfjs's weights, which the device's mirror (trained, or frozen). */
+  /** Trained in full: tfjs's weights, which the device's update writes back into. */
   params: ReadonlyMap<string, tf.Variable> | null;
+  /** Without an adapter: the weights by name as the device holds them. */
+  values?: () => Promise<Map<string, Float32Array>>;
   /** The weights are never trained (a KL reference). */
   frozen?: boolean;
   /** Without an adapter: the frozen KL reference's own source (gptSource(reference, true)). */
@@ -110,21 +116,31 @@ export interface RoleSource {
 
 /** A Llama-family role over its (shared) base. */
 export function llamaSource(model: LlamaModel): RoleSource | null {
-  if (!model.lora) return null;
+  const lora = model.lora;
+  if (!lora) return null;
   return {
+    key: lora,
+    mirrors: () => adapterVariables(lora),
     baseKey: model.weights,
     config: llamaTransformerConfig(model.config),
     tensors: async () => llamaTensors(model),
     contextLength: Math.min(model.config.maxPositionEmbeddings || 512, 4096),
-    lora: model.lora,
+    lora,
     params: null,
   };
 }
 
 /** A LoRA role of the lab's GPT-2: its own base (each role's warm start), its adapter. */
 export function gptLoraSource(model: GPT): RoleSource | null {
-  if (!model.lora) return null;
-  return { ...gptBase(model), lora: model.lora, params: null };
+  const lora = model.lora;
+  if (!lora) return null;
+  return {
+    ...gptBase(model, () => readValues(model.params)),
+    key: lora,
+    mirrors: () => adapterVariables(lora),
+    lora,
+    params: null,
+  };
 }
 
 /**
@@ -132,25 +148,56 @@ export function gptLoraSource(model: GPT): RoleSource | null {
  * DeviceTransformer), mirroring tfjs's; `frozen`: never trained (a KL reference).
  */
 export function gptSource(model: GPT, frozen = false, reference?: GPT | null): RoleSource {
+  const values = () => readValues(model.params);
   return {
-    ...gptBase(model),
+    ...gptBase(model, values),
+    key: model.params,
+    mirrors: () => [...model.params.values()],
     lora: null,
     params: model.params,
+    values,
     frozen,
     ...(reference ? { reference: gptSource(reference, true) } : {}),
   };
 }
 
-function gptBase(model: GPT) {
+/**
+ * A LoRA role of the lab's GPT-2 as its sampler holds it: the base with the adapter merged in
+ * (PEFT's merge, W + s·(B·A)ᵀ), frozen, f32 and flat, so each layer decodes in one dispatch
+ * (decode_layer.wgsl) where the adapter attached would add its own at every projection; written
+ * again when tfjs moved the adapter or the base. The update trains the adapter over the frozen
+ * base apart (gptLoraSource).
+ */
+function gptMergedSource(model: GPT, lora: GptLora): RoleSource {
+  const key = mergedKeys.get(lora) ?? {};
+  mergedKeys.set(lora, key);
+  const values = () => mergedValues(model);
+  return {
+    ...gptBase(model, values),
+    key,
+    baseKey: key,
+    mirrors: () => [...model.params.values(), ...adapterVariables(lora)],
+    lora: null,
+    params: null,
+    values,
+    frozen: true,
+  };
+}
+/** Per LoRA role of the lab's GPT-2: what names its sampling copy. */
+const mergedKeys = new WeakMap<GptLora, object>();
+
+function gptBase(model: GPT, values: () => Promise<Map<string, Float32Array>>) {
   return {
     checkSizes: true,
-    baseKey: model.params,
+    baseKey: model.params as object,
     config: gptTransformerConfig(model.config),
-    tensors: async () =>
-      float32Tensors(await readValues(model.params), (name) => model.params.get(name)?.shape),
+    tensors: async () => float32Tensors(await values(), (name) => model.params.get(name)?.shape),
     contextLength: model.config.nCtx,
   };
 }
+
+const adapterVariables = (lora: GptLora) =>
+  [...lora.modules.values()].flatMap((pair) => [pair.a, pair.b]);
 
 /**
  * A Llama base's tensors: each weight from the checkpoint's stored tensor where tfjs has not
@@ -211,18 +258,11 @@ export function moduleKey(module: string): string {
 const targetOfKey = (key: string) => key.slice(key.indexOf('.') + 1) as LoraTarget;
 const dataIds = (variables: Iterable<tf.Variable>) =>
   [...variables].map((v) => (v as unknown as { dataId: unknown }).dataId);
-/** The tfjs variables a role's device copy mirrors: its adapter's, or the model's weights. */
-const mirrored = (source: RoleSource) =>
-  source.lora
-    ? [...source.lora.modules.values()].flatMap((p) => [p.a, p.b])
-    : [...(source.params?.values() ?? [])];
-/** What names a role: its adapter, or the weights it trains. */
-const roleKey = (source: RoleSource): object => source.lora ?? (source.params as object);
 
 /** The role on the device, its adapter (or weights) uploaded from tfjs where tfjs changed them. */
 async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> {
-  let role = roles.get(roleKey(source));
-  const key = dataIds(mirrored(source));
+  let role = roles.get(source.key);
+  const key = dataIds(source.mirrors());
   if (role && role.engine === e && key.every((id, i) => id === role?.key[i])) return role;
   if (!role && source.checkSizes) await checkModelSizes(e, source.config);
   roleDeviceCalls.uploads++;
@@ -231,19 +271,15 @@ async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> 
     // The model's own weights: the base holds them (trainable: flat f32), rewritten in place.
     const base = await deviceBase(e, source);
     if (role && role.engine === e) {
-      writeNamed(
-        e.rt,
-        base,
-        base.flat?.buffer as GPUBuffer,
-        await readValues(source.params as Map<string, tf.Variable>),
-      );
+      const values = await (source.values as NonNullable<RoleSource['values']>)();
+      writeNamed(e.rt, base, base.flat?.buffer as GPUBuffer, values);
       role.key = key;
       role.fresh = true;
       return role;
     }
     const policy = new DevicePolicy(e.rt, base, source.frozen ? 'nothing' : 'weights');
     role = { engine: e, policy, key, fresh: true };
-    roles.set(roleKey(source), role);
+    roles.set(source.key, role);
     return role;
   }
   const adapters: Adapters = new Map();
@@ -257,7 +293,7 @@ async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> 
     const shape = { rank: lora.settings.rank, alpha: lora.settings.alpha, targets };
     const policy = new DevicePolicy(e.rt, await deviceBase(e, source), shape, adapters);
     role = { engine: e, policy, key, fresh: true };
-    roles.set(lora, role);
+    roles.set(source.key, role);
   } else {
     role.policy.importAdapters(adapters);
     role.key = key;
@@ -284,7 +320,7 @@ async function writeBack(role: RoleOnDevice, source: RoleSource): Promise<void> 
         v.assign(tf.tensor(values.get(name) as Float32Array, v.shape));
     });
   }
-  role.key = dataIds(mirrored(source));
+  role.key = dataIds(source.mirrors());
   role.fresh = false;
 }
 
@@ -334,66 +370,13 @@ async function sampleRoleOnDevice(
  * The lab's GPT-2 sampled on the one model: its own weights, or (a LoRA role) its sampling copy
  * with the adapter merged in.
  */
-export async function sampleGptOnDevice(
+export function sampleGptOnDevice(
   model: GPT,
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  if (!model.lora) return sampleRoleOnDevice(gptSource(model), prompts, options);
-  const e = kernelEngine();
-  if (!e || !devicePicks(options, model.config.vocabSize)) return null;
-  if (prompts.some((p) => p.length >= model.config.nCtx)) return null;
-  try {
-    const copy = await mergedCopy(e, model);
-    const result = await sampleOnModel(copy, prompts, options, e.gpu.software ? 16 : 64);
-    roleDeviceCalls.sample++;
-    return result;
-  } catch (error) {
-    markEngineFailed(e, error);
-    return null;
-  }
-}
-
-/** Per LoRA role of the lab's GPT-2: its sampler's copy, and the tfjs dataIds it was made from. */
-const mergedCopies = new WeakMap<
-  GptLora,
-  { engine: Engine; model: DeviceTransformer; key: unknown[] }
->();
-
-/**
- * A LoRA role of the lab's GPT-2 as its sampler holds it: the base with the adapter merged in
- * (PEFT's merge, W + s·(B·A)ᵀ), f32 and flat, so each layer decodes in one dispatch
- * (decode_layer.wgsl) where the adapter attached would add its own at every projection;
- * written again when tfjs moved the adapter or the base. The update trains the adapter over the
- * frozen base apart (deviceRole).
- */
-async function mergedCopy(e: Engine, model: GPT): Promise<DeviceTransformer> {
-  const lora = model.lora as GptLora;
-  const key = dataIds([...model.params.values(), ...mirrored(gptLoraSource(model) as RoleSource)]);
-  const held = mergedCopies.get(lora);
-  if (held && held.engine === e && key.every((id, i) => id === held.key[i])) return held.model;
-  const values = await mergedValues(model);
-  roleDeviceCalls.uploads++;
-  if (held && held.engine === e) {
-    writeNamed(e.rt, held.model, held.model.flat?.buffer as GPUBuffer, values);
-    held.key = key;
-    return held.model;
-  }
-  const config = gptTransformerConfig(model.config);
-  await checkModelSizes(e, config);
-  const copy = new DeviceTransformer(
-    e.rt,
-    config,
-    float32Tensors(values, (name) => model.params.get(name)?.shape),
-    {
-      contextLength: model.config.nCtx,
-      trainable: true,
-      matmul: e.matmul,
-      decodeThreads: e.gpu.software ? 16 : 64,
-    },
-  );
-  mergedCopies.set(lora, { engine: e, model: copy, key });
-  return copy;
+  const source = model.lora ? gptMergedSource(model, model.lora) : gptSource(model);
+  return sampleRoleOnDevice(source, prompts, options);
 }
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
@@ -401,10 +384,6 @@ export async function rolePolicy(source: RoleSource | null): Promise<DevicePolic
   const e = source ? await engineFor(source) : null;
   if (!e || !source) return null;
   return (await deviceRole(e, source)).policy;
-}
-
-export function llamaRolePolicy(model: LlamaModel): Promise<DevicePolicy | null> {
-  return rolePolicy(llamaSource(model));
 }
 
 /**
@@ -430,14 +409,14 @@ const references = new WeakMap<DevicePolicy, DevicePolicy>();
 /** After a device update: tfjs's variables (adapter or weights) take the device's values. */
 export async function syncRole(source: RoleSource): Promise<void> {
   const e = kernelEngine();
-  const role = roles.get(roleKey(source));
+  const role = roles.get(source.key);
   if (e && role) await writeBack(role, source);
   roleDeviceCalls.update++;
 }
 
 /** Whether the role's adapter (or weights) came from tfjs since the device last updated it. */
 export function roleIsFresh(source: RoleSource): boolean {
-  return roles.get(roleKey(source))?.fresh ?? true;
+  return roles.get(source.key)?.fresh ?? true;
 }
 
 /**
@@ -521,7 +500,7 @@ export function importAdamState(policy: DevicePolicy, source: RoleSource, state:
 export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWState | null> {
   const e = kernelEngine();
   const source = llamaSource(model);
-  const role = source ? roles.get(roleKey(source)) : undefined;
+  const role = source ? roles.get(source.key) : undefined;
   if (!e || !source || !role || role.engine !== e || role.policy.steps === 0) return null;
   return adamStateOf(role.policy, source);
 }

@@ -50,8 +50,10 @@ export async function sampleOnModel(
   for (let at = 0; at < order.length; at += MAX_BATCH_ROWS) {
     // Each distinct prompt's first row, then the rows that share a prompt with one of them.
     const batch = order.slice(at, at + MAX_BATCH_ROWS);
-    const first = batch.filter((r, i) => i === 0 || source[batch[i - 1] as number] !== source[r]);
-    const rows = [...first, ...batch.filter((r) => !first.includes(r))];
+    const first = new Set(
+      batch.filter((r, i) => i === 0 || source[batch[i - 1] as number] !== source[r]),
+    );
+    const rows = [...first, ...batch.filter((r) => !first.has(r))];
     const part = await sampleRows(base, rows, prompts, source, budget, options, threads);
     rows.forEach((r, slot) => {
       const row = part[slot] as (typeof part)[number];
