@@ -1,14 +1,15 @@
 // One layer of a decode step in one dispatch, for a model whose weights are f32 in one flat
 // buffer (a DeviceTransformer built `trainable`: the lab's GPT-2 trained in full, or any config
 // so built): four rows per workgroup, the whole layer in workgroup memory —
-//   norm (LayerNorm with bias, or RMSNorm) → q|k|v (+bias) → k, v into each row's cache at its
-//   position → attention over the cache, an invocation per row and head (each k/v head serves
+//   norm (LayerNorm with bias, or RMSNorm) → q|k|v (+bias) → Qwen3's per-head q/k RMSNorm → RoPE
+//   at the row's position → k, v into each row's cache at its position → attention over the cache, an invocation per row and head (each k/v head serves
 //   H / kvH query heads) → o (+bias) added to the residual → norm → fc (+bias) with GELU, or
 //   gate|up with SwiGLU → down (+bias) added to the residual.
 // Weights are [out, in] rows (Conv1D's transposed as they upload) at the offsets in the
 // uniforms, every offset and width a multiple of 4: each invocation reads four weight rows as
 // vec4s and multiplies them with the four rows' inputs, so a weight is read once per four rows.
-// RoPE and Qwen3's q/k norm are not here: those configs decode layer by layer. The workgroup
+// RoPE reads rope.wgsl's host table (cos | sin per position, HD floats), rotate-half as there;
+// it needs HD a multiple of 8 (each half whole vec4s), else the config decodes layer by layer. The workgroup
 // arrays are sized by overrides to the model (MD4 ≥ D/4, MK4 and MN4 ≥ every projection's input
 // and output width / 4); the host takes this path only where they fit the adapter's workgroup
 // storage. Barriers: a dozen a layer (CPU drivers pay for each).
@@ -19,16 +20,17 @@ struct Params {
   eps: f32, scale: f32, ln1_w: u32, ln1_b: u32,
   qkv_w: u32, qkv_b: u32, o_w: u32, o_b: u32,
   ln2_w: u32, ln2_b: u32, up_w: u32, up_b: u32,
-  down_w: u32, down_b: u32, _p0: u32, _p1: u32,
+  down_w: u32, down_b: u32, q_norm: u32, k_norm: u32,
 }
 // flags: 1 LayerNorm (else RMSNorm), 2 SwiGLU (else GELU), 4 a q|k|v bias, 8 o's and down's
-// biases, 16 fc's bias. Offsets in floats.
+// biases, 16 fc's bias, 32 RoPE, 64 q/k norm (weights at q_norm, k_norm). Offsets in floats.
 
 @group(0) @binding(0) var<storage, read> w: array<vec4f>;
 @group(0) @binding(1) var<storage, read_write> x: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> kc: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> vc: array<vec4f>;
 @group(0) @binding(4) var<storage, read> pos: array<u32>;
+@group(0) @binding(5) var<storage, read> table: array<vec4f>;
 @group(0) @binding(7) var<uniform> p: Params;
 
 const RB: u32 = 4u; // rows per workgroup
@@ -127,6 +129,40 @@ fn layer(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid
   workgroupBarrier();
   norm(lid, p.ln1_w, p.ln1_b);
   project(lid, p.D, 4u * (Q4 + 2u * KD4), p.qkv_w, p.qkv_b, (p.flags & 4u) != 0u);
+  // Per q and k head of each row (an invocation each): q/k norm, then RoPE at the row's position.
+  let qk_norm = (p.flags & 64u) != 0u;
+  if (qk_norm || (p.flags & 32u) != 0u) {
+    let heads = p.H + p.kvH;
+    let half4 = hd4 / 2u;
+    for (var pair = lid; pair < RB * heads; pair += WG) {
+      let r = pair / heads;
+      let head = pair % heads;
+      let at = r * MN4 + head * hd4;
+      if (qk_norm) {
+        var q = 0.0;
+        for (var d = 0u; d < hd4; d++) {
+          q += dot(sout[at + d], sout[at + d]);
+        }
+        let rs = inverseSqrt(q / f32(p.hd) + p.eps);
+        let g = select(p.k_norm, p.q_norm, head < p.H) / 4u;
+        for (var d = 0u; d < hd4; d++) {
+          sout[at + d] = sout[at + d] * rs * w[g + d];
+        }
+      }
+      if ((p.flags & 32u) != 0u) {
+        let t = pos[min(first + r, p.B - 1u)] * hd4;
+        for (var i = 0u; i < half4; i++) {
+          let c = table[t + i];
+          let s = table[t + half4 + i];
+          let x1 = sout[at + i];
+          let x2 = sout[at + half4 + i];
+          sout[at + i] = x1 * c - x2 * s;
+          sout[at + half4 + i] = x2 * c + x1 * s;
+        }
+      }
+    }
+    workgroupBarrier();
+  }
   // Each row's key and value into its cache at its position.
   for (var i = lid; i < RB * KD4; i += WG) {
     let r = i / KD4;

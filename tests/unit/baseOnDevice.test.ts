@@ -2,7 +2,8 @@
 // with the kernels on, a random Qwen2 base is never made in tfjs while its roles sample, update
 // (with the KL reference) and sample again on the device; when the kernels turn off mid-run, the
 // tfjs sampler makes each weight as its forward first reads it, from the checkpoint's files, and
-// draws the same tokens the device drew.
+// draws the same tokens the device drew. The device samples from a copy with the adapter merged
+// (the base this small), each layer in one dispatch, and draws what tfjs draws over the adapter.
 
 import { rmSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
@@ -13,6 +14,7 @@ import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
 import { kernelEngine, markEngineFailed } from '../../src/gpu/engine/kernelEngine';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
+import { sampledCounts } from '../../src/gpu/engine/modelSampling';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import type { LlamaWeights } from '../../src/model/families/llamaWeights';
 import { grpoLossOptions } from '../../src/rl/config';
@@ -65,8 +67,11 @@ describe('a base the kernels hold', () => {
       stopId: roles.prompts.stopId,
     };
     const calls = roleDeviceCalls.sample;
+    const fused = sampledCounts.fusedRows;
     const drawn = await new KvCacheSampler(coder).sample([prompt, prompt], sampling);
     expect(roleDeviceCalls.sample).toBe(calls + 1);
+    // A base this small samples from an f32 copy with the adapter merged, a layer a dispatch.
+    expect(sampledCounts.fusedRows - fused).toBe(2);
     const trainer = new RoleTrainer(coder, {
       learningRate: 1e-3,
       temperature: 1,
@@ -87,6 +92,7 @@ describe('a base the kernels hold', () => {
     expect(roleDeviceCalls.update).toBe(updates + 1);
     expect(update.metrics.kl).not.toBeNull();
     const after = await new KvCacheSampler(coder).sample([prompt, prompt], sampling);
+    expect(sampledCounts.fusedRows - fused).toBe(4); // the updated adapter merged again
     // Sampling, the update and its KL reference all ran on the device: tfjs made no weight,
     // and holds no more tensors than the two adapters and their optimizer state.
     expect(weights.size).toBe(0);

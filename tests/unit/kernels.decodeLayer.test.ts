@@ -2,7 +2,8 @@
 // weights) against the same model decoding layer by layer, prefill then decode steps, logits
 // within float rounding: GPT-2's switches (LayerNorm with bias, GELU, Conv1D weights, heads of
 // 16 and of 64) and the others it takes (RMSNorm, SwiGLU, grouped-query attention, a q|k|v bias,
-// an untied head, nn.Linear weights), at 16 and 64 invocations per workgroup.
+// an untied head, nn.Linear weights; RoPE as Llama and Qwen2, with Qwen3's q/k norm), at 16 and
+// 64 invocations per workgroup.
 import { describe, expect, it } from 'vitest';
 import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
@@ -14,7 +15,7 @@ import { relativeToLargest } from './llama-device-fixtures';
 
 const h = kernelRuntime();
 
-/** A config of the switches GPT-2 does not use, with learned positions (RoPE decodes unfused). */
+/** A config of the switches GPT-2 does not use, with learned positions. */
 const OTHER: TransformerConfig = {
   vocabSize: 53,
   hidden: 48,
@@ -52,6 +53,23 @@ const OTHER: TransformerConfig = {
   },
 };
 
+function withoutPositions(names: TransformerConfig['names']): TransformerConfig['names'] {
+  const { positions: _, ...rest } = names;
+  return rest;
+}
+
+/** The Llama family's switches: RoPE (scaled, as Llama 3's) and Qwen3's q/k norm. */
+const ROPE: TransformerConfig = {
+  ...OTHER,
+  headDim: 16,
+  heads: 4,
+  positions: 'rope',
+  rope: { theta: 10000, scaling: { type: 'linear', factor: 2 } },
+  qkNorm: true,
+  names: { ...withoutPositions(OTHER.names), qNorm: 'qn', kNorm: 'kn' },
+};
+const QWEN2: TransformerConfig = { ...ROPE, qkNorm: false };
+
 function otherWeights(c: TransformerConfig, seed: number) {
   const rng = new Rng(seed);
   const { hidden: D, intermediate: I, heads: H, kvHeads: kvH, headDim: hd } = c;
@@ -77,11 +95,16 @@ function otherWeights(c: TransformerConfig, seed: number) {
       ['d.weight', [D, I]],
     ] as [string, number[]][])
       shapes.set(`l${l}.${name}`, shape);
+  for (let l = 0; l < c.layers && c.qkNorm; l++) {
+    shapes.set(`l${l}.qn.weight`, [hd]);
+    shapes.set(`l${l}.kn.weight`, [hd]);
+  }
+  if (c.positions === 'rope') shapes.delete('p.weight');
   const values = new Map(
     [...shapes].map(([name, shape]) => [
       name,
       Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () =>
-        name.endsWith('n.weight') || /n[12]\.weight$/.test(name)
+        /(^n|n[12]|qn|kn)\.weight$/.test(name.replace(/^l\d+\./, ''))
           ? 1 + (rng.next() - 0.5) * 0.2
           : (rng.next() - 0.5) * 0.6,
       ),
@@ -112,6 +135,8 @@ describe('a decode layer in one dispatch', () => {
       OTHER,
       () => otherWeights(OTHER, 5),
     ],
+    ['RoPE (linear scaling), heads of 16, as Qwen2', QWEN2, () => otherWeights(QWEN2, 6)],
+    ['RoPE and q/k norm, as Qwen3', ROPE, () => otherWeights(ROPE, 7)],
   ];
   for (const [label, config, weights] of cases)
     for (const threads of [16, 64])

@@ -5,7 +5,7 @@
 import { gptTransformerConfig } from '../../model/config';
 import type { LoraAdapter } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
-import { type GptLora, mergeConv1dLora } from '../../model/gptLora';
+import { type GptLora, mergeLora } from '../../model/gptLora';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
@@ -89,7 +89,7 @@ export async function mergedValues(model: GPT): Promise<Map<string, Float32Array
     // A copy: a backend may hand out its own storage, which is the frozen base's.
     const merged = Float32Array.from(values.get(name) as Float32Array);
     const [a, b] = [await pair.a.data(), await pair.b.data()];
-    mergeConv1dLora(merged, inn, out, a, b, rank, (model.lora as GptLora).scale);
+    mergeLora(merged, inn, out, a, b, rank, (model.lora as GptLora).scale, 'in-out');
     values.set(name, merged);
   }
   return values;

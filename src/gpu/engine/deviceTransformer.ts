@@ -182,11 +182,29 @@ export interface DeviceTransformerOptions {
    */
   matmul?: MatmulVersion;
   /**
-   * Invocations per row of a fused decode layer (decode_layer.wgsl; a trainable model without
-   * RoPE or q/k norm decodes a layer in one dispatch): 16 on CPU drivers, 64 (default) on GPUs;
-   * 0 decodes layer by layer.
+   * Invocations per row of a fused decode layer (decode_layer.wgsl; a trainable model decodes a
+   * layer in one dispatch where fusesDecode): 16 on CPU drivers, 64 (default) on GPUs; 0 decodes
+   * layer by layer.
    */
   decodeThreads?: number;
+}
+
+const layerSizes = (c: TransformerConfig) => ({
+  D: c.hidden,
+  H: c.heads,
+  kvH: c.kvHeads,
+  hd: c.headDim,
+  I: c.intermediate,
+});
+
+/**
+ * Whether a trainable model of this config decodes a layer in one dispatch on this device
+ * (decode_layer.wgsl): RoPE's halves whole vec4s, the layer's rows in the workgroup's storage.
+ */
+export function fusesDecode(c: TransformerConfig, device: GPUDevice): boolean {
+  if (c.positions === 'rope' && c.headDim % 8 !== 0) return false;
+  const bytes = decodeLayerBytes(layerSizes(c), c.mlp === 'swiglu');
+  return bytes <= device.limits.maxComputeWorkgroupStorageSize;
 }
 
 /** Why this config cannot run on the kernels, in words (null: it can). */
@@ -966,26 +984,22 @@ export class DeviceTransformer {
     return [...body, ...this.project(n, xn, this.head, logits, { cStride: this.Vp })];
   }
 
+  /** Whether a decode step runs each layer in one dispatch (fusedBody). */
+  get decodesFused(): boolean {
+    const fits = this.flat && this.decodeThreads > 0 && !this.adapterHook;
+    return !!fits && fusesDecode(this.config, this.rt.device);
+  }
+
   /**
    * A decode step's body with each layer one dispatch (decode_layer.wgsl), or null where this
-   * model does not take it: its weights not one flat f32 buffer, an adapter attached, RoPE or
-   * q/k norm in the config, or the layer's workgroup arrays past the adapter's storage.
+   * model does not take it: its weights not one flat f32 buffer, an adapter attached, RoPE over
+   * a head size not a multiple of 8, or the layer's workgroup arrays past the adapter's storage.
    */
   private fusedBody(n: number, at: CacheTarget): DispatchSpec[] | null {
     const c = this.config;
-    if (!this.flat || this.decodeThreads === 0 || this.adapterHook || this.table || c.qkNorm)
-      return null;
-    const sizes = {
-      D: c.hidden,
-      H: c.heads,
-      kvH: c.kvHeads,
-      hd: c.headDim,
-      C: at.C,
-      I: c.intermediate,
-    };
+    if (!this.decodesFused) return null;
+    const sizes = { ...layerSizes(c), C: at.C };
     const swiglu = c.mlp === 'swiglu';
-    const limit = this.rt.device.limits.maxComputeWorkgroupStorageSize;
-    if (decodeLayerBytes(sizes, swiglu) > limit) return null;
     const a = this.activations(n);
     const off = (slice: Slice | null) => slice?.offset ?? 0;
     const matrix = (m: DeviceMatrix) => off((m.parts[0] as DeviceMatrix['parts'][number]).buffer);
@@ -998,6 +1012,7 @@ export class DeviceTransformer {
         ln2: [off(l.postNorm.weight), off(l.postNorm.bias)] as [number, number],
         up: [matrix(l.gateUp), off(l.gateUpBias)] as [number, number],
         down: [matrix(l.down), off(l.downBias)] as [number, number],
+        qkNorm: l.qNorm && l.kNorm ? ([off(l.qNorm), off(l.kNorm)] as [number, number]) : null,
         layerNorm: c.norm === 'layernorm',
         swiglu,
         qkvBias: l.qkvBias !== null,
@@ -1012,7 +1027,14 @@ export class DeviceTransformer {
         pos: at.pos,
       };
       specs.push(
-        decodeLayer({ ...sizes, B: n, eps: c.normEps }, weights, buffers, this.decodeThreads),
+        decodeLayer(
+          { ...sizes, B: n, eps: c.normEps },
+          weights,
+          buffers,
+          this.table,
+          this.decodeThreads,
+          this.rt.dummy,
+        ),
       );
     });
     specs.push(this.normSpec(a, a.x, this.finalNorm, n));

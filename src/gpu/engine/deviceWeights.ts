@@ -167,27 +167,36 @@ export class DeviceWeights extends FlatAdam {
 
 /**
  * Tensors by checkpoint name into a buffer laid out as a trainable model's weights (the weights
- * themselves, or a moment): every tensor must be given.
+ * themselves, or a moment): every tensor must be given, or (`some`) those given, each written
+ * alone (a frozen copy's merged projections).
  */
 export function writeNamed(
   rt: GpuRuntime,
   model: DeviceTransformer,
   buffer: GPUBuffer,
   values: ReadonlyMap<string, Float32Array>,
+  some = false,
 ): void {
   const flat = model.flat;
   if (!flat) throw new Error('the model is not trainable (its weights are not one flat buffer)');
-  const host = new Float32Array(flat.size);
+  const host = some ? null : new Float32Array(flat.size);
+  const known = new Set<string>();
   for (const t of flat.tensors) {
     const v = values.get(t.name);
+    if (!v && some) continue;
+    known.add(t.name);
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (!v || v.length !== n)
       throw new Error(
         `${t.name}: ${v ? `${v.length} values` : 'missing'}, the model holds [${t.shape.join(', ')}]`,
       );
-    host.set(t.transposed ? transpose(v, t.shape[0] as number, t.shape[1] as number) : v, t.offset);
+    const laid = t.transposed ? transpose(v, t.shape[0] as number, t.shape[1] as number) : v;
+    if (host) host.set(laid, t.offset);
+    else rt.write(buffer, laid, t.offset);
   }
-  rt.write(buffer, host);
+  const unknown = some && [...values.keys()].find((name) => !known.has(name));
+  if (unknown) throw new Error(`${unknown}: the model holds no such tensor`);
+  if (host) rt.write(buffer, host);
 }
 
 /** [rows, cols] row-major as [cols, rows]. */

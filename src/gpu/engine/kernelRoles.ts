@@ -7,16 +7,18 @@
 // device update they are written back into the role's tfjs variables (so a snapshot, the PEFT
 // export, the evaluation and a fall-back to tfjs all read the last finished step). Sampling
 // attaches the role's adapter (if any) to the base's prefill and decode and decodes a batch of
-// rows together; the update computes GRPO's loss and its gradient w.r.t. the log-probs on the
+// rows together, or, where the base is small, samples from an f32 copy with the adapter merged in
+// (each layer of a decode step one dispatch); the update computes GRPO's loss and its gradient w.r.t. the log-probs on the
 // host (rl/grpoLossReference.ts), then the device's backward and AdamW (kernelRoleTraining.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
 import { gptTransformerConfig } from '../../model/config';
+import { llamaParameterCount } from '../../model/families/hfConfig';
 import type { LlamaModel } from '../../model/families/llama';
 import { llamaTransformerConfig } from '../../model/families/llamaConfig';
 import { LlamaWeights } from '../../model/families/llamaWeights';
 import type { GPT } from '../../model/gpt';
-import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
+import { type GptLora, mergeLora, PEFT_PREFIX } from '../../model/gptLora';
 import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
@@ -34,6 +36,7 @@ import {
   DeviceTransformer,
   deviceTensor,
   float32Tensors,
+  fusesDecode,
   type WeightTensor,
   type WeightTensors,
 } from './deviceTransformer';
@@ -183,8 +186,68 @@ function gptMergedSource(model: GPT, lora: GptLora): RoleSource {
     frozen: true,
   };
 }
-/** Per LoRA role of the lab's GPT-2: what names its sampling copy. */
+/** Per LoRA role: what names its sampling copy. */
 const mergedKeys = new WeakMap<GptLora, object>();
+
+/**
+ * Largest f32 sampling copy a Llama-family LoRA role gets (beside its 16-bit base); a larger
+ * base decodes layer by layer with the adapter attached.
+ */
+export const MERGED_COPY_MAX_BYTES = 256 * 2 ** 20;
+
+/**
+ * A Llama-family LoRA role as its sampler holds it where its base is small: as gptMergedSource,
+ * the base widened to f32 with the adapter merged into each adapted projection (W + s·B·A), so a
+ * layer decodes in one dispatch; the adapted projections written again when tfjs moved the
+ * adapter (the base never moves).
+ */
+function llamaMergedSource(model: LlamaModel, lora: GptLora, source: RoleSource): RoleSource {
+  const key = mergedKeys.get(lora) ?? {};
+  mergedKeys.set(lora, key);
+  const merged = async () => {
+    const base = llamaTensors(model);
+    const values = new Map<string, Float32Array>();
+    for (const [module, pair] of lora.modules) {
+      const name = `${module}.weight`;
+      const t = base.get(name);
+      if (!t) throw new Error(`the base has no ${name}`);
+      const w = widened(t);
+      const [rank, inn] = pair.a.shape as [number, number];
+      const [a, b] = [await pair.a.data(), await pair.b.data()];
+      mergeLora(w, inn, pair.b.shape[0] as number, a, b, rank, lora.scale, 'out-in');
+      values.set(name, w);
+    }
+    return values;
+  };
+  return {
+    ...source,
+    key,
+    baseKey: key,
+    mirrors: () => adapterVariables(lora),
+    tensors: async () => {
+      const base = llamaTensors(model);
+      const values = await merged();
+      return {
+        get: (name) => {
+          const w = values.get(name);
+          const t = base.get(name);
+          return w && t ? { dtype: 'F32', shape: t.shape, data: w } : t;
+        },
+      };
+    },
+    values: merged,
+    lora: null,
+    frozen: true,
+  };
+}
+
+/** A copy of the tensor's values as f32 (16-bit widened exactly). */
+function widened(t: WeightTensor): Float32Array {
+  if (t.dtype === 'F32') return Float32Array.from(t.data);
+  const out = new Float32Array(t.data.length);
+  for (let i = 0; i < out.length; i++) out[i] = halfToF32(t.dtype, t.data[i] as number);
+  return out;
+}
 
 function gptBase(model: GPT, values: () => Promise<Map<string, Float32Array>>) {
   return {
@@ -272,7 +335,8 @@ async function deviceRole(e: Engine, source: RoleSource): Promise<RoleOnDevice> 
     const base = await deviceBase(e, source);
     if (role && role.engine === e) {
       const values = await (source.values as NonNullable<RoleSource['values']>)();
-      writeNamed(e.rt, base, base.flat?.buffer as GPUBuffer, values);
+      // A frozen copy (a KL reference, a merged sampling copy) may give only what moved.
+      writeNamed(e.rt, base, base.flat?.buffer as GPUBuffer, values, source.frozen === true);
       role.key = key;
       role.fresh = true;
       return role;
@@ -334,12 +398,23 @@ async function writeBack(role: RoleOnDevice, source: RoleSource): Promise<void> 
  * device does not do (top-k past 64, more than two stop tokens), or a device failure (the
  * caller samples on tfjs).
  */
-export function sampleLlamaOnDevice(
+export async function sampleLlamaOnDevice(
   model: LlamaModel,
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  return sampleRoleOnDevice(llamaSource(model), prompts, options);
+  const source = llamaSource(model);
+  const e = source ? await engineFor(source) : null;
+  // A small base samples from a merged f32 copy, where that copy decodes a layer in one dispatch.
+  const merged =
+    e && source && model.lora && llamaParameterCount(model.config) * 4 <= MERGED_COPY_MAX_BYTES;
+  return sampleRoleOnDevice(
+    merged && fusesDecode(source.config, e.rt.device)
+      ? llamaMergedSource(model, model.lora as GptLora, source)
+      : source,
+    prompts,
+    options,
+  );
 }
 
 async function sampleRoleOnDevice(

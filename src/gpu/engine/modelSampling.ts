@@ -20,8 +20,11 @@ const MAX_BATCH_ROWS = 16;
 /** Decode steps per submission (and per readback of the tokens). */
 const TOKENS_PER_READ = 16;
 
-/** Prompt tokens the samplers prefilled (tests, the bench: a shared prompt is prefilled once). */
-export const sampledCounts = { prefilledTokens: 0 };
+/**
+ * Prompt tokens the samplers prefilled (tests, the bench: a shared prompt is prefilled once), and
+ * rows decoded with each layer in one dispatch (decode_layer.wgsl).
+ */
+export const sampledCounts = { prefilledTokens: 0, fusedRows: 0 };
 
 /**
  * A role's draw over `base` as it stands (an adapter attached or none), `threads`
@@ -55,6 +58,7 @@ export async function sampleOnModel(
     );
     const rows = [...first, ...batch.filter((r) => !first.has(r))];
     const part = await sampleRows(base, rows, prompts, source, budget, options, threads);
+    if (base.decodesFused) sampledCounts.fusedRows += rows.length;
     rows.forEach((r, slot) => {
       const row = part[slot] as (typeof part)[number];
       result.tokens[r] = row.tokens;

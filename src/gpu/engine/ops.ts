@@ -723,6 +723,8 @@ export interface DecodeLayerWeights {
   ln2: [number, number];
   up: [number, number];
   down: [number, number];
+  /** Qwen3's q and k norms' weights, or null. */
+  qkNorm: [number, number] | null;
   layerNorm: boolean;
   swiglu: boolean;
   qkvBias: boolean;
@@ -760,14 +762,21 @@ export function decodeLayer(
   },
   o: DecodeLayerWeights,
   b: { weights: Bindable; x: Bindable; k: Bindable; v: Bindable; pos: Bindable },
+  /** RoPE's table (rope.wgsl's), or null: no RoPE. */
+  ropeTable: Bindable | null,
   threads: number,
+  dummy: Dummies,
 ): DispatchSpec {
+  if (ropeTable && s.hd % 8 !== 0)
+    throw new Error(`decodeLayer: RoPE needs a head size ×8, not ${s.hd}`);
   const flags =
     (o.layerNorm ? 1 : 0) |
     (o.swiglu ? 2 : 0) |
     (o.qkvBias ? 4 : 0) |
     (o.projBias ? 8 : 0) |
-    (o.fcBias ? 16 : 0);
+    (o.fcBias ? 16 : 0) |
+    (ropeTable ? 32 : 0) |
+    (o.qkNorm ? 64 : 0);
   return {
     shader: 'decode_layer.wgsl',
     entry: 'layer',
@@ -777,6 +786,7 @@ export function decodeLayer(
       ['w', b.k],
       ['w', b.v],
       ['r', b.pos],
+      ['r', ropeTable ?? dummy.r],
     ],
     uniforms: uniforms([
       ['u', s.B],
@@ -793,8 +803,8 @@ export function decodeLayer(
         ['u', weight],
         ['u', bias],
       ]),
-      ['u', 0],
-      ['u', 0],
+      ['u', o.qkNorm?.[0] ?? 0],
+      ['u', o.qkNorm?.[1] ?? 0],
     ]),
     constants: { WG: threads, ...decodeLayerSizes(s, o.swiglu) },
     workgroups: [Math.ceil(s.B / 4)],

@@ -5,7 +5,7 @@
 // written again as `output`, as that converter does.
 import { fromGpt2Config } from '../checkpoint';
 import type { LoraAdapter } from '../families/lora';
-import { mergeConv1dLora } from '../gptLora';
+import { mergeLora } from '../gptLora';
 import { decodeSafetensors, type NamedTensor } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
 import { FILE_TYPE, type GgufDtype, ggufTensor } from './ggufTensors';
@@ -61,7 +61,7 @@ export function gpt2Gguf(input: Gpt2GgufInput): GgufContents {
       const [inn, out] = (w?.shape ?? []) as [number, number];
       if (!w || pair.a.length !== pair.rank * inn || pair.b.length !== out * pair.rank)
         throw new Error(`${input.adapter.label}: the adapter's ${module} does not fit ${label}`);
-      mergeConv1dLora(w.data, inn, out, pair.a, pair.b, pair.rank, input.adapter.scale);
+      mergeLora(w.data, inn, out, pair.a, pair.b, pair.rank, input.adapter.scale, 'in-out');
     }
   }
   const u32 = (value: number): GgufValue => ({ type: 'u32', value });

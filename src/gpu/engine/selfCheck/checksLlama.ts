@@ -6,7 +6,8 @@
 // lookup (a 16-bit table in row ranges, learned positions added), GELU on its own (GPT-2's MLP
 // when its fc is adapted), LoRA's B side
 // (lora.wgsl), the sampler's draw over a head's logits and its feed into the next step
-// (decode.wgsl's pick, feed). Not in the start registry: a full-parameter GPT-2 run never runs
+// (decode.wgsl's pick, feed), a decode layer in one dispatch with RoPE and q/k norm
+// (decode_layer.wgsl). Not in the start registry: a full-parameter GPT-2 run never runs
 // them, so its start does not pay for them. The engine runs them when a LoRA role (a Llama
 // base's, or GPT-2's with --lora-rank) first reaches it (kernelEngine.ts' llamaKernelEngine),
 // and so does `model logits --backend kernels` (deviceCalls.ts). Fixed odd sizes, off every
@@ -592,6 +593,145 @@ const pickCheck: KernelCheck<{ logits: Float32Array; temperature: number; topK: 
   },
 };
 
+/**
+ * decode_layer.wgsl with the Llama family's switches (RMSNorm, a q|k|v bias, Qwen3's q/k norm,
+ * RoPE, grouped-query attention, SwiGLU): one layer for B rows at their own positions over
+ * caches already holding the earlier positions; the rows, and the caches with each row's new
+ * key and value. Weights [out, in] in one flat buffer at offsets ×4, as a trainable model's.
+ */
+const FL = { B: 5, D: 32, H: 4, kvH: 2, hd: 16, I: 24, C: 12, eps: 1e-6, theta: 10000 };
+const FL_POS = [0, 3, 7, 11, 5];
+const FL_W = (FL.H + 2 * FL.kvH) * FL.hd;
+const FL_KV = FL.kvH * FL.hd;
+/** The flat buffer's tensors in order, sizes ×4. */
+const FL_PARTS = {
+  ln1: FL.D,
+  qkv: FL_W * FL.D,
+  qkvBias: FL_W,
+  qNorm: FL.hd,
+  kNorm: FL.hd,
+  o: FL.D * FL.H * FL.hd,
+  ln2: FL.D,
+  gateUp: 2 * FL.I * FL.D,
+  down: FL.D * FL.I,
+};
+type FlPart = keyof typeof FL_PARTS;
+const flOffsets = (() => {
+  let at = 0;
+  const offsets = {} as Record<FlPart, number>;
+  for (const [name, n] of Object.entries(FL_PARTS)) {
+    offsets[name as FlPart] = at;
+    at += n;
+  }
+  return { offsets, size: at };
+})();
+
+type FusedInputs = { w: Float32Array; x: Float32Array; k: Float32Array; v: Float32Array };
+
+const fusedLayerCheck: KernelCheck<FusedInputs> = {
+  name: 'decode/fused layer (RMSNorm, RoPE, q/k norm, GQA, SwiGLU)',
+  indispensable: false,
+  tolerance: TOL,
+  sized: false,
+  inputs: (_s, rng) => {
+    const w = randoms(rng, flOffsets.size, 0.3);
+    // Norms' weights near 1.
+    for (const norm of ['ln1', 'ln2', 'qNorm', 'kNorm'] as const)
+      for (let j = 0; j < FL_PARTS[norm]; j++) w[flOffsets.offsets[norm] + j] = 1 + (w[j] ?? 0);
+    const cache = FL.B * FL.C * FL_KV;
+    return { w, x: randoms(rng, FL.B * FL.D), k: randoms(rng, cache), v: randoms(rng, cache) };
+  },
+  async gpu(ctx, i) {
+    const o = flOffsets.offsets;
+    const [w, x, k, v] = [i.w, i.x, i.k, i.v].map((t) => ctx.upload(t)) as GPUBuffer[];
+    const inv = ropeInverseFrequencies({ headDim: FL.hd, ropeTheta: FL.theta });
+    const table = ctx.upload(ropeTable(FL.C, inv));
+    const pos = ctx.upload(Uint32Array.from(FL_POS));
+    await ctx.run([
+      op.decodeLayer(
+        FL,
+        {
+          ln1: [o.ln1, 0],
+          qkv: [o.qkv, o.qkvBias],
+          o: [o.o, 0],
+          ln2: [o.ln2, 0],
+          up: [o.gateUp, 0],
+          down: [o.down, 0],
+          qkNorm: [o.qNorm, o.kNorm],
+          layerNorm: false,
+          swiglu: true,
+          qkvBias: true,
+          projBias: false,
+          fcBias: false,
+        },
+        { weights: w!, x: x!, k: k!, v: v!, pos },
+        table,
+        ctx.software ? 16 : 64,
+        ctx.rt.dummy,
+      ),
+    ]);
+    const cache = FL.B * FL.C * FL_KV;
+    return {
+      x: await ctx.read(x!, FL.B * FL.D),
+      k: await ctx.read(k!, cache),
+      v: await ctx.read(v!, cache),
+    };
+  },
+  reference(i) {
+    const { B, D, H, kvH, hd, I, C, eps, theta } = FL;
+    const o = flOffsets.offsets;
+    const part = (name: FlPart) => i.w.subarray(o[name], o[name] + FL_PARTS[name]);
+    // y[n] = Σ_k W[n, k]·x[k], W [N, K] (nn.Linear's layout).
+    const linear = (W: ArrayLike<number>, x: ArrayLike<number>, N: number, K: number) =>
+      Float64Array.from({ length: N }, (_, n) => {
+        let s = 0;
+        for (let j = 0; j < K; j++) s += (W[n * K + j] ?? 0) * (x[j] ?? 0);
+        return s;
+      });
+    const k = Float64Array.from(i.k);
+    const v = Float64Array.from(i.v);
+    const x = Float64Array.from(i.x);
+    for (let b = 0; b < B; b++) {
+      const at = FL_POS[b] as number;
+      const row = x.subarray(b * D, (b + 1) * D);
+      const qkv = linear(part('qkv'), rmsNormRef(row, part('ln1'), 1, D, eps).y, FL_W, D);
+      const bias = part('qkvBias');
+      for (let n = 0; n < FL_W; n++) qkv[n] = (qkv[n] ?? 0) + (bias[n] ?? 0);
+      for (let h = 0; h < H + kvH; h++) {
+        const head = qkv.subarray(h * hd, (h + 1) * hd);
+        head.set(rmsNormRef(head, part(h < H ? 'qNorm' : 'kNorm'), 1, hd, eps).y);
+      }
+      const rotated = ropeRef(qkv, 1, H, kvH, hd, theta, () => at);
+      const cacheRow = (b * C + at) * FL_KV;
+      k.set(rotated.subarray(H * hd, H * hd + FL_KV), cacheRow);
+      v.set(rotated.subarray(H * hd + FL_KV), cacheRow);
+      const attended = new Float64Array(H * hd);
+      for (let h = 0; h < H; h++) {
+        const kvHead = Math.floor(h / (H / kvH)) * hd;
+        const scores = Array.from({ length: at + 1 }, (_, t) => {
+          let s = 0;
+          for (let d = 0; d < hd; d++)
+            s += (rotated[h * hd + d] ?? 0) * (k[(b * C + t) * FL_KV + kvHead + d] ?? 0);
+          return s / Math.sqrt(hd);
+        });
+        const top = Math.max(...scores);
+        const e = scores.map((s) => Math.exp(s - top));
+        const sum = e.reduce((a, c) => a + c, 0);
+        for (let t = 0; t <= at; t++)
+          for (let d = 0; d < hd; d++)
+            attended[h * hd + d] =
+              (attended[h * hd + d] ?? 0) +
+              ((e[t] ?? 0) / sum) * (v[(b * C + t) * FL_KV + kvHead + d] ?? 0);
+      }
+      const mid = linear(part('o'), attended, D, H * hd).map((y, j) => y + (row[j] ?? 0));
+      const gu = linear(part('gateUp'), rmsNormRef(mid, part('ln2'), 1, D, eps).y, 2 * I, D);
+      const out = linear(part('down'), swigluRef(gu, 1, I), D, I);
+      row.set(out.map((y, j) => y + (mid[j] ?? 0)));
+    }
+    return { x, k, v };
+  },
+};
+
 export const LLAMA_CHECKS: readonly KernelCheck[] = [
   rmsnormCheck,
   qkNormCheck,
@@ -606,6 +746,7 @@ export const LLAMA_CHECKS: readonly KernelCheck[] = [
   matmul16TCheck('BF16'),
   loraCheck,
   pickCheck,
+  fusedLayerCheck,
 ] as KernelCheck[];
 
 /** The Llama checks on this device, each result as the start's checks report theirs. */
