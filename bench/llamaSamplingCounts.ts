@@ -3,8 +3,9 @@
 // Qwen2 base's Coder role and once by the lab's tiny GPT-2 Coder. For each: the prompt tokens
 // the sampler prefilled against the distinct prompts' tokens (a prompt shared by a group's
 // samples should be prefilled once), and the dispatches, submissions and readbacks per sampled
-// token (both on the one model, drawing on the device; the GPT-2 trained in full decodes each
-// layer in one dispatch, decode_layer.wgsl; the Llama base layer by layer, its adapter attached);
+// token (both on the one model, drawing on the device, each layer of a decode step in one
+// dispatch, decode_layer.wgsl: the GPT-2 trained in full on its own weights, the Llama role on
+// its small base's f32 copy with the adapter merged);
 // and the positions the device update runs
 // for those samples, a group's shared prompt packed once (packedBatch.ts), against one sample a
 // row.

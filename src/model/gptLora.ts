@@ -4,7 +4,7 @@
 // PEFT's kaiming-uniform (a = √5: U(−1/√in, 1/√in)), B at zero, so a fresh adapter changes
 // nothing. tfjs applies the adapter in the forward, never merged: the base's variables stay
 // untouched and are shared by every role's adapter and by the KL reference (adapter off). Copies
-// made for another engine merge it (mergeLora: the kernels' sampler, a GGUF export).
+// made for another engine merge it (families/lora.ts' mergeLora: the kernels' sampler, a GGUF export).
 import * as tf from '@tensorflow/tfjs-core';
 import { Rng } from '../tasks/random';
 import { gptTransformerConfig, type ModelConfig } from './config';
@@ -133,29 +133,4 @@ export function disposeLora(lora: GptLora): void {
     a.dispose();
     b.dispose();
   }
-}
-
-/**
- * A projection's weight (row-major, changed in place) ← weight + scale·B·A, with A [r, in] and
- * B [out, r] as PEFT stores them: an nn.Linear weight [out, in] ('out-in'), or GPT-2's Conv1D
- * [in, out] ('in-out', the delta transposed); each sum over r in float64.
- */
-export function mergeLora(
-  w: Float32Array,
-  inn: number,
-  out: number,
-  a: ArrayLike<number>,
-  b: ArrayLike<number>,
-  rank: number,
-  scale: number,
-  layout: 'in-out' | 'out-in',
-): void {
-  for (let i = 0; i < inn; i++)
-    for (let o = 0; o < out; o++) {
-      let sum = 0;
-      for (let k = 0; k < rank; k++)
-        sum += (b[o * rank + k] as number) * (a[k * inn + i] as number);
-      const at = layout === 'in-out' ? i * out + o : o * inn + i;
-      w[at] = (w[at] as number) + scale * sum;
-    }
 }

@@ -3,9 +3,9 @@
 // kernel device, hold the model, run, free it all.
 
 import { gptTransformerConfig } from '../../model/config';
-import type { LoraAdapter } from '../../model/families/lora';
+import { type LoraAdapter, mergeLora } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
-import { type GptLora, mergeLora } from '../../model/gptLora';
+import type { GptLora } from '../../model/gptLora';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';

@@ -10,7 +10,7 @@ import type { SafetensorsDtype } from '../safetensors';
 import { type CheckpointSource, type HfCheckpoint, readHfCheckpoint } from './hfCheckpoint';
 import { disposeLlamaModel, type LlamaModel, llamaCausalLM } from './llama';
 import { LlamaWeights } from './llamaWeights';
-import { addLora, checkLoraTargets, type LoraAdapter, readLoraAdapter } from './lora';
+import { checkLoraTargets, type LoraAdapter, mergeLora, readLoraAdapter } from './lora';
 
 export interface LoadedLlama {
   checkpoint: HfCheckpoint;
@@ -37,7 +37,17 @@ export async function loadLlama(
   const merge = adapter
     ? (name: string, data: Float32Array, shape: number[]) => {
         const pair = adapter.modules.get(name.replace(/\.weight$/, ''));
-        if (pair) addLora(data, shape, pair, adapter.scale);
+        if (pair)
+          mergeLora(
+            data,
+            shape[1] as number,
+            shape[0] as number,
+            pair.a,
+            pair.b,
+            pair.rank,
+            adapter.scale,
+            'out-in',
+          );
       }
     : undefined;
   const model: LlamaModel = { config, weights: new LlamaWeights(new Map(weights), merge) };

@@ -104,22 +104,31 @@ export function checkLoraTargets(shapes: Map<string, number[]>, adapter: LoraAda
   }
 }
 
-/** weight [out, in] ← weight + scale·B·A (summed in float64, stored float32). */
-export function addLora(
+/**
+ * PEFT's merge of a projection's weight (row-major, changed in place) ← weight + scale·B·A, with
+ * A [r, in] and B [out, r]: an nn.Linear weight [out, in] ('out-in'), or GPT-2's Conv1D
+ * [in, out] ('in-out', the delta transposed); each sum over r in float64.
+ */
+export function mergeLora(
   weight: Float32Array,
-  shape: number[],
-  pair: LoraPair,
+  inn: number,
+  out: number,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  rank: number,
   scale: number,
+  layout: 'in-out' | 'out-in',
 ): void {
-  const [out, inn] = shape as [number, number];
-  const { a, b, rank } = pair;
   const row = new Float64Array(inn);
   for (let o = 0; o < out; o++) {
     row.fill(0);
     for (let k = 0; k < rank; k++) {
-      const bk = b[o * rank + k]!;
-      for (let i = 0; i < inn; i++) row[i]! += bk * a[k * inn + i]!;
+      const bk = b[o * rank + k] as number;
+      for (let i = 0; i < inn; i++) row[i]! += bk * (a[k * inn + i] as number);
     }
-    for (let i = 0; i < inn; i++) weight[o * inn + i]! += scale * row[i]!;
+    for (let i = 0; i < inn; i++) {
+      const at = layout === 'out-in' ? o * inn + i : i * out + o;
+      weight[at]! += scale * row[i]!;
+    }
   }
 }

@@ -5,7 +5,7 @@
 // written again as `output`, as that converter does.
 import { fromGpt2Config } from '../checkpoint';
 import type { LoraAdapter } from '../families/lora';
-import { mergeLora } from '../gptLora';
+import { mergeLora } from '../families/lora';
 import { decodeSafetensors, type NamedTensor } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
 import { FILE_TYPE, type GgufDtype, ggufTensor } from './ggufTensors';

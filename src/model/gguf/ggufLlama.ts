@@ -5,7 +5,7 @@
 // within each head from Hugging Face's rotate-half order to the interleaved pairs llama.cpp's
 // RoPE rotates; Qwen2 and Qwen3 run llama.cpp's NeoX RoPE, which is rotate-half: no permutation.
 import type { HfCheckpoint } from '../families/hfCheckpoint';
-import { addLora, checkLoraTargets, type LoraAdapter } from '../families/lora';
+import { checkLoraTargets, type LoraAdapter, mergeLora } from '../families/lora';
 import { ropeInverseFrequencies } from '../families/rope';
 import { toFloat32 } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
@@ -141,7 +141,10 @@ export function llamaGguf({ checkpoint, adapter, dtype, name }: LlamaGgufInput):
   for (const [hfName, stored] of checkpoint.weights) {
     let values = toFloat32(stored);
     const pair = adapter?.modules.get(hfName.replace(/\.weight$/, ''));
-    if (pair && adapter) addLora(values, stored.shape, pair, adapter.scale);
+    if (pair && adapter) {
+      const [out, inn] = stored.shape as [number, number];
+      mergeLora(values, inn, out, pair.a, pair.b, pair.rank, adapter.scale, 'out-in');
+    }
     if (arch === 'llama' && hfName.endsWith('self_attn.q_proj.weight'))
       values = permuteForLlamaRope(values, stored.shape, c.numHeads);
     if (arch === 'llama' && hfName.endsWith('self_attn.k_proj.weight'))
