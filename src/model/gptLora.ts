@@ -8,6 +8,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { Rng } from '../tasks/random';
 import { gptTransformerConfig, type ModelConfig } from './config';
+import { mergeLora } from './families/lora';
 import type { LoraSettings } from './loraSettings';
 import { matMul2d } from './ops';
 import type { Params } from './params';
@@ -133,4 +134,25 @@ export function disposeLora(lora: GptLora): void {
     a.dispose();
     b.dispose();
   }
+}
+
+/**
+ * Each adapted projection's weight with the adapter merged in (PEFT's merge, families/lora.ts'
+ * mergeLora), by weight name; `weight(name)` gives a copy of the base's f32 values to merge into.
+ */
+export async function mergedProjections(
+  lora: GptLora,
+  weight: (name: string) => Float32Array,
+  layout: 'in-out' | 'out-in',
+): Promise<Map<string, Float32Array>> {
+  const merged = new Map<string, Float32Array>();
+  for (const [module, pair] of lora.modules) {
+    const name = `${module}.weight`;
+    const w = weight(name);
+    const [rank, inn] = pair.a.shape as [number, number];
+    const [a, b] = [await pair.a.data(), await pair.b.data()];
+    mergeLora(w, inn, pair.b.shape[0] as number, a, b, rank, lora.scale, layout);
+    merged.set(name, w);
+  }
+  return merged;
 }

@@ -3,9 +3,9 @@
 // kernel device, hold the model, run, free it all.
 
 import { gptTransformerConfig } from '../../model/config';
-import { type LoraAdapter, mergeLora } from '../../model/families/lora';
+import type { LoraAdapter } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
-import type { GptLora } from '../../model/gptLora';
+import { mergedProjections } from '../../model/gptLora';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
@@ -82,16 +82,10 @@ export async function logitsOnDevice(
 /** The model's weights as tfjs holds them, a LoRA adapter merged into its projections. */
 export async function mergedValues(model: GPT): Promise<Map<string, Float32Array>> {
   const values = await readValues(model.params);
-  for (const [module, pair] of model.lora?.modules ?? []) {
-    const name = `${module}.weight`;
-    const [rank, inn] = pair.a.shape as [number, number];
-    const out = pair.b.shape[0] as number;
-    // A copy: a backend may hand out its own storage, which is the frozen base's.
-    const merged = Float32Array.from(values.get(name) as Float32Array);
-    const [a, b] = [await pair.a.data(), await pair.b.data()];
-    mergeLora(merged, inn, out, a, b, rank, (model.lora as GptLora).scale, 'in-out');
-    values.set(name, merged);
-  }
+  if (!model.lora) return values;
+  // Copies: a backend may hand out its own storage, which is the frozen base's.
+  const copy = (name: string) => Float32Array.from(values.get(name) as Float32Array);
+  for (const [name, w] of await mergedProjections(model.lora, copy, 'in-out')) values.set(name, w);
   return values;
 }
 

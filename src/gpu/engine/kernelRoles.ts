@@ -19,7 +19,7 @@ import { llamaTransformerConfig } from '../../model/families/llamaConfig';
 import { LlamaWeights } from '../../model/families/llamaWeights';
 import { mergeLora } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
-import { type GptLora, PEFT_PREFIX } from '../../model/gptLora';
+import { type GptLora, mergedProjections, PEFT_PREFIX } from '../../model/gptLora';
 import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
@@ -205,20 +205,9 @@ export const MERGED_COPY_MAX_BYTES = 256 * 2 ** 20;
 function llamaMergedSource(model: LlamaModel, lora: GptLora, source: RoleSource): RoleSource {
   const key = mergedKeys.get(lora) ?? {};
   mergedKeys.set(lora, key);
-  const merged = async () => {
+  const merged = () => {
     const base = llamaTensors(model);
-    const values = new Map<string, Float32Array>();
-    for (const [module, pair] of lora.modules) {
-      const name = `${module}.weight`;
-      const t = base.get(name);
-      if (!t) throw new Error(`the base has no ${name}`);
-      const w = widened(t);
-      const [rank, inn] = pair.a.shape as [number, number];
-      const [a, b] = [await pair.a.data(), await pair.b.data()];
-      mergeLora(w, inn, pair.b.shape[0] as number, a, b, rank, lora.scale, 'out-in');
-      values.set(name, w);
-    }
-    return values;
+    return mergedProjections(lora, (name) => widened(base.get(name)), 'out-in');
   };
   return {
     ...source,
@@ -243,7 +232,8 @@ function llamaMergedSource(model: LlamaModel, lora: GptLora, source: RoleSource)
 }
 
 /** A copy of the tensor's values as f32 (16-bit widened exactly). */
-function widened(t: WeightTensor): Float32Array {
+function widened(t: WeightTensor | undefined): Float32Array {
+  if (!t) throw new Error('the base lacks an adapted projection');
   if (t.dtype === 'F32') return Float32Array.from(t.data);
   const out = new Float32Array(t.data.length);
   for (let i = 0; i < out.length; i++) out[i] = halfToF32(t.dtype, t.data[i] as number);
