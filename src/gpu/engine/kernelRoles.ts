@@ -17,7 +17,6 @@ import { llamaParameterCount } from '../../model/families/hfConfig';
 import type { LlamaModel } from '../../model/families/llama';
 import { llamaTransformerConfig } from '../../model/families/llamaConfig';
 import { LlamaWeights } from '../../model/families/llamaWeights';
-import { mergeLora } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
 import { type GptLora, mergedProjections, PEFT_PREFIX } from '../../model/gptLora';
 import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
