@@ -7,9 +7,10 @@
 // device update they are written back into the role's tfjs variables (so a snapshot, the PEFT
 // export, the evaluation and a fall-back to tfjs all read the last finished step). Sampling
 // attaches the role's adapter (if any) to the base's prefill and decode and decodes a batch of
-// rows together, or, where the base is small, samples from an f32 copy with the adapter merged in
-// (each layer of a decode step one dispatch); the update computes GRPO's loss and its gradient w.r.t. the log-probs on the
-// host (rl/grpoLossReference.ts), then the device's backward and AdamW (kernelRoleTraining.ts).
+// rows together, or, where the base is small, samples from an f32 copy with the adapter merged
+// in (each layer of a decode step one dispatch); the update computes GRPO's loss and its
+// gradient w.r.t. the log-probs on the host (rl/grpoLossReference.ts), then the device's
+// backward and AdamW (kernelRoleTraining.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
 import { gptTransformerConfig } from '../../model/config';
@@ -396,15 +397,10 @@ export async function sampleLlamaOnDevice(
   const source = llamaSource(model);
   const e = source ? await engineFor(source) : null;
   // A small base samples from a merged f32 copy, where that copy decodes a layer in one dispatch.
-  const merged =
-    e && source && model.lora && llamaParameterCount(model.config) * 4 <= MERGED_COPY_MAX_BYTES;
-  return sampleRoleOnDevice(
-    merged && fusesDecode(source.config, e.rt.device)
-      ? llamaMergedSource(model, model.lora as GptLora, source)
-      : source,
-    prompts,
-    options,
-  );
+  const small = llamaParameterCount(model.config) * 4 <= MERGED_COPY_MAX_BYTES;
+  const fused = e && source && small && fusesDecode(source.config, e.rt.device);
+  const copy = fused && source && model.lora ? llamaMergedSource(model, model.lora, source) : null;
+  return sampleRoleOnDevice(copy ?? source, prompts, options);
 }
 
 async function sampleRoleOnDevice(
