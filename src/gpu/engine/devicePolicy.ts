@@ -5,13 +5,21 @@
 // weights (deviceWeights.ts: a trainable model's flat f32 buffer and each weight's gradient),
 // or nothing (a KL reference's log-probs). A batch runs as rows of T positions (packedBatch.ts:
 // a sequence a row, right-padded, or a GRPO group's shared prompt once with its completions
-// after it). The forward keeps every layer's activations; the backward goes from a per-token
+// after it). The forward is the model's own (DeviceTransformer.layerForward, as sampling runs it),
+// each layer's activations kept in buffers of their own; the backward goes from a per-token
 // gradient on the log-probs of the next tokens (GRPO's dlogp) through head_logprob.wgsl, the
 // head and every layer — the norm's dx (RMSNorm or LayerNorm), the activation's backward
 // (SwiGLU, or GELU after fc's adapter), GQA attention backward, RoPE's inverse, Qwen3's q/k
 // norm, input gradients through the weights (16-bit: matmul v6_b16t) — to the trained
 // parameters' gradients, all in one submission; then their guarded AdamW step.
-import type { AdapterSite, DeviceMatrix, DeviceNorm, DeviceTransformer } from './deviceTransformer';
+import type {
+  AdapterSite,
+  DeviceMatrix,
+  DeviceNorm,
+  DeviceTransformer,
+  LayerBuffers,
+  LayerPasses,
+} from './deviceTransformer';
 import { DeviceWeights, type NamedTensors } from './deviceWeights';
 import type { FlatAdam } from './flatAdam';
 import { type AdamWOptions, type Adapters, DeviceAdapters, type LoraShape } from './loraAdapters';
@@ -20,23 +28,14 @@ import {
   attentionForward,
   gatherRows,
   geluBackward,
-  geluForward,
   headLogprobBackward,
   headLogprobForward,
   layerNormBackwardDx,
-  layerNormForward,
   MM_ACCUMULATE,
   matmul,
   scatterRows,
 } from './ops';
-import {
-  matmul16T,
-  rmsNormBackward,
-  rmsNormForward,
-  rope,
-  swigluBackward,
-  swigluForward,
-} from './opsLlama';
+import { matmul16T, rmsNormBackward, rope, swigluBackward } from './opsLlama';
 import {
   headGradient,
   logProbsOf,
@@ -323,21 +322,6 @@ export class DevicePolicy {
     this.actsKey = '';
   }
 
-  /** y[:, site's columns] += s·B·A·x for the layer's adapters at `site` (x [R, in]). */
-  private loraForward(
-    seq: Seq,
-    a: Acts,
-    layer: number,
-    site: AdapterSite,
-    x: GPUBuffer,
-    y: GPUBuffer,
-  ) {
-    if (!this.adapters) return;
-    seq.run(
-      ...this.adapters.forwardSpecs(a.R, layer, site, x, y, (s) => a.u.get(s.key) as GPUBuffer),
-    );
-  }
-
   private scratch: GPUBuffer | null = null;
 
   /**
@@ -440,14 +424,6 @@ export class DevicePolicy {
     return a;
   }
 
-  /** The config's norm over R rows of x into y, its stats kept for the backward. */
-  private norm(x: GPUBuffer, n: DeviceNorm, y: GPUBuffer, stats: GPUBuffer, R: number) {
-    const { hidden: D, normEps: eps } = this.model.config;
-    return n.bias
-      ? layerNormForward(x, n.weight, n.bias, y, stats, R, D, eps)
-      : rmsNormForward(x, n.weight, y, stats, R, D, eps, this.rt.dummy);
-  }
-
   /**
    * The norm's input gradient: dx (+)= ∂/∂x from dy; and its weight's and bias's where the
    * model's own weights are trained.
@@ -498,57 +474,34 @@ export class DevicePolicy {
   private forward(seq: Seq, a: Acts, invTemp: number) {
     const model = this.model;
     const c = model.config;
-    const { hidden: D, intermediate: I, heads: H, kvHeads: kvH, headDim: hd } = c;
+    const { hidden: D, heads: H, kvHeads: kvH, headDim: hd } = c;
     const { R, B, T } = a;
-    const eps = c.normEps;
-    const dummy = this.rt.dummy;
-    const W = model.W;
     // Learned positions: each row's place in its sequence (a shared row's segments restart).
     seq.run(...model.embedSpecs(a.ids, a.xs[0] as GPUBuffer, R, { rows: a.positions }));
-    model.layers.forEach((w, l) => {
-      const x = a.xs[l] as GPUBuffer;
-      const s = a.layers[l] as Acts['layers'][number];
-      seq.run(this.norm(x, w.inNorm, s.xn1, s.rstd1, R));
-      const pre = s.qkvPre ?? s.qkv;
-      seq.run(...model.project(R, s.xn1, w.qkv, pre, { bias: w.qkvBias }));
-      this.loraForward(seq, a, l, 'qkv', s.xn1, pre);
-      if (s.qkvPre && w.qNorm && w.kNorm) {
-        seq.copy(s.qkvPre, s.qkv, R * W);
-        seq.run(
-          rmsNormForward(null, w.qNorm, s.qkv, s.qRstd, R * H, hd, eps, dummy, {
-            group: H,
-            stride: W,
-          }),
-          rmsNormForward(null, w.kNorm, s.qkv, s.kRstd, R * kvH, hd, eps, dummy, {
-            group: kvH,
-            stride: W,
-            off: H * hd,
-          }),
-        );
-      }
+    const passes: LayerPasses = {
+      adapt: (l, site, x, y) =>
+        this.adapters?.forwardSpecs(R, l, site, x, y, (s) => a.u.get(s.key) as GPUBuffer) ?? [],
       // Each position's angle from its place in its sequence (a shared row's segments restart).
-      if (this.ropeTable)
-        seq.run(rope({ R, T: 1, H, kvH, hd }, this.ropeTable, s.qkv, a.positions, dummy));
-      seq.run(attentionForward({ B, T, H, hd, kvH }, s.qkv, s.att, s.lse, this.segmentsOf(a)));
-      seq.copy(x, s.xMid, R * D);
-      seq.run(...model.project(R, s.att, w.o, s.xMid, { accumulate: true, bias: w.oBias }));
-      this.loraForward(seq, a, l, 'o', s.att, s.xMid);
-      seq.run(
-        this.norm(s.xMid, w.postNorm, s.xn2, s.rstd2, R),
-        ...model.project(R, s.xn2, w.gateUp, s.gu, { bias: w.gateUpBias }),
-      );
-      // The adapter adds to the MLP's input projection before its activation.
-      this.loraForward(seq, a, l, 'gateUp', s.xn2, s.gu);
-      seq.run(
-        c.mlp === 'swiglu' ? swigluForward(s.gu, s.hm, R, I) : geluForward(s.gu, s.hm, R * I),
-      );
-      const next = a.xs[l + 1] as GPUBuffer;
-      seq.copy(s.xMid, next, R * D);
-      seq.run(...model.project(R, s.hm, w.down, next, { accumulate: true, bias: w.downBias }));
-      this.loraForward(seq, a, l, 'down', s.hm, next);
+      rope: (qkv) =>
+        rope({ R, T: 1, H, kvH, hd }, this.ropeTable as GPUBuffer, qkv, a.positions, this.rt.dummy),
+      attend: (_, qkv, att, lse) => [
+        attentionForward({ B, T, H, hd, kvH }, qkv, att, lse, this.segmentsOf(a)),
+      ],
+      // The backward reads fc's pre-activation.
+      geluApart: true,
+    };
+    model.layers.forEach((_, l) => {
+      const s = a.layers[l] as Acts['layers'][number];
+      const buffers: LayerBuffers = {
+        ...{ x: a.xs[l] as GPUBuffer, mid: s.xMid, out: a.xs[l + 1] as GPUBuffer },
+        ...{ xn1: s.xn1, stats1: s.rstd1, qkvPre: s.qkvPre, qkv: s.qkv, qStats: s.qRstd },
+        ...{ kStats: s.kRstd, att: s.att, lse: s.lse, xn2: s.xn2, stats2: s.rstd2 },
+        ...{ gu: s.gu, hm: s.hm },
+      };
+      model.layerForward(seq, l, R, buffers, passes);
     });
     const last = a.xs[c.layers] as GPUBuffer;
-    seq.run(this.norm(last, model.finalNorm, a.xnF, a.rstdF, R));
+    seq.run(model.norm(last, model.finalNorm, a.xnF, a.rstdF, R));
     const S = a.headRows;
     if (S < R) seq.run(gatherRows(a.xnF, a.sel, a.xnS, S, R, D));
     // In row chunks of logitsRows where the logits would pass the binding limit (one chunk

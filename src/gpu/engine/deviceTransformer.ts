@@ -165,6 +165,48 @@ export type AdapterHook = (
   y: GPUBuffer,
 ) => DispatchSpec[];
 
+/** Where a layer's forward records: dispatches, and the update's buffer copies between them. */
+export interface Recorder {
+  run(...specs: DispatchSpec[]): void;
+  copy(from: GPUBuffer, to: GPUBuffer, floats: number): void;
+}
+
+/**
+ * What one layer's forward reads and writes. Sampling's: one set for every layer, mid and out
+ * being x (the residual updated in place). The update's: each layer's own, kept for the
+ * backward (qkvPre: q|k|v before the q/k norm; mid and out: buffers of their own, the residual
+ * copied in first).
+ */
+export interface LayerBuffers {
+  x: GPUBuffer;
+  xn1: GPUBuffer;
+  stats1: GPUBuffer;
+  qkvPre: GPUBuffer | null;
+  qkv: GPUBuffer;
+  qStats: GPUBuffer;
+  kStats: GPUBuffer;
+  att: GPUBuffer;
+  lse: GPUBuffer;
+  mid: GPUBuffer;
+  xn2: GPUBuffer;
+  stats2: GPUBuffer;
+  gu: GPUBuffer;
+  hm: GPUBuffer;
+  out: GPUBuffer;
+}
+
+/** What differs between sampling's layer forward and the update's. */
+export interface LayerPasses {
+  /** An adapter's addition to a site's output y from its input x (none: []). */
+  adapt(layer: number, site: AdapterSite, x: GPUBuffer, y: GPUBuffer): DispatchSpec[];
+  /** RoPE on q|k at the rows' positions (asked only where the config has RoPE). */
+  rope(qkv: GPUBuffer): DispatchSpec;
+  /** Attention of q|k|v into att (lse its softmax's log-sum): over the caches, or packed rows. */
+  attend(layer: number, qkv: GPUBuffer, att: GPUBuffer, lse: GPUBuffer): DispatchSpec[];
+  /** GELU on its own after fc (its pre-activation kept, or an adapter adding to it first). */
+  geluApart: boolean;
+}
+
 export interface DeviceTransformerOptions {
   /** Most positions a sequence may reach (the KV cache's length); default 512. */
   contextLength?: number;
@@ -288,10 +330,6 @@ export class DeviceTransformer {
   private forgetPrograms(): void {
     for (const p of this.batch?.programs.values() ?? []) this.rt.destroyProgram(p);
     this.batch?.programs.clear();
-  }
-
-  private adapted(rows: number, layer: number, which: AdapterSite, x: GPUBuffer, y: GPUBuffer) {
-    return this.adapterHook?.(rows, layer, which, x, y) ?? [];
   }
 
   constructor(
@@ -655,7 +693,8 @@ export class DeviceTransformer {
   /**
    * Every layer and the final norm over T rows: a prefill from position 0 (T = prompt length,
    * causal attention over the rows) or one decode step (T = 1, at the position in `pos`,
-   * attention over the cache).
+   * attention over the cache). The activations are shared by the layers, the residual updated
+   * in place.
    */
   private body(
     T: number,
@@ -663,64 +702,104 @@ export class DeviceTransformer {
     at: CacheTarget,
     ids: GPUBuffer = this.ids,
   ): DispatchSpec[] {
-    const c = this.config;
-    const { heads: H, kvHeads: kvH, headDim: hd } = c;
+    const { heads: H, kvHeads: kvH, headDim: hd } = this.config;
     // A decode step is one position of each of B sequences; a prefill, T positions of each.
     const B = at.B;
     const R = B * T;
     const a = this.activations(R);
-    const eps = c.normEps;
-    const dummy = this.rt.dummy;
     const shape = { B, T, H, hd, kvH };
-    const norm = (x: GPUBuffer, n: DeviceNorm) => this.normSpec(a, x, n, R);
     const specs: DispatchSpec[] = [];
+    const recorder: Recorder = {
+      run: (...more) => specs.push(...more),
+      copy: () => {
+        throw new Error('sampling’s forward copies no buffer');
+      },
+    };
     // Learned positions: each sequence's rows from its first position (at.pos) on.
     specs.push(...this.embedSpecs(ids, a.x, R, { starts: at.pos, T }));
-    this.layers.forEach((l, i) => {
-      specs.push(norm(a.x, l.inNorm));
-      specs.push(...this.project(R, a.xn, l.qkv, a.qkv, { bias: l.qkvBias }));
-      specs.push(...this.adapted(R, i, 'qkv', a.xn, a.qkv));
-      if (l.qNorm && l.kNorm) {
-        specs.push(
-          rmsNormForward(null, l.qNorm, a.qkv, a.rstd, R * H, hd, eps, dummy, {
-            group: H,
-            stride: this.W,
-          }),
-          rmsNormForward(null, l.kNorm, a.qkv, a.rstd, R * kvH, hd, eps, dummy, {
-            group: kvH,
-            stride: this.W,
-            off: H * hd,
-          }),
-        );
-      }
-      if (this.table) specs.push(rope({ R, T, H, kvH, hd }, this.table, a.qkv, at.pos, dummy));
-      const [k, v] = [at.k(i), at.v(i)];
-      specs.push(attentionCacheStore(shape, at.C, a.qkv, at.pos, k, v));
-      specs.push(
+    const buffers: LayerBuffers = {
+      ...{ x: a.x, mid: a.x, out: a.x, xn1: a.xn, xn2: a.xn, qkvPre: null, qkv: a.qkv },
+      ...{ stats1: a.rstd, stats2: a.rstd, qStats: a.rstd, kStats: a.rstd },
+      ...{ att: a.att, lse: a.lse, gu: a.gu, hm: a.hm },
+    };
+    const passes: LayerPasses = {
+      adapt: (i, site, x, y) => this.adapterHook?.(R, i, site, x, y) ?? [],
+      rope: (qkv) =>
+        rope({ R, T, H, kvH, hd }, this.table as GPUBuffer, qkv, at.pos, this.rt.dummy),
+      attend: (i, qkv, att, lse) => [
+        attentionCacheStore(shape, at.C, qkv, at.pos, at.k(i), at.v(i)),
         decode
-          ? attentionDecode(B, H, hd, at.C, a.qkv, k, v, at.lens, a.att, { kvH, qStride: this.W })
-          : attentionForward(shape, a.qkv, a.att, a.lse),
-      );
-      specs.push(...this.project(R, a.att, l.o, a.x, { accumulate: true, bias: l.oBias }));
-      specs.push(...this.adapted(R, i, 'o', a.att, a.x));
-      specs.push(norm(a.x, l.postNorm));
-      if (c.mlp === 'swiglu') {
-        specs.push(...this.project(R, a.xn, l.gateUp, a.gu));
-        specs.push(...this.adapted(R, i, 'gateUp', a.xn, a.gu));
-        specs.push(swigluForward(a.gu, a.hm, R, c.intermediate));
-      } else if (this.adapterHook) {
-        // An adapter on fc adds to the pre-activation: GELU after it, on its own.
-        specs.push(...this.project(R, a.xn, l.gateUp, a.gu, { bias: l.gateUpBias }));
-        specs.push(...this.adapted(R, i, 'gateUp', a.xn, a.gu));
-        specs.push(geluForward(a.gu, a.hm, R * c.intermediate));
-      } else {
-        specs.push(...this.project(R, a.xn, l.gateUp, a.gu, { bias: l.gateUpBias, gelu: a.hm }));
-      }
-      specs.push(...this.project(R, a.hm, l.down, a.x, { accumulate: true, bias: l.downBias }));
-      specs.push(...this.adapted(R, i, 'down', a.hm, a.x));
-    });
-    specs.push(norm(a.x, this.finalNorm));
+          ? attentionDecode(B, H, hd, at.C, qkv, at.k(i), at.v(i), at.lens, att, {
+              kvH,
+              qStride: this.W,
+            })
+          : attentionForward(shape, qkv, att, lse),
+      ],
+      // An adapter on fc adds to the pre-activation: GELU after it, on its own.
+      geluApart: this.adapterHook !== null,
+    };
+    for (let i = 0; i < this.layers.length; i++) this.layerForward(recorder, i, R, buffers, passes);
+    specs.push(this.norm(a.x, this.finalNorm, a.xn, a.rstd, R));
     return specs;
+  }
+
+  /**
+   * One layer's forward over R rows, the one both uses run: sampling's (its activations shared,
+   * the residual updated in place, keys and values into the caches) and the update's (each
+   * layer's activations its own, kept for the backward; devicePolicy.ts).
+   */
+  layerForward(out: Recorder, i: number, R: number, b: LayerBuffers, p: LayerPasses): void {
+    const c = this.config;
+    const l = this.layers[i] as DeviceLayer;
+    const { hidden: D, heads: H, kvHeads: kvH, headDim: hd, normEps: eps } = c;
+    const dummy = this.rt.dummy;
+    out.run(this.norm(b.x, l.inNorm, b.xn1, b.stats1, R));
+    const pre = b.qkvPre ?? b.qkv;
+    out.run(...this.project(R, b.xn1, l.qkv, pre, { bias: l.qkvBias }));
+    out.run(...p.adapt(i, 'qkv', b.xn1, pre));
+    if (l.qNorm && l.kNorm) {
+      // Qwen3's norm of each q and k head (in place; the update keeps its input).
+      if (b.qkvPre) out.copy(b.qkvPre, b.qkv, R * this.W);
+      out.run(
+        rmsNormForward(null, l.qNorm, b.qkv, b.qStats, R * H, hd, eps, dummy, {
+          group: H,
+          stride: this.W,
+        }),
+        rmsNormForward(null, l.kNorm, b.qkv, b.kStats, R * kvH, hd, eps, dummy, {
+          group: kvH,
+          stride: this.W,
+          off: H * hd,
+        }),
+      );
+    }
+    if (this.table) out.run(p.rope(b.qkv));
+    out.run(...p.attend(i, b.qkv, b.att, b.lse));
+    if (b.mid !== b.x) out.copy(b.x, b.mid, R * D);
+    out.run(...this.project(R, b.att, l.o, b.mid, { accumulate: true, bias: l.oBias }));
+    out.run(...p.adapt(i, 'o', b.att, b.mid));
+    out.run(this.norm(b.mid, l.postNorm, b.xn2, b.stats2, R));
+    if (c.mlp === 'swiglu') {
+      out.run(...this.project(R, b.xn2, l.gateUp, b.gu));
+      out.run(...p.adapt(i, 'gateUp', b.xn2, b.gu));
+      out.run(swigluForward(b.gu, b.hm, R, c.intermediate));
+    } else if (p.geluApart) {
+      out.run(...this.project(R, b.xn2, l.gateUp, b.gu, { bias: l.gateUpBias }));
+      out.run(...p.adapt(i, 'gateUp', b.xn2, b.gu));
+      out.run(geluForward(b.gu, b.hm, R * c.intermediate));
+    } else {
+      out.run(...this.project(R, b.xn2, l.gateUp, b.gu, { bias: l.gateUpBias, gelu: b.hm }));
+    }
+    if (b.out !== b.mid) out.copy(b.mid, b.out, R * D);
+    out.run(...this.project(R, b.hm, l.down, b.out, { accumulate: true, bias: l.downBias }));
+    out.run(...p.adapt(i, 'down', b.hm, b.out));
+  }
+
+  /** The config's norm (LayerNorm with its bias, or RMSNorm) over R rows of x into y. */
+  norm(x: GPUBuffer, n: DeviceNorm, y: GPUBuffer, stats: GPUBuffer, R: number): DispatchSpec {
+    const { hidden: D, normEps: eps } = this.config;
+    return n.bias
+      ? layerNormForward(x, n.weight, n.bias, y, stats, R, D, eps)
+      : rmsNormForward(x, n.weight, y, stats, R, D, eps, this.rt.dummy);
   }
 
   /**
@@ -1037,21 +1116,8 @@ export class DeviceTransformer {
         ),
       );
     });
-    specs.push(this.normSpec(a, a.x, this.finalNorm, n));
+    specs.push(this.norm(a.x, this.finalNorm, a.xn, a.rstd, n));
     return specs;
-  }
-
-  /** The config's norm over R rows of x into the activations' xn. */
-  private normSpec(
-    a: NonNullable<DeviceTransformer['act']>,
-    x: GPUBuffer,
-    n: DeviceNorm,
-    R: number,
-  ) {
-    const { hidden: D, normEps: eps } = this.config;
-    return n.bias
-      ? layerNormForward(x, n.weight, n.bias, a.xn, a.rstd, R, D, eps)
-      : rmsNormForward(x, n.weight, a.xn, a.rstd, R, D, eps, this.rt.dummy);
   }
 
   /** The batch's logits, [rows, Vp] (batchCaches first). */
