@@ -3,7 +3,8 @@
 // against the float64 forward of the merged weights W + (alpha/r)·B·A; every adapter's gradient
 // of Σ dlogp·logp against central finite differences of that float64 forward, on tiny random
 // Qwen2-like (BF16, bias, tied, split bindings) and Qwen3-like (F32, q/k norms) models, with
-// sequences of different lengths; one AdamW step against its formula.
+// sequences of different lengths; one AdamW step against its formula. A Qwen3-like base with its
+// adapter merged into an f32 copy (as a LoRA role samples) decodes fused to the same reference.
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -28,6 +29,7 @@ import { loraBSideRef } from '../../src/gpu/kernels/referenceLlama';
 import { grid2d } from '../../src/gpu/kernels/runKernel';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
+import { mergeLora } from '../../src/model/families/lora';
 import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
 import { Rng } from '../../src/tasks/random';
 import {
@@ -39,7 +41,12 @@ import {
   run,
   upload,
 } from './kernels-harness';
-import { llamaConfig, llamaReferenceLogits, randomLlama } from './llama-device-fixtures';
+import {
+  llamaConfig,
+  llamaReferenceLogits,
+  randomLlama,
+  relativeToLargest,
+} from './llama-device-fixtures';
 
 const h = kernelRuntime();
 
@@ -608,6 +615,45 @@ describe('LoRA over a frozen Llama-family base on the kernels', () => {
     policy.detach();
     const [plain] = llamaReferenceLogits(config, base, ids.slice(0, 2));
     expect(close(await model.prefill(ids.slice(0, 2)), plain as Float64Array)).toBeLessThan(1e-4);
+    policy.free();
+  });
+
+  it('Qwen3-like (BF16, q/k norms, RoPE, GQA 2:1): the base with its adapter merged (mergeLora into an f32 copy, as a LoRA role samples) decodes each layer in one dispatch to the merged float64 forward', async (ctx) => {
+    const rt = needRuntime(h, ctx);
+    const config = llamaConfig({ modelType: 'qwen3', qkNorm: true, headDim: 16, numHeads: 4 });
+    const base = randomLlama(config, 'BF16', 11);
+    const frozen = new DeviceTransformer(rt, llamaTransformerConfig(config), base, {
+      contextLength: 8,
+    });
+    const policy = new DevicePolicy(rt, frozen, { rank: 2, alpha: 5, targets: LORA_TARGETS });
+    const adapters = randomAdapters(policy, 12);
+    const copy = new Map(base);
+    for (const [key, { A, B }] of adapters) {
+      const [l, t] = key.split('.') as [string, LoraTarget];
+      const name = weightName(Number(l), t);
+      const w = base.get(name) as WeightTensor;
+      const [out, inn] = w.shape as [number, number];
+      const data = Float32Array.from(decoded(w));
+      mergeLora(data, inn, out, A, B, 2, policy.scale, 'out-in');
+      copy.set(name, { dtype: 'F32', shape: w.shape, data });
+    }
+    const model = new DeviceTransformer(rt, llamaTransformerConfig(config), copy, {
+      contextLength: 8,
+      trainable: true,
+      decodeThreads: 16,
+    });
+    expect(model.decodesFused).toBe(true);
+    const withLora = merged(base, adapters, policy.scale, 2);
+    const ids = [4, 90, 2, 33, 7, 61];
+    const [want] = llamaReferenceLogits(config, withLora, ids.slice(0, 3));
+    expect(relativeToLargest(await model.prefill(ids.slice(0, 3)), want!)).toBeLessThan(1e-4);
+    for (let t = 3; t < ids.length; t++) {
+      const [ref] = llamaReferenceLogits(config, withLora, ids.slice(0, t + 1));
+      expect(
+        relativeToLargest(await model.step(ids[t] as number), ref!),
+        `position ${t}`,
+      ).toBeLessThan(1e-4);
+    }
     policy.free();
   });
 
