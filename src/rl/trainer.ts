@@ -12,8 +12,7 @@
 // adapter trains and the reference is the frozen base itself, the adapter off (no copy). The
 // model is the lab's GPT-2 or a Llama-family role over a base (model/trainableModel.ts).
 import * as tf from '@tensorflow/tfjs-core';
-import { llamaAdamStateOnDevice, restoreLlamaAdamStateOnDevice } from '../gpu/engine/kernelRoles';
-import { updateGptOnDevice, updateLlamaOnDevice } from '../gpu/engine/kernelRoleTraining';
+import { updateOnDevice } from '../gpu/engine/kernelRoleTraining';
 import {
   AdamW,
   type AdamWState,
@@ -80,20 +79,13 @@ export class RoleTrainer {
     // The lab's WebGPU engine when it is on; null: train here. Every model on the kernels' one
     // model (gpu/engine/kernelRoleTraining.ts): GPT-2's weights in full or its LoRA adapter, a
     // Llama-family role's adapter.
-    const onDevice = isLlamaModel(this.model)
-      ? await updateLlamaOnDevice(
-          this.model,
-          this.options,
-          this.batchLossOptions(sequences),
-          sequences,
-        )
-      : await updateGptOnDevice(
-          this.model,
-          this.options,
-          this.batchLossOptions(sequences),
-          this.hostState,
-          sequences,
-        );
+    const onDevice = await updateOnDevice(
+      this.model,
+      this.options,
+      this.batchLossOptions(sequences),
+      this.hostState,
+      sequences,
+    );
     if (onDevice) return onDevice;
     const batch = this.prepare(sequences);
     const metrics: GrpoLossMetrics[] = [];
@@ -248,9 +240,8 @@ export class RoleTrainer {
   }
 
   async exportState(): Promise<RoleTrainerState> {
-    // A Llama role updated on the kernels: Adam's state is the device's.
-    const onDevice = isLlamaModel(this.model) ? await llamaAdamStateOnDevice(this.model) : null;
-    const { step, moments } = onDevice ?? (await this.optimizer.exportState());
+    // After a device update too: the device's moments come back into the optimizer.
+    const { step, moments } = await this.optimizer.exportState();
     let reference: Map<string, Float32Array> | null = null;
     // With LoRA the reference is the frozen base, which the checkpoint already holds.
     if (this.reference && !this.model.lora && !isLlamaModel(this.reference)) {
@@ -264,12 +255,8 @@ export class RoleTrainer {
 
   /** Restores what exportState saved (same model shapes, same parameter order). */
   async importState(state: RoleTrainerState): Promise<void> {
+    // The device takes them at its next update (the adapter or weights come from tfjs then).
     this.optimizer.importState({ step: state.iterations, moments: state.moments });
-    if (isLlamaModel(this.model))
-      await restoreLlamaAdamStateOnDevice(this.model, {
-        step: state.iterations,
-        moments: state.moments,
-      });
     if (this.reference && state.reference && !this.model.lora && !isLlamaModel(this.reference)) {
       for (const [name, variable] of this.reference.params) {
         const values = state.reference.get(name);

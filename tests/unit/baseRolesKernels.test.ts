@@ -152,8 +152,9 @@ describe('role adapters over one base on the kernels, in process', () => {
     );
     expect(moved).toBe(true);
 
-    // A snapshot carries the device's Adam state (tfjs's optimizer never saw that step), and a
-    // resumed trainer puts it back on the device: its next update continues the same moments.
+    // A snapshot carries the device's Adam state (its moments come back into tfjs's optimizer
+    // after each device update), and a resumed trainer holds it again: the device takes it at
+    // its next update where tfjs moved the adapter.
     const state = await trainer.exportState();
     expect(state.iterations).toBe(1);
     expect(state.moments).toHaveLength(4 * coder.lora!.modules.size);
@@ -166,6 +167,21 @@ describe('role adapters over one base on the kernels, in process', () => {
     again.moments.forEach((m, i) => {
       expect(m.name).toBe(state.moments[i]!.name);
       expect(Array.from(m.data)).toEqual(Array.from(state.moments[i]!.data));
+    });
+
+    // A resume lands where the run would have: the second update straight on, then that
+    // snapshot's adapter and moments put back (the device's moved on meanwhile) and the same
+    // second update again — the same adapter.
+    const snapshot = [...coder.lora!.modules.values()].map((p) => [p.a.dataSync(), p.b.dataSync()]);
+    await trainer.update(sequences);
+    const straight = [...coder.lora!.modules.values()].map((p) => p.b.dataSync().slice());
+    [...coder.lora!.modules.values()].forEach((p, i) => {
+      p.a.assign(tf.tensor(snapshot[i]![0]!, p.a.shape));
+      p.b.assign(tf.tensor(snapshot[i]![1]!, p.b.shape));
+    });
+    await resumed.update(sequences);
+    [...coder.lora!.modules.values()].forEach((p, i) => {
+      expect(Array.from(p.b.dataSync()), `adapter ${i}`).toEqual(Array.from(straight[i]!));
     });
     resumed.dispose();
     trainer.dispose();

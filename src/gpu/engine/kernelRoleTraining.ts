@@ -5,15 +5,16 @@
 // formula (rl/grpoLossReference.ts, float64), the device's backward of Σ dlogp·logπ to the
 // trained parameters and their guarded AdamW step, in micro-batches within the run's memory
 // budget; the KL reference is the base alone (a zero-B policy) or, trained in full, the frozen
-// reference model's copy, read once per update. Afterwards the adapter or the weights are
-// written back into tfjs. Null: engine off or a device failure (the caller runs the update on
-// tfjs from what tfjs still holds).
+// reference model's copy, read once per update. Afterwards the adapter or the weights, and
+// Adam's moments, are written back into tfjs. Null: engine off or a device failure (the caller
+// runs the update on tfjs from what tfjs still holds).
 
 import type { AdamWState } from '../../model/adamw';
 import type { LlamaModel } from '../../model/families/llama';
 import type { GPT } from '../../model/gpt';
 import { defaultMemoryBudgetBytes } from '../../model/memory';
 import type { SkipReason } from '../../model/safeUpdate';
+import { isLlamaModel } from '../../model/trainableModel';
 import {
   averageLossMetrics,
   grpoLossGradientReference,
@@ -109,17 +110,7 @@ async function referenceRows(
   return completionRows(sequences, await reference.logProbs(batch, maxRows), L);
 }
 
-export function updateLlamaOnDevice(
-  model: LlamaModel,
-  options: RoleTrainerOptions,
-  loss: GrpoLossOptions,
-  sequences: readonly PolicySequence[],
-): Promise<RoleUpdate | null> {
-  const source = llamaSource(model);
-  return source ? updateRoleOnDevice(source, options, loss, sequences) : Promise.resolve(null);
-}
-
-/** What a device update of the lab's GPT-2 needs from RoleTrainer's own state. */
+/** What a device update needs from RoleTrainer's own state. */
 export interface HostOptimizer {
   exportState(): Promise<AdamWState>;
   importState(state: AdamWState): void;
@@ -128,24 +119,27 @@ export interface HostOptimizer {
 }
 
 /**
- * The lab's GPT-2 on the kernels' one model: its LoRA adapter, or (no adapter) its own weights
- * in full. The tfjs optimizer stays Adam's source of truth: its moments go to the device when
- * tfjs moved the trained variables without it, and come back after every device update, so a
- * snapshot, a resume and a fall-back to tfjs read the last finished step.
+ * A role's update on the kernels' one model: a Llama-family role's adapter, the lab's GPT-2's
+ * adapter, or (no adapter) its own weights in full. The tfjs optimizer stays Adam's source of
+ * truth, as tfjs's variables stay the weights': its moments go to the device when tfjs moved the
+ * trained variables without it (a resume, an update on tfjs), and come back after every device
+ * update, so a snapshot, a resume and a fall-back to tfjs read the last finished step.
  */
-export async function updateGptOnDevice(
-  model: GPT,
+export async function updateOnDevice(
+  model: GPT | LlamaModel,
   options: RoleTrainerOptions,
   loss: GrpoLossOptions,
   host: HostOptimizer,
   sequences: readonly PolicySequence[],
 ): Promise<RoleUpdate | null> {
-  const source = model.lora
-    ? gptLoraSource(model)
-    : gptSource(model, false, loss.beta > 0 ? host.referenceModel() : null);
-  if (!source) return null;
+  const source = isLlamaModel(model)
+    ? llamaSource(model)
+    : model.lora
+      ? gptLoraSource(model)
+      : gptSource(model, false, loss.beta > 0 ? host.referenceModel() : null);
   // Too long for the context: tfjs's update says why.
-  if (sequences.some((s) => s.prompt.length + s.completion.length > model.config.nCtx)) return null;
+  const longest = Math.max(0, ...sequences.map((s) => s.prompt.length + s.completion.length));
+  if (!source || longest > source.contextLength) return null;
   const e = kernelEngine();
   try {
     const policy = await rolePolicy(source);

@@ -553,26 +553,3 @@ export function importAdamState(policy: DevicePolicy, source: RoleSource, state:
   });
   policy.importMoments(m, v, state.step);
 }
-
-/**
- * Adam's state of a Llama role's adapter where the device updated it (tfjs's optimizer never saw
- * those steps); null where the device holds none.
- */
-export async function llamaAdamStateOnDevice(model: LlamaModel): Promise<AdamWState | null> {
-  const e = kernelEngine();
-  const source = llamaSource(model);
-  const role = source ? roles.get(source.key) : undefined;
-  if (!e || !source || !role || role.engine !== e || role.policy.steps === 0) return null;
-  return adamStateOf(role.policy, source);
-}
-
-/** A resumed run's Adam state onto the device, where the engine is on (its next update continues it). */
-export async function restoreLlamaAdamStateOnDevice(
-  model: LlamaModel,
-  state: AdamWState,
-): Promise<void> {
-  const source = llamaSource(model);
-  const policy = await rolePolicy(source);
-  if (!policy || !source || state.moments.length === 0) return;
-  importAdamState(policy, source, state);
-}
