@@ -20,7 +20,7 @@ import { llamaTransformerConfig } from '../../model/families/llamaConfig';
 import { LlamaWeights } from '../../model/families/llamaWeights';
 import type { GPT } from '../../model/gpt';
 import { type GptLora, mergedProjections, PEFT_PREFIX } from '../../model/gptLora';
-import { f32ToHalf, halfToF32 } from '../../model/halfFloat';
+import { decodeHalves, f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
@@ -234,10 +234,9 @@ function llamaMergedSource(model: LlamaModel, lora: GptLora, source: RoleSource)
 /** A copy of the tensor's values as f32 (16-bit widened exactly). */
 function widened(t: WeightTensor | undefined): Float32Array {
   if (!t) throw new Error('the base lacks an adapted projection');
-  if (t.dtype === 'F32') return Float32Array.from(t.data);
-  const out = new Float32Array(t.data.length);
-  for (let i = 0; i < out.length; i++) out[i] = halfToF32(t.dtype, t.data[i] as number);
-  return out;
+  return t.dtype === 'F32'
+    ? Float32Array.from(t.data)
+    : decodeHalves(t.dtype, t.data as Uint16Array);
 }
 
 function gptBase(model: GPT, values: () => Promise<Map<string, Float32Array>>) {
