@@ -81,47 +81,68 @@ const rmsnormCheck: KernelCheck<Arrays> = {
   },
 };
 
-/** Qwen3's q/k norm: RMSNorm over each head of the q|k|v rows, in place (rows W apart). */
+/**
+ * Qwen3's q/k norm: RMSNorm over each head of the q|k|v rows, in place (rows W apart), and its
+ * backward over the same layout (each head's dx from the pre-norm rows; the q and k weights'
+ * gradients summed over rows and heads, as a model trained in full takes them).
+ */
 const QK = { R: 9, H: 6, kvH: 2, hd: 12 };
 const QK_W = (QK.H + 2 * QK.kvH) * QK.hd;
 
-const qkNormCheck: KernelCheck<{ qkv: Float32Array; wq: Float32Array; wk: Float32Array }> = {
+type QkInputs = { qkv: Float32Array; dy: Float32Array; wq: Float32Array; wk: Float32Array };
+
+const qkNormCheck: KernelCheck<QkInputs> = {
   name: 'rmsnorm/per-head (q/k norm)',
   indispensable: false,
   tolerance: TOL,
   sized: false,
   inputs: (_s, rng) => ({
     qkv: randoms(rng, QK.R * QK_W, 3),
+    dy: randoms(rng, QK.R * QK_W),
     wq: randoms(rng, QK.hd).map((v) => 1 + v / 2),
     wk: randoms(rng, QK.hd).map((v) => 1 + v / 2),
   }),
   async gpu(ctx, i) {
-    const [qkv, wq, wk] = [i.qkv, i.wq, i.wk].map((t) => ctx.upload(t)) as GPUBuffer[];
-    const rstd = ctx.buffer(QK.R * QK.H);
+    const [qkv, pre, dy, wq, wk] = [i.qkv, i.qkv, i.dy, i.wq, i.wk].map((t) =>
+      ctx.upload(t),
+    ) as GPUBuffer[];
     const { R, H, kvH, hd } = QK;
+    const [qRstd, kRstd] = [ctx.buffer(R * H), ctx.buffer(R * kvH)];
+    const [dx, dwq, dwk] = [ctx.buffer(R * QK_W), ctx.buffer(hd), ctx.buffer(hd)];
+    const q = { group: H, stride: QK_W };
+    const k = { group: kvH, stride: QK_W, off: H * hd };
     await ctx.run([
-      ol.rmsNormForward(null, wq!, qkv!, rstd, R * H, hd, 1e-6, ctx.rt.dummy, {
-        group: H,
-        stride: QK_W,
-      }),
-      ol.rmsNormForward(null, wk!, qkv!, rstd, R * kvH, hd, 1e-6, ctx.rt.dummy, {
-        group: kvH,
-        stride: QK_W,
-        off: H * hd,
-      }),
+      ol.rmsNormForward(null, wq!, qkv!, qRstd, R * H, hd, 1e-6, ctx.rt.dummy, q),
+      ol.rmsNormForward(null, wk!, qkv!, kRstd, R * kvH, hd, 1e-6, ctx.rt.dummy, k),
+      ...ol.rmsNormBackward(pre!, wq!, dy!, qRstd, dx, dwq, R * H, hd, false, q),
+      ...ol.rmsNormBackward(pre!, wk!, dy!, kRstd, dx, dwk, R * kvH, hd, false, k),
     ]);
-    return { qkv: await ctx.read(qkv!, R * QK_W) };
+    return {
+      qkv: await ctx.read(qkv!, R * QK_W),
+      dx: await ctx.read(dx, R * QK_W),
+      dwq: await ctx.read(dwq, hd),
+      dwk: await ctx.read(dwk, hd),
+    };
   },
   reference(i) {
     const { R, H, kvH, hd } = QK;
     const out = Float64Array.from(i.qkv);
+    const dx = new Float64Array(R * QK_W);
+    const [dwq, dwk] = [new Float64Array(hd), new Float64Array(hd)];
     for (let r = 0; r < R; r++)
       for (let h = 0; h < H + kvH; h++) {
         const at = r * QK_W + h * hd;
-        const { y } = rmsNormRef(i.qkv.subarray(at, at + hd), h < H ? i.wq : i.wk, 1, hd, 1e-6);
-        out.set(y, at);
+        const x = i.qkv.subarray(at, at + hd);
+        const w = h < H ? i.wq : i.wk;
+        out.set(rmsNormRef(x, w, 1, hd, 1e-6).y, at);
+        const b = rmsNormBackwardRef(x, w, i.dy.subarray(at, at + hd), 1, hd, 1e-6);
+        dx.set(b.dx, at);
+        const dw = h < H ? dwq : dwk;
+        b.dw.forEach((g, j) => {
+          dw[j] = (dw[j] as number) + g;
+        });
       }
-    return { qkv: out };
+    return { qkv: out, dx, dwq, dwk };
   },
 };
 
