@@ -23,7 +23,9 @@
 // pre[b] positions and its own positions from lo[t] on: query t sees key s iff s ≤ t and
 // (s < pre[b] or s ≥ lo[t]). seg = [lo per position (B·T) | pre per row (B)]; SEG = 0 reads
 // none of it (lo = pre = 0: plain causal). The keys a query sees are visited in the same order
-// as in its own unpacked row, so its output is the same to the bit.
+// as in its own unpacked row, so its output is the same to the bit. The keys no query of a
+// block sees are not visited (forward, dq): from the prompt's end the loop jumps to the block's
+// earliest segment start, past the other completions' keys.
 // No shared memory, no barriers. The head size HD is a pipeline constant (a multiple of 4,
 // ≤ 4·MAX_V4: 64 here; ops.ts' attentionShader loads attention.wgsl?MAX_V4=32 for Qwen3's
 // 128-wide heads): loops over it have constant bounds, so optimising compilers (LLVM in
@@ -79,6 +81,15 @@ fn flat(gid: vec3u, nwg: vec3u) -> u32 {
 override QB: u32 = 4u;
 const QB_MAX: u32 = 4u;
 
+/** The earliest segment start of a block's QB queries (keys from pre up to it: seen by none). */
+fn min_lo(lo: ptr<function, array<u32, QB_MAX>>) -> u32 {
+  var m = (*lo)[0];
+  for (var j = 1u; j < QB; j++) {
+    m = min(m, (*lo)[j]);
+  }
+  return m;
+}
+
 @compute @workgroup_size(64)
 fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let TQ = (p.T + QB - 1u) / QB;
@@ -116,7 +127,11 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
     }
   }
   let last = min(t0 + QB - 1u, p.T - 1u);
+  let lo_min = min_lo(&lo);
   for (var s = 0u; s <= last; s++) {
+    if (s == pre && lo_min > s) {
+      s = lo_min; // past the prompt, keys before every query's own segment: seen by none
+    }
     let rowk = (b * p.T + s) * W + D + kh * HD;
     var k: array<vec4f, MAX_V4>;
     var v: array<vec4f, MAX_V4>;
@@ -210,7 +225,11 @@ fn backward_dq(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
     L[j] = glse[(b * p.H + h) * p.T + t];
   }
   let last = min(t0 + QB - 1u, p.T - 1u);
+  let lo_min = min_lo(&lo);
   for (var s = 0u; s <= last; s++) {
+    if (s == pre && lo_min > s) {
+      s = lo_min; // as the forward: keys no query of the block sees
+    }
     let rowk = (b * p.T + s) * W + D + kh * HD;
     var k: array<vec4f, MAX_V4>;
     var v: array<vec4f, MAX_V4>;
@@ -558,7 +577,11 @@ fn forward_h16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroup
   var q2 = query_at(b, t0 + 2u, h);
   var q3 = query_at(b, t0 + 3u, h);
   let last = min(t0 + 3u, p.T - 1u);
+  let lo_min = min(min(q0.lo, q1.lo), min(q2.lo, q3.lo));
   for (var s = 0u; s <= last; s++) {
+    if (s == pre && lo_min > s) {
+      s = lo_min; // as forward's
+    }
     let rowk = (b * p.T + s) * W + p.H * HD + kh * HD;
     let k = qkv_head(rowk, 1.0);
     let v = qkv_head(rowk + KD, 1.0);
@@ -666,7 +689,11 @@ fn backward_dq_h16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workg
   var q2 = dq_query(b, t0 + 2u, h);
   var q3 = dq_query(b, t0 + 3u, h);
   let last = min(t0 + 3u, p.T - 1u);
+  let lo_min = min(min(q0.lo, q1.lo), min(q2.lo, q3.lo));
   for (var s = 0u; s <= last; s++) {
+    if (s == pre && lo_min > s) {
+      s = lo_min; // as forward's
+    }
     let rowk = (b * p.T + s) * W + p.H * HD + kh * HD;
     let k = gqkv_head(rowk, 1.0);
     let v = gqkv_head(rowk + KD, 1.0);
