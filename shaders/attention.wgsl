@@ -23,9 +23,11 @@
 // pre[b] positions and its own positions from lo[t] on: query t sees key s iff s ≤ t and
 // (s < pre[b] or s ≥ lo[t]). seg = [lo per position (B·T) | pre per row (B)]; SEG = 0 reads
 // none of it (lo = pre = 0: plain causal). The keys a query sees are visited in the same order
-// as in its own unpacked row, so its output is the same to the bit. The keys no query of a
-// block sees are not visited (forward, dq): from the prompt's end the loop jumps to the block's
-// earliest segment start, past the other completions' keys.
+// as in its own unpacked row, so its output is the same to the bit. Segment starts never
+// decrease along a row (the padding is a segment of its own). What no one in a block sees is
+// not visited: in forward and dq, from the prompt's end the loop over keys jumps to the block's
+// earliest segment start; in dkdv, the loop over a segment's queries ends where the next
+// segment starts.
 // No shared memory, no barriers. The head size HD is a pipeline constant (a multiple of 4,
 // ≤ 4·MAX_V4: 64 here; ops.ts' attentionShader loads attention.wgsl?MAX_V4=32 for Qwen3's
 // 128-wide heads): loops over it have constant bounds, so optimising compilers (LLVM in
@@ -277,6 +279,23 @@ fn k4(i: u32) -> vec4f {
   return kqkv[i >> 2u];
 }
 
+/**
+ * Past the last query that can see keys s0..s0 + n − 1: where a later segment starts, for keys
+ * past the prompt (segment starts never decrease along a row; the padding is a segment of its
+ * own), else T.
+ */
+fn segment_end(b: u32, s0: u32, n: u32, pre: u32) -> u32 {
+  if (p.SEG == 0u || s0 < pre) {
+    return p.T;
+  }
+  for (var t = s0 + 1u; t < p.T; t++) {
+    if (kseg[b * p.T + t] > s0 + n - 1u) {
+      return t;
+    }
+  }
+  return p.T;
+}
+
 @compute @workgroup_size(64)
 fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let TQ = (p.T + QB - 1u) / QB;
@@ -309,7 +328,8 @@ fn backward_dkdv(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
       dv[j][i] = vec4f();
     }
   }
-  for (var th = s0 * G; th < p.T * G; th++) {
+  let end = segment_end(b, s0, QB, pre);
+  for (var th = s0 * G; th < end * G; th++) {
     let t = th / G;
     let h = kh * G + th % G;
     let bh = b * p.H + h;
@@ -788,7 +808,8 @@ fn backward_dkdv_h16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_wor
   var k1 = key_at(b, s0 + 1u, kh);
   var k2 = key_at(b, s0 + 2u, kh);
   var k3 = key_at(b, s0 + 3u, kh);
-  for (var th = s0 * G; th < p.T * G; th++) {
+  let end = segment_end(b, s0, 4u, pre);
+  for (var th = s0 * G; th < end * G; th++) {
     let t = th / G;
     let h = kh * G + th % G;
     let bh = b * p.H + h;

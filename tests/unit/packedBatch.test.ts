@@ -49,8 +49,9 @@ describe('packBatch', () => {
     expect(part).toMatchObject({ B: 2, T: 7 });
     expect([...part!.ids]).toEqual([1, 2, 3, 10, 11, 3, 12, 4, 5, 20, 0, 0, 0, 0]);
     expect([...part!.positions]).toEqual([0, 1, 2, 3, 4, 2, 3, 0, 1, 2, 0, 0, 0, 0]);
-    // lo per position (a segment's first place; 0 for the prompt and a plain row), then pre.
-    expect([...part!.segments!]).toEqual([0, 0, 2, 2, 2, 5, 5, 0, 0, 0, 0, 0, 0, 0, 2, 0]);
+    // lo per position (a segment's first place; 0 for the prompt and a plain row; the padding
+    // a segment of its own, so starts never decrease along a row), then pre.
+    expect([...part!.segments!]).toEqual([0, 0, 2, 2, 2, 5, 5, 0, 0, 0, 3, 3, 3, 3, 2, 0]);
     // Scored: 3→10, 10→11 (segment 1), 3→12 (segment 2), 5→20 (row 1).
     expect([...part!.scored!]).toEqual([2, 3, 5, 8]);
     expect([...part!.scored!].map((r) => part!.targets[r])).toEqual([10, 11, 12, 20]);

@@ -155,7 +155,12 @@ function partOf(rows: Row[], T: number, everyPosition: boolean): PackedPart {
       positions[b * T + t] = row.positions[t] as number;
       if (segments) segments[b * T + t] = row.lo[t] as number;
     });
-    if (segments) segments[R + b] = row.pre;
+    if (segments) {
+      segments[R + b] = row.pre;
+      // The padding is a segment of its own (it sees the prompt and itself): segment starts
+      // never decrease along a row, which attention.wgsl's dkdv relies on to stop early.
+      segments.fill(row.tokens.length, b * T + row.tokens.length, (b + 1) * T);
+    }
     for (const span of row.spans) {
       runs.push({
         sequence: span.sequence,
