@@ -24,7 +24,6 @@ import { decodeHalves, f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
-import { mergedValues } from './deviceCalls';
 import { devicePicks } from './deviceDraw';
 import {
   type Adapters,
@@ -165,28 +164,6 @@ export function gptSource(model: GPT, frozen = false, reference?: GPT | null): R
   };
 }
 
-/**
- * A LoRA role of the lab's GPT-2 as its sampler holds it: the base with the adapter merged in
- * (PEFT's merge, W + s·(B·A)ᵀ), frozen, f32 and flat, so each layer decodes in one dispatch
- * (decode_layer.wgsl) where the adapter attached would add its own at every projection; written
- * again when tfjs moved the adapter or the base. The update trains the adapter over the frozen
- * base apart (gptLoraSource).
- */
-function gptMergedSource(model: GPT, lora: GptLora): RoleSource {
-  const key = mergedKeys.get(lora) ?? {};
-  mergedKeys.set(lora, key);
-  const values = () => mergedValues(model);
-  return {
-    ...gptBase(model, values),
-    key,
-    baseKey: key,
-    mirrors: () => [...model.params.values(), ...adapterVariables(lora)],
-    lora: null,
-    params: null,
-    values,
-    frozen: true,
-  };
-}
 /** Per LoRA role: what names its sampling copy. */
 const mergedKeys = new WeakMap<GptLora, object>();
 
@@ -197,35 +174,33 @@ const mergedKeys = new WeakMap<GptLora, object>();
 export const MERGED_COPY_MAX_BYTES = 256 * 2 ** 20;
 
 /**
- * A Llama-family LoRA role as its sampler holds it where its base is small: as gptMergedSource,
- * the base widened to f32 with the adapter merged into each adapted projection (W + s·B·A), so a
- * layer decodes in one dispatch; the adapted projections written again when tfjs moved the
- * adapter (the base never moves).
+ * A LoRA role as its sampler holds it: the base widened to f32 with the adapter merged into each
+ * adapted projection (PEFT's merge, in the config's weight layout), frozen and flat, so each
+ * layer of a decode step is one dispatch (decode_layer.wgsl) where the adapter attached would
+ * add its own at every projection. Only the adapted projections are written again when tfjs
+ * moved the adapter (the base never moves); the update trains the adapter over the base apart.
  */
-function llamaMergedSource(model: LlamaModel, lora: GptLora, source: RoleSource): RoleSource {
+function mergedSource(source: RoleSource, lora: GptLora): RoleSource {
   const key = mergedKeys.get(lora) ?? {};
   mergedKeys.set(lora, key);
-  const merged = () => {
-    const base = llamaTensors(model);
-    return mergedProjections(lora, (name) => widened(base.get(name)), 'out-in');
-  };
+  const merge = (base: WeightTensors) =>
+    mergedProjections(lora, (name) => widened(base.get(name)), source.config.weightLayout);
   return {
     ...source,
     key,
     baseKey: key,
-    mirrors: () => adapterVariables(lora),
     tensors: async () => {
-      const base = llamaTensors(model);
-      const values = await merged();
+      const base = await source.tensors();
+      const merged = await merge(base);
       return {
         get: (name) => {
-          const w = values.get(name);
           const t = base.get(name);
+          const w = merged.get(name);
           return w && t ? { dtype: 'F32', shape: t.shape, data: w } : t;
         },
       };
     },
-    values: merged,
+    values: async () => merge(await source.tensors()),
     lora: null,
     frozen: true,
   };
@@ -398,7 +373,7 @@ export async function sampleLlamaOnDevice(
   // A small base samples from a merged f32 copy, where that copy decodes a layer in one dispatch.
   const small = llamaParameterCount(model.config) * 4 <= MERGED_COPY_MAX_BYTES;
   const fused = e && source && small && fusesDecode(source.config, e.rt.device);
-  const copy = fused && source && model.lora ? llamaMergedSource(model, model.lora, source) : null;
+  const copy = fused && source && model.lora ? mergedSource(source, model.lora) : null;
   return sampleRoleOnDevice(copy ?? source, prompts, options);
 }
 
@@ -435,7 +410,8 @@ export function sampleGptOnDevice(
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  const source = model.lora ? gptMergedSource(model, model.lora) : gptSource(model);
+  const lora = gptLoraSource(model);
+  const source = lora && model.lora ? mergedSource(lora, model.lora) : gptSource(model);
   return sampleRoleOnDevice(source, prompts, options);
 }
 
