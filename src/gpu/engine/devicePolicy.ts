@@ -100,9 +100,6 @@ export class DevicePolicy {
   private acts: Acts | null = null;
   private actsKey = '';
 
-  /** RoPE's cos/sin table (the model's; null where its positions are learned). */
-  private readonly ropeTable: GPUBuffer | null;
-
   /** The adapters' shape (null: no adapters). */
   readonly lora: LoraShape | null;
 
@@ -117,7 +114,6 @@ export class DevicePolicy {
     adapters?: Adapters,
     seed = 1,
   ) {
-    this.ropeTable = model.table;
     this.lora = typeof trains === 'object' ? trains : null;
     this.adapters = this.lora ? new DeviceAdapters(rt, model, this.lora, adapters, seed) : null;
     this.weights = trains === 'weights' ? new DeviceWeights(rt, model) : null;
@@ -483,7 +479,7 @@ export class DevicePolicy {
         this.adapters?.forwardSpecs(R, l, site, x, y, (s) => a.u.get(s.key) as GPUBuffer) ?? [],
       // Each position's angle from its place in its sequence (a shared row's segments restart).
       rope: (qkv) =>
-        rope({ R, T: 1, H, kvH, hd }, this.ropeTable as GPUBuffer, qkv, a.positions, this.rt.dummy),
+        rope({ R, T: 1, H, kvH, hd }, model.table as GPUBuffer, qkv, a.positions, this.rt.dummy),
       attend: (_, qkv, att, lse) => [
         attentionForward({ B, T, H, hd, kvH }, qkv, att, lse, this.segmentsOf(a)),
       ],
@@ -639,8 +635,8 @@ export class DevicePolicy {
           this.segmentsOf(a),
         ),
       );
-      if (this.ropeTable)
-        seq.run(rope({ R, T: 1, H, kvH, hd }, this.ropeTable, a.dqkv, a.positions, dummy, true));
+      if (model.table)
+        seq.run(rope({ R, T: 1, H, kvH, hd }, model.table, a.dqkv, a.positions, dummy, true));
       let dPre = a.dqkv;
       if (s.qkvPre && a.dqkvPre && w.qNorm && w.kNorm) {
         seq.copy(a.dqkv, a.dqkvPre, R * W);
