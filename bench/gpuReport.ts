@@ -7,9 +7,9 @@ import { formatGpuReport } from '../src/gpu/engine/gpuReportFormat';
 import type { BenchSection } from './table';
 
 export const gpuReportBench: BenchSection = async () => {
-  // The Llama family's kernels too (a run checks them when a Llama base first reaches the
-  // kernels): a report covers every kernel the engine may run.
-  const backend = await checkKernelsForBase(await initBackend('kernels'));
+  // Every config's kernels too (a run checks those of its config when its base first reaches
+  // the kernels): a report covers every kernel the engine may run.
+  const backend = await checkKernelsForBase(await initBackend('kernels'), null);
   const report = backend.gpu;
   if (!report) throw new Error(`no self-check ran: ${backend.reason}`);
   return {

@@ -13,16 +13,14 @@ import {
   layerNormForward,
   MATMUL_VERSIONS,
   matmul,
-  SHADERS,
-} from '../src/gpu/engine/ops';
-import {
   matmul16,
   rmsNormBackward,
   rmsNormForward,
   rope,
+  SHADERS,
   swigluBackward,
   swigluForward,
-} from '../src/gpu/engine/opsLlama';
+} from '../src/gpu/engine/ops';
 import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { ropeTable } from '../src/gpu/kernels/referenceLlama';

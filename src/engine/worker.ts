@@ -11,6 +11,7 @@ import {
 import { SELF_CHECK_ACTIVITY } from '../gpu/engine/gpuReportFormat';
 import { destroyKernelDevice } from '../gpu/engine/kernelEngine';
 import { fetchCheckpoint } from '../model';
+import { llamaTransformerConfig } from '../model/families/llamaConfig';
 import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
 import { warmStartModels } from '../sft/warmStart';
@@ -350,12 +351,15 @@ async function baseOf(config: RunConfig) {
   if (config.base === undefined) return {};
   workerActivity = `loading ${config.base}`;
   const loaded = { base: await loadHubBase(config, post) };
-  // The kernels check their Llama kernels before the base reaches them; the backend line then
-  // counts those checks too (or says which failed, and the run goes on on tfjs).
+  // The kernels check what the base's config needs before it reaches them; the backend line
+  // then counts those checks too (or says which failed, and the run goes on on tfjs).
   const before = backend ? await backend : null;
   if (before?.kernels) {
     post({ type: 'activity', activity: SELF_CHECK_ACTIVITY });
-    const report = await checkKernelsForBase(before);
+    const report = await checkKernelsForBase(
+      before,
+      llamaTransformerConfig(loaded.base.model.config),
+    );
     backend = Promise.resolve(report);
     post({ type: 'backend', report });
     post({ type: 'activity', activity: 'idle' });

@@ -7,13 +7,14 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import '@tensorflow/tfjs-backend-cpu';
 import type { BackendChoice } from '../engine/types';
 import { fewRowsReady } from '../model/fewRowsLinear';
+import type { TransformerConfig } from '../model/transformerConfig';
 import { buildGpuReport, type GpuReport } from './engine/gpuReport';
 import {
   disableKernelEngine,
   enableKernelEngine,
+  engineFor,
   type KernelEngineReport,
   kernelEngineReport,
-  llamaKernelEngine,
   onKernelEngineOff,
 } from './engine/kernelEngine';
 import type { SelfCheckSummary } from './engine/selfCheck/types';
@@ -113,14 +114,18 @@ function checked(kernels: KernelEngineReport): Pick<BackendReport, 'selfCheck' |
 }
 
 /**
- * A Llama-family base is about to reach the kernels: their Llama kernels' self-check runs now
- * (once per engine; a GPT-2 run's start does not pay for it), so what the run reports at its
- * start includes them. The report after: those checks added, or the kernels off, with the
- * failed kernel and its numbers, where one failed (the run goes on on tfjs).
+ * A base of this config is about to reach the kernels: the checks its switches need beyond the
+ * start's run now (once per engine; a GPT-2 run's start does not pay for them), so what the run
+ * reports at its start includes them (null: every such check, as the GPU report lists them).
+ * The report after: those checks added, or the kernels off, with the failed kernel and its
+ * numbers, where one failed (the run goes on on tfjs).
  */
-export async function checkKernelsForBase(report: BackendReport): Promise<BackendReport> {
+export async function checkKernelsForBase(
+  report: BackendReport,
+  config: TransformerConfig | null,
+): Promise<BackendReport> {
   if (!report.kernels) return report;
-  const on = (await llamaKernelEngine()) !== null;
+  const on = (await engineFor(config)) !== null;
   const kernels = kernelEngineReport();
   const tfjs = tfjsReport ?? report;
   if (on) return kernelsOn(tfjs, kernels);

@@ -4,7 +4,7 @@
 // downloads the base in its Worker, names it, steps, and after a reload reads
 // the weights from Cache Storage (the server sees model.safetensors once). A missing model, an
 // unreachable hub and a base too large for tfjs are each refused in words. On the kernels
-// (SwiftShader), the Llama kernels' self-check runs once the base is loaded, and the line counts it.
+// (SwiftShader), the self-check of its config's kernels runs once the base is loaded, and the line counts it.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -161,7 +161,7 @@ describe('the page over a base model from a Hub', () => {
     await context.close();
   });
 
-  it('on the kernels: the Llama kernels are checked once the base is loaded, before its first step, and the backend line counts them', async () => {
+  it('on the kernels: its config\'s kernels are checked once the base is loaded, before its first step, and the backend line counts them', async () => {
     const context = await browser.newContext({
       permissions: ['clipboard-read', 'clipboard-write'],
       viewport: { width: 1400, height: 900 },
@@ -179,12 +179,12 @@ describe('the page over a base model from a Hub', () => {
       ' · fall-back: tfjs wasm',
     );
     const report = await copyGpuReport(page);
-    // The start's checks and the Llama family's, every one passed, all counted in the line.
+    // The start's checks and those of the base's config, every one passed, all counted in the line.
     expect(report).toMatch(/\| matmul\/v4_vec4 \| start \| ok \|/);
     for (const name of ['rmsnorm/forward+backward', 'attention/gqa_decode', 'matmul/v5_b16_bf16'])
-      expect(report).toContain(`| ${name} | llama | ok |`);
+      expect(report).toContain(`| ${name} | fixed sizes | ok |`);
     const checks = Number((await line()).match(/\((\d+) checks\)/)?.[1]);
-    expect(checks).toBe(report.match(/^\| [a-z_0-9]+\/[^|]+ \| (start|llama) \| ok \|/gm)?.length);
+    expect(checks).toBe(report.match(/^\| [a-z_0-9]+\/[^|]+ \| (start|fixed sizes) \| ok \|/gm)?.length);
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
     await waitIdle(page);

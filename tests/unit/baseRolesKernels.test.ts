@@ -19,9 +19,11 @@ import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
 import { sampledCounts } from '../../src/gpu/engine/modelSampling';
 import '../../src/gpu/engine/selfCheck'; // registers the start's checks
-import { LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
+import { checksFor } from '../../src/gpu/engine/selfCheck/checksByConfig';
 import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { folderSource } from '../../src/model/families/folderSourceNode';
+import { parseLlamaConfig } from '../../src/model/families/hfConfig';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { loadLlama } from '../../src/model/families/load';
 import { PEFT_PREFIX } from '../../src/model/gptLora';
 import { decodeSafetensors } from '../../src/model/safetensors';
@@ -256,8 +258,26 @@ describe('train -- grpo --base --backend kernels', () => {
       | { checked: number; failed: string[]; ms: number; compileMs: number }
       | undefined;
     expect(selfCheck?.checked).toBeGreaterThanOrEqual(10);
-    // Over a Llama base the Llama kernels are checked before the start event, and counted in it.
-    expect(selfCheck?.checked).toBe(kernelChecks().length + LLAMA_CHECKS.length);
+    // Over a base, the kernels its config needs are checked before the start event, and counted
+    // in it: RMSNorm, RoPE, SwiGLU, 16-bit weights, LoRA, attention at its heads of 8 (not Qwen3's
+    // q/k norm, nor GELU).
+    const needed = checksFor(
+      llamaTransformerConfig(
+        parseLlamaConfig(JSON.parse(readFileSync(join(base, 'config.json'), 'utf8'))),
+      ),
+    ).map((c) => c.name);
+    expect(needed).toEqual(
+      expect.arrayContaining([
+        'rmsnorm/forward+backward',
+        'rope/forward+inverse',
+        'swiglu/forward+backward',
+        'lora/up+grads',
+        'attention/gqa (heads of 8)',
+      ]),
+    );
+    expect(needed).not.toContain('rmsnorm/per-head (q/k norm)');
+    expect(needed).not.toContain('gelu/forward+backward');
+    expect(selfCheck?.checked).toBe(kernelChecks().length + needed.length);
     expect(selfCheck?.failed).toEqual([]);
     expect(selfCheck?.compileMs).toBeGreaterThan(0);
     expect(selfCheck?.compileMs).toBeLessThanOrEqual(selfCheck?.ms ?? 0);

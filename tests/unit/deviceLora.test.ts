@@ -15,14 +15,15 @@ import {
   type LoraTarget,
 } from '../../src/gpu/engine/devicePolicy';
 import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
-import { matmul16T, type WeightDtype } from '../../src/gpu/engine/opsLlama';
 import {
   type LoraSegment,
   loraGradB,
   loraGradU,
   loraUp,
   loraWidth,
-} from '../../src/gpu/engine/opsLora';
+  matmul16T,
+  type WeightDtype,
+} from '../../src/gpu/engine/ops';
 import { packBatch } from '../../src/gpu/engine/packedBatch';
 import type { DispatchSpec, GpuRuntime } from '../../src/gpu/engine/runtime';
 import { loraBSideRef } from '../../src/gpu/kernels/referenceLlama';

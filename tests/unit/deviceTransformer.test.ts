@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
 import { sampleOnModel } from '../../src/gpu/engine/modelSampling';
-import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
+import type { WeightDtype } from '../../src/gpu/engine/ops';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { pickToken, rowPrng } from '../../src/rollout/pick';
@@ -205,14 +205,15 @@ describe('device Llama forward', () => {
   });
 });
 
-describe('the Llama kernels’ self-check', () => {
+describe('the self-check of every config’s switches', () => {
   it('every entry passes on this device; logitsOnDevice runs them first', async (ctx) => {
     const rt = needRuntime(h, ctx);
-    const { LLAMA_CHECKS, llamaSelfCheck } = await import(
-      '../../src/gpu/engine/selfCheck/checksLlama'
+    const { checksFor, runConfigChecks } = await import(
+      '../../src/gpu/engine/selfCheck/checksByConfig'
     );
-    expect(LLAMA_CHECKS.length).toBeGreaterThanOrEqual(10);
-    expect(await llamaSelfCheck(rt, true)).toEqual([]);
+    const every = checksFor(null);
+    expect(every.length).toBeGreaterThanOrEqual(10);
+    expect((await runConfigChecks(rt, true, every)).filter((r) => !r.ok)).toEqual([]);
     const { logitsOnDevice } = await import('../../src/gpu/engine/deviceCalls');
     const config = llamaConfig({ modelType: 'qwen2', attentionBias: true });
     const weights = randomLlama(config, 'BF16', 12);

@@ -17,7 +17,7 @@ import {
   float32Tensors,
   type WeightTensor,
 } from '../../src/gpu/engine/deviceTransformer';
-import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
+import type { WeightDtype } from '../../src/gpu/engine/ops';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import { type LlamaConfig, llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { createModel, disposeModel, type GPT } from '../../src/model/gpt';

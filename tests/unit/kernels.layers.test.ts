@@ -7,13 +7,13 @@ import {
   attentionDecode,
   attentionForward,
   embeddingBackward,
+  embeddingLookup,
   gatherRows,
   layerNormBackwardDx,
   layerNormBackwardParams,
   layerNormForward,
   scatterRows,
 } from '../../src/gpu/engine/ops';
-import { embeddingLookup } from '../../src/gpu/engine/opsLlama';
 import {
   attentionBackwardRef,
   attentionDecodeRef,

@@ -9,8 +9,6 @@ import {
   attentionCacheStore,
   attentionDecode,
   attentionForward,
-} from '../../src/gpu/engine/ops';
-import {
   embeddingLookup,
   matmul16,
   rmsNormBackward,
@@ -18,7 +16,7 @@ import {
   rope,
   swigluBackward,
   swigluForward,
-} from '../../src/gpu/engine/opsLlama';
+} from '../../src/gpu/engine/ops';
 import {
   rmsNormBackwardRef,
   rmsNormRef,

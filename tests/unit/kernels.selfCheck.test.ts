@@ -15,10 +15,9 @@ import { formatGpuReport } from '../../src/gpu/engine/gpuReportFormat';
 import {
   disableKernelEngine,
   enableKernelEngine,
-  headSizeEngine,
+  engineFor,
   kernelEngine,
   kernelEngineReport,
-  llamaKernelEngine,
 } from '../../src/gpu/engine/kernelEngine';
 import { sampleGptOnDevice } from '../../src/gpu/engine/kernelRoles';
 import { limitsOf } from '../../src/gpu/engine/limits';
@@ -30,16 +29,19 @@ import {
   START_SIZES,
   selfCheckAtStart,
 } from '../../src/gpu/engine/selfCheck';
-import { headSizeChecks, LLAMA_CHECKS } from '../../src/gpu/engine/selfCheck/checksLlama';
+import { checksFor, headSizeChecks } from '../../src/gpu/engine/selfCheck/checksByConfig';
 import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { runCheck } from '../../src/gpu/engine/selfCheck/run';
 import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
 import { openKernelDevice } from '../../src/gpu/kernels/device';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
+import { parseLlamaConfig } from '../../src/model/families/hfConfig';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import type { GPT } from '../../src/model/gpt';
 import { initialValues, makeVariables, parameterSpecs } from '../../src/model/params';
 import { KvCacheSampler } from '../../src/rollout/kvSampler';
 import { Rng } from '../../src/tasks/random';
+import { fixtureSpec } from './hf-fixtures';
 
 const MATMUL = readFileSync(new URL('../../shaders/matmul.wgsl', import.meta.url), 'utf8');
 
@@ -190,27 +192,61 @@ describe('a wrong kernel is never used', () => {
   });
 });
 
-describe('the Llama kernels are checked when a Llama base first reaches the kernels', () => {
+describe('a config’s kernels are checked when a role of it first reaches the kernels', () => {
   const SWIGLU = readFileSync(new URL('../../shaders/swiglu.wgsl', import.meta.url), 'utf8');
-  const llamaNames = LLAMA_CHECKS.map((c) => c.name);
+  // The random Qwen2 of the tests (RMSNorm, RoPE, SwiGLU, 4 heads of 8 over 2 kv heads).
+  const qwen2 = llamaTransformerConfig(parseLlamaConfig(fixtureSpec('qwen2').config));
+  const gpt2 = gptTransformerConfig(makeConfig('tiny', 617));
+  const names = (c: typeof qwen2 | null) => checksFor(c).map((check) => check.name);
 
-  it("not at a GPT-2 run's start; once, before the first Llama call; all pass", async (ctx) => {
+  it('each check goes with the switches that need it', () => {
+    expect(names(qwen2)).toEqual(
+      expect.arrayContaining([
+        'rmsnorm/forward+backward',
+        'rope/forward+inverse',
+        'swiglu/forward+backward',
+        'lora/up+grads',
+        'decode/fused layer (RMSNorm, RoPE, q/k norm, GQA, SwiGLU)',
+        'attention/gqa (heads of 8)',
+      ]),
+    );
+    expect(names(qwen2)).not.toContain('rmsnorm/per-head (q/k norm)');
+    expect(names(qwen2)).not.toContain('gelu/forward+backward');
+    expect(names({ ...qwen2, qkNorm: true })).toContain('rmsnorm/per-head (q/k norm)');
+    // GPT-2 under an adapter: GELU on its own, LoRA's and 16-bit weights' kernels, none of
+    // RMSNorm, RoPE, SwiGLU (nor the fused layer with them: the start checks GPT-2's).
+    expect(names(gpt2)).toEqual(expect.arrayContaining(['gelu/forward+backward', 'lora/up+grads']));
+    for (const name of names(gpt2)) expect(name).not.toMatch(/rmsnorm|rope|swiglu|fused/);
+    // Every switch's, for the GPU report; none registered at the start.
+    for (const check of checksFor(null)) expect(kernelChecks()).not.toContain(check);
+    expect(names(null)).toEqual(
+      expect.arrayContaining([...names(qwen2).slice(0, -3), ...names(gpt2)]),
+    );
+  });
+
+  it("not at a GPT-2 run's start; once per engine, before a config's first call; all pass", async (ctx) => {
     const opened = await openKernelDevice();
     if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
     const on = await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
     expect(on.enabled).toBe(true);
     const atStart = kernelEngine()!.selfCheck.results.map((r) => r.name);
-    for (const name of llamaNames) expect(atStart).not.toContain(name);
-    for (const check of LLAMA_CHECKS) expect(kernelChecks()).not.toContain(check);
-    expect(await llamaKernelEngine()).toBe(kernelEngine());
-    const after = kernelEngine()!.selfCheck.results;
-    expect(after.slice(atStart.length).map((r) => r.name)).toEqual(llamaNames);
+    for (const name of names(null)) expect(atStart).not.toContain(name);
+    expect(await engineFor(qwen2)).toBe(kernelEngine());
+    const after = [...kernelEngine()!.selfCheck.results];
+    expect(after.slice(atStart.length).map((r) => r.name)).toEqual(names(qwen2));
     expect(after.filter((r) => !r.ok)).toEqual([]);
     // The tally the backend line and the start event show counts them.
-    expect(kernelEngineReport().selfCheck?.checks).toBe(atStart.length + llamaNames.length);
-    // Once per engine: a second Llama call does not run them again.
-    await Promise.all([llamaKernelEngine(), llamaKernelEngine()]);
+    expect(kernelEngineReport().selfCheck?.checks).toBe(atStart.length + names(qwen2).length);
+    // Once per engine: a second call does not run them again.
+    await Promise.all([engineFor(qwen2), engineFor(qwen2)]);
     expect(kernelEngine()!.selfCheck.results.length).toBe(after.length);
+    // Another config runs only what it needs that has not run: GPT-2's GELU on its own.
+    expect(await engineFor(gpt2)).toBe(kernelEngine());
+    const added = kernelEngine()!
+      .selfCheck.results.slice(after.length)
+      .map((r) => r.name);
+    expect(added).toEqual(names(gpt2).filter((name) => !names(qwen2).includes(name)));
+    expect(added).toContain('gelu/forward+backward');
     disableKernelEngine();
   });
 
@@ -220,22 +256,27 @@ describe('the Llama kernels are checked when a Llama base first reaches the kern
     await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
     expect(headSizeChecks(16)).toEqual([]); // the fixed checks' sizes
     expect(headSizeChecks(64)).toEqual([]);
-    const names = headSizeChecks(128).map((c) => c.name);
-    expect(names).toEqual([
+    const at128 = headSizeChecks(128).map((c) => c.name);
+    expect(at128).toEqual([
       'attention/gqa (heads of 128)',
       'attention/gqa (packed rows: shared prompts) (heads of 128)',
       'attention/gqa_decode (heads of 128)',
     ]);
-    expect(await headSizeEngine(128)).toBe(kernelEngine());
-    const results = kernelEngine()!.selfCheck.results;
-    const at128 = results.filter((r) => names.includes(r.name));
-    expect(at128.map((r) => r.ok)).toEqual([true, true, true]);
-    await headSizeEngine(128);
+    const qwen3 = { ...qwen2, headDim: 128, qkNorm: true };
+    expect(names(qwen3).slice(-3)).toEqual(at128);
+    expect(await engineFor(qwen3)).toBe(kernelEngine());
+    const results = [...kernelEngine()!.selfCheck.results];
+    expect(results.filter((r) => at128.includes(r.name)).map((r) => r.ok)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    await engineFor(qwen3);
     expect(kernelEngine()!.selfCheck.results.length).toBe(results.length);
     disableKernelEngine();
   });
 
-  it('a wrong Llama kernel turns the kernels off before the base reaches them, said with numbers', async (ctx) => {
+  it('a wrong kernel of a config turns the kernels off before its base reaches them, said with numbers', async (ctx) => {
     const opened = await openKernelDevice();
     if (!opened.ok) return ctx.skip(`no WebGPU adapter: ${opened.why}`);
     // SiLU's sigmoid off by a factor: SwiGLU's forward and backward both go wrong.
@@ -244,13 +285,14 @@ describe('the Llama kernels are checked when a Llama base first reaches the kern
     setShaderOverridesForTest({ 'swiglu.wgsl': wrong });
     const on = await enableKernelEngine({ device: opened.gpu, allowSoftware: true });
     expect(on.enabled).toBe(true); // a GPT-2 run does not run SwiGLU
-    expect(await llamaKernelEngine()).toBeNull();
+    expect(await engineFor(gpt2)).toBe(kernelEngine()); // nor does GPT-2 under an adapter
+    expect(await engineFor(qwen2)).toBeNull();
     expect(kernelEngine()).toBeNull();
     const off = kernelEngineReport();
     expect(off.enabled).toBe(false);
     expect(off.selfCheck?.failed).toEqual(['swiglu/forward+backward']);
     expect(off.reason).toMatch(
-      /swiglu\/forward\+backward at llama: \w+\[\d+\] off by [\d.e+-]+ against [\d.e+-]+ allowed.*the run continues on the tfjs backend/,
+      /swiglu\/forward\+backward at fixed sizes: \w+\[\d+\] off by [\d.e+-]+ against [\d.e+-]+ allowed.*the run continues on the tfjs backend/,
     );
   });
 });

@@ -3,7 +3,7 @@
 // and benches. The weights are read as stored (16-bit decoded per row), so the reference and
 // the device see the same rounded numbers.
 import type { WeightTensor } from '../../src/gpu/engine/deviceTransformer';
-import type { WeightDtype } from '../../src/gpu/engine/opsLlama';
+import type { WeightDtype } from '../../src/gpu/engine/ops';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { f16ToF32 } from '../../src/model/halfFloat';
 

@@ -24,10 +24,11 @@ import {
 } from './deviceTransformer';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
-import { llamaSelfCheck } from './selfCheck/checksLlama';
+import { checksFor, runConfigChecks } from './selfCheck/checksByConfig';
+import { describeFailure } from './selfCheck/types';
 
-/** Per device, the head sizes whose checks passed (the one model's checks run once per size). */
-const checked = new WeakMap<GPUDevice, Set<number>>();
+/** Per device, the config checks that passed (each runs once per device). */
+const checked = new WeakMap<GPUDevice, Set<string>>();
 
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
 export async function openDeviceTransformer(
@@ -40,12 +41,15 @@ export async function openDeviceTransformer(
   const rt = new GpuRuntime(opened.gpu.device);
   try {
     await rt.load([...SHADERS]);
-    const heads = checked.get(rt.device) ?? new Set<number>();
-    if (options.selfCheck !== false && !heads.has(config.headDim)) {
-      const failed = await llamaSelfCheck(rt, opened.gpu.software, config.headDim);
+    const passed = checked.get(rt.device) ?? new Set<string>();
+    const fresh = checksFor(config).filter((c) => !passed.has(c.name));
+    if (options.selfCheck !== false && fresh.length > 0) {
+      const results = await runConfigChecks(rt, opened.gpu.software, fresh);
+      const failed = results.filter((r) => !r.ok).map(describeFailure);
       if (failed.length)
         throw new Error(`the kernels failed their self-check on this device: ${failed.join('; ')}`);
-      checked.set(rt.device, heads.add(config.headDim));
+      for (const c of fresh) passed.add(c.name);
+      checked.set(rt.device, passed);
     }
     const model = new DeviceTransformer(rt, config, weights, options);
     return { model, rt, adapter: opened.gpu.adapter, free: () => rt.destroy() };

@@ -33,9 +33,12 @@ import {
   layerNormBackwardDx,
   MM_ACCUMULATE,
   matmul,
+  matmul16T,
+  rmsNormBackward,
+  rope,
   scatterRows,
+  swigluBackward,
 } from './ops';
-import { matmul16T, rmsNormBackward, rope, swigluBackward } from './opsLlama';
 import {
   headGradient,
   logProbsOf,

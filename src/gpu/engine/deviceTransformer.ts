@@ -24,6 +24,7 @@ import {
   attentionForward,
   decodeLayer,
   decodeLayerBytes,
+  embeddingLookup,
   gatherRows,
   geluForward,
   layerNormForward,
@@ -32,15 +33,12 @@ import {
   MM_ACCUMULATE,
   MM_GELU,
   matmul,
-} from './ops';
-import {
-  embeddingLookup,
   matmul16,
   rmsNormForward,
   rope,
   swigluForward,
   type WeightDtype,
-} from './opsLlama';
+} from './ops';
 import {
   ALIGN_FLOATS,
   asSlice,

@@ -6,8 +6,14 @@
 // checkpoint name (Conv1D weights transposed back to [in, out]).
 import type { DeviceMatrix, DeviceNorm, DeviceTransformer, FlatWeights } from './deviceTransformer';
 import { FlatAdam } from './flatAdam';
-import { biasGrad, embeddingBackward, layerNormBackwardParams, MM_ACCUMULATE, matmul } from './ops';
-import { rmsNormBackward } from './opsLlama';
+import {
+  biasGrad,
+  embeddingBackward,
+  layerNormBackwardParams,
+  MM_ACCUMULATE,
+  matmul,
+  rmsNormBackward,
+} from './ops';
 import type { Bindable, DispatchSpec, GpuRuntime, Slice } from './runtime';
 
 /** Tensors by checkpoint name, in the checkpoint's layout. */

@@ -17,7 +17,7 @@ import {
   selfCheckAtStart,
   summarize,
 } from './selfCheck';
-import { headSizeChecks, LLAMA_CHECKS, runLlamaChecks } from './selfCheck/checksLlama';
+import { checksFor, runConfigChecks } from './selfCheck/checksByConfig';
 import type { KernelCheck } from './selfCheck/registry';
 import { shaderOverridesForTest } from './selfCheck/testHook';
 
@@ -37,10 +37,8 @@ export interface Engine {
   /** What the self-check found on this device (selfCheck/). */
   selfCheck: EngineSelfCheck;
   lost: string | null;
-  /** The Llama kernels' self-check, once started (llamaKernelEngine): whether all passed. */
-  llamaChecked?: Promise<boolean>;
-  /** The attention checks at a head size of a model's own, per size (headSizeEngine). */
-  headsChecked?: Map<number, Promise<boolean>>;
+  /** The checks beyond the start's that a config needed (engineFor), by name: whether all passed. */
+  configChecks: Map<string, Promise<boolean>>;
 }
 
 /**
@@ -81,7 +79,7 @@ let report: KernelEngineReport = { enabled: false, adapter: '', reason: 'not ena
  * engine started again on the same adapter — a new run, a device after a loss — reuses its
  * verdicts and the tuner's pick instead of checking every kernel again (seconds on a CPU
  * driver; the same adapter and sources give the same answers). Checks at a model's sizes and
- * the Llama family's still run once per engine.
+ * those a config needs (engineFor) still run once per engine.
  */
 const startChecks = new Map<string, EngineSelfCheck>();
 
@@ -150,6 +148,7 @@ export async function enableKernelEngine(
     matmul: selfCheck.matmul,
     selfCheck,
     lost: null,
+    configChecks: new Map(),
   };
   engine = current;
   void gpu.device.lost.then((info) => {
@@ -203,42 +202,32 @@ export function kernelEngine(): Engine | null {
 }
 
 /**
- * The engine with its Llama-family kernels checked (selfCheck/checksLlama.ts): they run once per
- * engine, when a Llama base first reaches it, so a GPT-2 run's start does not pay for them. Null
- * where the engine is off, or where one of them failed: then the kernels turn off, the backend
- * line says which kernel failed with its numbers, and the run goes on on tfjs.
+ * The engine with the kernels a model of this config needs beyond the start's checked
+ * (selfCheck/checksByConfig.ts' checksFor: its switches', the 16-bit weights', LoRA's, the
+ * device's draw, attention at its head size), each once per engine, when a role of that config
+ * first reaches it: a full-parameter GPT-2 run's start does not pay for them. No config: every
+ * such check (the GPU report's). Null where the engine is off, or where one failed: then the
+ * kernels turn off, the backend line says which kernel failed with its numbers, and the run
+ * goes on on tfjs.
  */
-export async function llamaKernelEngine(): Promise<Engine | null> {
+export async function engineFor(config: TransformerConfig | null): Promise<Engine | null> {
   const e = kernelEngine();
   if (!e) return null;
-  e.llamaChecked ??= checkLlamaKernels(e);
-  return (await e.llamaChecked) ? kernelEngine() : null;
-}
-
-/**
- * llamaKernelEngine, and the attention checks at `headDim` where the fixed checks do not cover
- * it (selfCheck/checksLlama.ts' headSizeChecks: Qwen3's 128), once per size per engine.
- */
-export async function headSizeEngine(headDim: number): Promise<Engine | null> {
-  const e = await llamaKernelEngine();
-  const checks = headSizeChecks(headDim);
-  if (!e || checks.length === 0) return e;
-  e.headsChecked ??= new Map();
-  let checked = e.headsChecked.get(headDim);
-  if (!checked) {
-    checked = checkLlamaKernels(e, checks);
-    e.headsChecked.set(headDim, checked);
+  const needed = checksFor(config);
+  const started = e.configChecks;
+  const fresh = needed.filter((c) => !started.has(c.name));
+  if (fresh.length > 0) {
+    const run = runConfigKernelChecks(e, fresh);
+    for (const c of fresh) started.set(c.name, run);
   }
-  return (await checked) ? kernelEngine() : null;
+  const passed = await Promise.all(needed.map((c) => started.get(c.name)));
+  return passed.every(Boolean) ? kernelEngine() : null;
 }
 
-async function checkLlamaKernels(
-  e: Engine,
-  checks: readonly KernelCheck[] = LLAMA_CHECKS,
-): Promise<boolean> {
+async function runConfigKernelChecks(e: Engine, checks: readonly KernelCheck[]): Promise<boolean> {
   let results: CheckResult[];
   try {
-    results = await runLlamaChecks(e.rt, e.gpu.software, checks);
+    results = await runConfigChecks(e.rt, e.gpu.software, checks);
   } catch (error) {
     markEngineFailed(e, error);
     return false;

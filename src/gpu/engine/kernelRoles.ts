@@ -44,7 +44,7 @@ import { type DeviceWeights, writeNamed } from './deviceWeights';
 import {
   checkModelSizes,
   type Engine,
-  headSizeEngine,
+  engineFor,
   kernelEngine,
   markEngineFailed,
 } from './kernelEngine';
@@ -246,12 +246,12 @@ function llamaTensors(base: LlamaModel): WeightTensors {
 
 /**
  * The engine with the kernels this role runs checked: the start's checks cover the lab's GPT-2
- * trained in full (its layers, decode, update); an adapter, or a Llama base, also needs the
- * Llama family's and LoRA's kernels, and a head size of its own (headSizeEngine).
+ * trained in full (its layers, decode, update); a model under an adapter also needs those of
+ * its config's switches, its 16-bit weights, LoRA's and its head size (kernelEngine.ts' engineFor).
  */
-function engineFor(source: RoleSource): Promise<Engine | null> {
+function roleEngine(source: RoleSource): Promise<Engine | null> {
   if (!source.lora && source.checkSizes) return Promise.resolve(kernelEngine());
-  return headSizeEngine(source.config.headDim);
+  return engineFor(source.config);
 }
 
 /** The engine's one device copy of the role's base. */
@@ -369,7 +369,7 @@ export async function sampleLlamaOnDevice(
   options: SampleOptions,
 ): Promise<SampleResult | null> {
   const source = llamaSource(model);
-  const e = source ? await engineFor(source) : null;
+  const e = source ? await roleEngine(source) : null;
   // A small base samples from a merged f32 copy, where that copy decodes a layer in one dispatch.
   const small = llamaParameterCount(model.config) * 4 <= MERGED_COPY_MAX_BYTES;
   const fused = e && source && small && fusesDecode(source.config, e.rt.device);
@@ -382,7 +382,7 @@ async function sampleRoleOnDevice(
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  const e = source ? await engineFor(source) : null;
+  const e = source ? await roleEngine(source) : null;
   if (!e || !source || !devicePicks(options, source.config.vocabSize)) return null;
   try {
     const { policy } = await deviceRole(e, source);
@@ -417,7 +417,7 @@ export function sampleGptOnDevice(
 
 /** The role's device policy (its adapter current with tfjs), or null where the engine is off. */
 export async function rolePolicy(source: RoleSource | null): Promise<DevicePolicy | null> {
-  const e = source ? await engineFor(source) : null;
+  const e = source ? await roleEngine(source) : null;
   if (!e || !source) return null;
   return (await deviceRole(e, source)).policy;
 }

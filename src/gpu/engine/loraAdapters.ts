@@ -10,8 +10,7 @@ import { LLAMA_LORA_TARGETS } from '../../model/loraSettings';
 import { Rng } from '../../tasks/random';
 import type { AdapterSite, DeviceTransformer } from './deviceTransformer';
 import { FlatAdam } from './flatAdam';
-import { MM_ACCUMULATE, matmul } from './ops';
-import { type LoraColumns, loraGradB, loraGradU, loraUp } from './opsLora';
+import { type LoraColumns, loraGradB, loraGradU, loraUp, MM_ACCUMULATE, matmul } from './ops';
 import { ALIGN_FLOATS, type Bindable, type DispatchSpec, type GpuRuntime } from './runtime';
 
 /** The Llama family's projections LoRA may target (PEFT's names), as the run's settings list them. */

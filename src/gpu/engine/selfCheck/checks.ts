@@ -22,8 +22,7 @@ import {
 import { DeviceTransformer, float32Tensors } from '../deviceTransformer';
 import { sampleOnModel } from '../modelSampling';
 import * as op from '../ops';
-import { MATMUL_VERSIONS, type MatmulVersion } from '../ops';
-import { embeddingLookup } from '../opsLlama';
+import { embeddingLookup, MATMUL_VERSIONS, type MatmulVersion } from '../ops';
 import { nextTokenLogProbsRef } from './gptReference';
 import {
   ints,

@@ -1,7 +1,6 @@
-// DispatchSpecs for LoRA's B side (shaders/lora.wgsl); the A side is matmul.wgsl's products.
-import { grid2d } from '../kernels/runKernel';
-import type { Bindable, DispatchSpec } from './runtime';
-import { uniforms } from './runtime';
+// lora.wgsl: LoRA's B side (up, du, dB) over a site's column segments; the A side is matmul.wgsl's.
+import { grid2d } from '../../kernels/runKernel';
+import { type Bindable, type DispatchSpec, uniforms } from '../runtime';
 
 /** One adapter's output columns inside y's (or dy's) rows: `width` of them from `offset`. */
 export interface LoraSegment {

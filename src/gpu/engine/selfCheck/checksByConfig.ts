@@ -1,19 +1,22 @@
-// The kernels' one model beyond GPT-2's start checks (deviceTransformer.ts, devicePolicy.ts), for
-// the self-check: RMSNorm (forward, backward; per head, Qwen3's
-// q/k norm), RoPE (forward and its inverse, the backward), SwiGLU (forward, backward),
-// grouped-query attention (forward, backward, cache store + decode), the 16-bit-weight matmul
-// (F16, BF16) and its transpose (v6_b16t, the backward's input gradients), the embedding's
-// lookup (a 16-bit table in row ranges, learned positions added), GELU on its own (GPT-2's MLP
-// when its fc is adapted), LoRA's B side
-// (lora.wgsl), the sampler's draw over a head's logits and its feed into the next step
-// (decode.wgsl's pick, feed), a decode layer in one dispatch with RoPE and q/k norm
-// (decode_layer.wgsl). Not in the start registry: a full-parameter GPT-2 run never runs
-// them, so its start does not pay for them. The engine runs them when a LoRA role (a Llama
-// base's, or GPT-2's with --lora-rank) first reaches it (kernelEngine.ts' llamaKernelEngine),
-// and so does `model logits --backend kernels` (deviceCalls.ts). Fixed odd sizes, off every
-// workgroup.
+// The self-check's entries for the one model's switches beyond the start's (the start checks
+// what the lab's GPT-2 trained in full runs: LayerNorm, GELU in fc's epilogue, learned
+// positions, f32 weights, its attention, decode and update). Each says which configs need it:
+// RMSNorm and its backward (norm 'rmsnorm'), per head (qkNorm: Qwen3's q/k norm), RoPE and its
+// inverse (positions 'rope'), SwiGLU (mlp 'swiglu'), GELU on its own (mlp 'gelu' under an
+// adapter: fc's adapter adds to the pre-activation first), a decode layer in one dispatch with
+// those switches (decode_layer.wgsl). Every model under an adapter (a frozen base) needs the
+// 16-bit-weight matmul (F16, BF16) and its transpose (v6_b16t, the backward's input
+// gradients), the embedding's lookup (a 16-bit table in row ranges, learned positions added),
+// grouped-query attention (forward, backward, cache store + decode) at both builds' head sizes
+// and at its own, LoRA's B side (lora.wgsl), and the sampler's draw and feed (decode.wgsl's
+// pick, feed). A full-parameter run never reaches them, so its start does not pay for them:
+// kernelEngine.ts' engineFor runs those a config needs when a role of it first reaches the
+// engine, once per engine, and deviceCalls.ts before `model logits --backend kernels`. Fixed
+// odd sizes, off every workgroup.
+
 import { ropeInverseFrequencies } from '../../../model/families/rope';
 import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
+import type { TransformerConfig } from '../../../model/transformerConfig';
 import { pickToken } from '../../../rollout/pick';
 import { Rng } from '../../../tasks/random';
 import {
@@ -35,13 +38,11 @@ import {
 } from '../../kernels/referenceOps';
 import { initialRowStates, pickSpec, rowStreamState } from '../deviceDraw';
 import * as op from '../ops';
-import * as ol from '../opsLlama';
-import * as olr from '../opsLora';
 import { type GpuRuntime, uniforms } from '../runtime';
 import { SELF_CHECK_SEED } from './index';
 import { type KernelCheck, packedRows, randoms } from './registry';
 import { runChecks } from './run';
-import { type CheckResult, describeFailure } from './types';
+import type { CheckResult } from './types';
 
 const TOL = { atol: 1e-4, rtol: 1e-3 };
 
@@ -66,8 +67,8 @@ const rmsnormCheck: KernelCheck<Arrays> = {
     const dx = ctx.buffer(i.R * i.D);
     const dw = ctx.buffer(i.D);
     await ctx.run([
-      ol.rmsNormForward(X!, Wb!, y, rstd, i.R, i.D, 1e-6, ctx.rt.dummy),
-      ...ol.rmsNormBackward(X!, Wb!, DY!, rstd, dx, dw, i.R, i.D, false),
+      op.rmsNormForward(X!, Wb!, y, rstd, i.R, i.D, 1e-6, ctx.rt.dummy),
+      ...op.rmsNormBackward(X!, Wb!, DY!, rstd, dx, dw, i.R, i.D, false),
     ]);
     return {
       y: await ctx.read(y, i.R * i.D),
@@ -112,10 +113,10 @@ const qkNormCheck: KernelCheck<QkInputs> = {
     const q = { group: H, stride: QK_W };
     const k = { group: kvH, stride: QK_W, off: H * hd };
     await ctx.run([
-      ol.rmsNormForward(null, wq!, qkv!, qRstd, R * H, hd, 1e-6, ctx.rt.dummy, q),
-      ol.rmsNormForward(null, wk!, qkv!, kRstd, R * kvH, hd, 1e-6, ctx.rt.dummy, k),
-      ...ol.rmsNormBackward(pre!, wq!, dy!, qRstd, dx, dwq, R * H, hd, false, q),
-      ...ol.rmsNormBackward(pre!, wk!, dy!, kRstd, dx, dwk, R * kvH, hd, false, k),
+      op.rmsNormForward(null, wq!, qkv!, qRstd, R * H, hd, 1e-6, ctx.rt.dummy, q),
+      op.rmsNormForward(null, wk!, qkv!, kRstd, R * kvH, hd, 1e-6, ctx.rt.dummy, k),
+      ...op.rmsNormBackward(pre!, wq!, dy!, qRstd, dx, dwq, R * H, hd, false, q),
+      ...op.rmsNormBackward(pre!, wk!, dy!, kRstd, dx, dwk, R * kvH, hd, false, k),
     ]);
     return {
       qkv: await ctx.read(qkv!, R * QK_W),
@@ -165,8 +166,8 @@ const ropeCheck: KernelCheck<{ qkv: Float32Array }> = {
     const fwd = ctx.upload(i.qkv);
     const inv = ctx.upload(i.qkv);
     await ctx.run([
-      ol.rope(ROPE, table, fwd, ROPE.start, ctx.rt.dummy),
-      ol.rope(ROPE, table, inv, ROPE.start, ctx.rt.dummy, true),
+      op.rope(ROPE, table, fwd, ROPE.start, ctx.rt.dummy),
+      op.rope(ROPE, table, inv, ROPE.start, ctx.rt.dummy, true),
     ]);
     return { forward: await ctx.read(fwd, n), inverse: await ctx.read(inv, n) };
   },
@@ -193,8 +194,8 @@ const swigluCheck: KernelCheck<{ gu: Float32Array; dh: Float32Array; R: number; 
     const h = ctx.buffer(i.R * i.I);
     const dgu = ctx.buffer(i.R * 2 * i.I);
     await ctx.run([
-      ol.swigluForward(GU, h, i.R, i.I),
-      ol.swigluBackward(GU, ctx.upload(i.dh), dgu, i.R, i.I),
+      op.swigluForward(GU, h, i.R, i.I),
+      op.swigluBackward(GU, ctx.upload(i.dh), dgu, i.R, i.I),
     ]);
     return { h: await ctx.read(h, i.R * i.I), dgu: await ctx.read(dgu, i.R * 2 * i.I) };
   },
@@ -256,9 +257,9 @@ const embeddingCheck: KernelCheck<{
     const x = ctx.buffer(R * D);
     const ids = ctx.upload(i.ids);
     await ctx.run([
-      ol.embeddingLookup(ids, half(0, split), x, R, D, 'BF16', 0, split),
-      ol.embeddingLookup(ids, half(split, V), x, R, D, 'BF16', split, V),
-      ol.embeddingLookup(ctx.upload(i.starts), ctx.upload(i.p), x, R, D, 'F32', 0, C, {
+      op.embeddingLookup(ids, half(0, split), x, R, D, 'BF16', 0, split),
+      op.embeddingLookup(ids, half(split, V), x, R, D, 'BF16', split, V),
+      op.embeddingLookup(ctx.upload(i.starts), ctx.upload(i.p), x, R, D, 'F32', 0, C, {
         add: true,
         fromStarts: T,
       }),
@@ -410,7 +411,7 @@ function matmul16Check(
       const c = ctx.buffer(MM.M * cs);
       const words = new Uint32Array(i.bits.buffer, i.bits.byteOffset, i.bits.length / 2);
       await ctx.run([
-        ol.matmul16({
+        op.matmul16({
           ...MM,
           a: ctx.upload(i.a),
           w: ctx.upload(words),
@@ -453,7 +454,7 @@ function matmul16TCheck(dtype: HalfDtype): KernelCheck<{ a: Float32Array; bits: 
       const c = ctx.buffer(MT.M * MT.N);
       const words = new Uint32Array(i.bits.buffer, i.bits.byteOffset, i.bits.length / 2);
       await ctx.run([
-        ol.matmul16T({
+        op.matmul16T({
           ...MT,
           a: ctx.upload(i.a),
           aStride,
@@ -509,9 +510,9 @@ const loraCheck: KernelCheck<{ u: Float32Array; b: Float32Array; dy: Float32Arra
       ctx.buffer(LR_N * LR.r),
     ];
     await ctx.run([
-      olr.loraUp(LR, U!, Bb!, y, false),
-      olr.loraGradU(LR, DY!, Bb!, du),
-      olr.loraGradB(LR, DY!, U!, db, false),
+      op.loraUp(LR, U!, Bb!, y, false),
+      op.loraGradU(LR, DY!, Bb!, du),
+      op.loraGradB(LR, DY!, U!, db, false),
     ]);
     return {
       y: await ctx.read(y, LR.M * LR.rowStride),
@@ -753,54 +754,73 @@ const fusedLayerCheck: KernelCheck<FusedInputs> = {
   },
 };
 
-export const LLAMA_CHECKS: readonly KernelCheck[] = [
-  rmsnormCheck,
-  qkNormCheck,
-  ropeCheck,
-  swigluCheck,
-  ...HEAD_SIZES.flatMap((hd) => [gqaCheck(false, hd), gqaCheck(true, hd), gqaDecodeCheck(hd)]),
-  embeddingCheck,
-  geluCheck,
-  matmul16Check('F16'),
-  matmul16Check('BF16'),
-  matmul16TCheck('F16'),
-  matmul16TCheck('BF16'),
-  loraCheck,
-  pickCheck,
-  fusedLayerCheck,
-] as KernelCheck[];
+const always = () => true;
 
-/** The Llama checks on this device, each result as the start's checks report theirs. */
+/** Each check with the configs that need it (every one a model under an adapter, or frozen). */
+const CONFIG_CHECKS: readonly { check: KernelCheck; needs: (c: TransformerConfig) => boolean }[] = [
+  { check: rmsnormCheck, needs: (c) => c.norm === 'rmsnorm' },
+  { check: qkNormCheck, needs: (c) => c.qkNorm },
+  { check: ropeCheck, needs: (c) => c.positions === 'rope' },
+  { check: swigluCheck, needs: (c) => c.mlp === 'swiglu' },
+  ...HEAD_SIZES.flatMap((hd) =>
+    [gqaCheck(false, hd), gqaCheck(true, hd), gqaDecodeCheck(hd)].map((check) => ({
+      check: check as KernelCheck,
+      needs: always,
+    })),
+  ),
+  { check: embeddingCheck, needs: always },
+  { check: geluCheck, needs: (c) => c.mlp === 'gelu' },
+  ...[
+    matmul16Check('F16'),
+    matmul16Check('BF16'),
+    matmul16TCheck('F16'),
+    matmul16TCheck('BF16'),
+  ].map((check) => ({ check: check as KernelCheck, needs: always })),
+  { check: loraCheck, needs: always },
+  { check: pickCheck, needs: always },
+  {
+    check: fusedLayerCheck,
+    needs: (c) =>
+      c.norm === 'rmsnorm' ||
+      c.positions === 'rope' ||
+      c.mlp === 'swiglu' ||
+      c.qkNorm ||
+      c.kvHeads < c.heads,
+  },
+] as { check: KernelCheck; needs: (c: TransformerConfig) => boolean }[];
+
 /**
  * The attention checks at a model's own head size where it is not one of HEAD_SIZES (Qwen3's
- * 128 runs attention.wgsl?MAX_V4=32, another build of the general passes): run when such a
- * model first reaches the kernels.
+ * 128 runs attention.wgsl?MAX_V4=32, another build of the general passes).
  */
 export function headSizeChecks(hd: number): KernelCheck[] {
   if ((HEAD_SIZES as readonly number[]).includes(hd)) return [];
   return [gqaCheck(false, hd), gqaCheck(true, hd), gqaDecodeCheck(hd)];
 }
 
-export function runLlamaChecks(
+/**
+ * The checks a model of this config needs beyond the start's, under an adapter or frozen: its
+ * switches', and the attention at its head size. No config: every switch's (the GPU report's).
+ */
+export function checksFor(c: TransformerConfig | null): KernelCheck[] {
+  if (!c) return CONFIG_CHECKS.map((e) => e.check);
+  return [
+    ...CONFIG_CHECKS.filter((e) => e.needs(c)).map((e) => e.check),
+    ...headSizeChecks(c.headDim),
+  ];
+}
+
+/** These checks on this device, each result as the start's checks report theirs. */
+export function runConfigChecks(
   rt: GpuRuntime,
   software: boolean,
-  checks: readonly KernelCheck[] = LLAMA_CHECKS,
+  checks: readonly KernelCheck[],
 ): Promise<CheckResult[]> {
   return runChecks(checks, {
     rt,
-    sizes: { nEmbd: 0, nHead: 0, nInner: 0, vocabSize: 0, label: 'llama' },
+    sizes: { nEmbd: 0, nHead: 0, nInner: 0, vocabSize: 0, label: 'fixed sizes' },
     matmul: 'v1_regblock',
     software,
     seed: SELF_CHECK_SEED,
   });
-}
-
-/** The one model's checks on this device (and those at a head size of its own); the failures, in words. */
-export async function llamaSelfCheck(
-  rt: GpuRuntime,
-  software: boolean,
-  headDim?: number,
-): Promise<string[]> {
-  const checks = [...LLAMA_CHECKS, ...(headDim ? headSizeChecks(headDim) : [])];
-  return (await runLlamaChecks(rt, software, checks)).filter((r) => !r.ok).map(describeFailure);
 }
