@@ -15,6 +15,7 @@ import { createBaseRoles } from '../../src/engine/baseRoles';
 import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
 import { adapterKey, type LoraTarget } from '../../src/gpu/engine/devicePolicy';
+import { destroyKernelDevice, kernelEngineReport } from '../../src/gpu/engine/kernelEngine';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
 import { sampledCounts } from '../../src/gpu/engine/modelSampling';
@@ -187,6 +188,86 @@ describe('role adapters over one base on the kernels, in process', () => {
     });
     resumed.dispose();
     trainer.dispose();
+  }, 300_000);
+
+  it('a device lost after an update: sampling and the next update go on on tfjs, from the adapter and Adam state the device last wrote back', async () => {
+    expect((await initBackend('kernels')).kernels).toBe(true);
+    // As a kernels run loads it: tfjs makes a base weight only when a forward first reads it.
+    const loaded = await loadLlama(folderSource(base), undefined, { onDemand: true });
+    const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
+    const roles = createBaseRoles(config, {
+      id: base,
+      model: loaded.model,
+      tokenizer: loaded.tokenizer,
+    });
+    const coder = roles.roles.get('coder')!;
+    const rng = new Rng(12);
+    const prompt = roles.prompts.coder(
+      { statement: 'Return the larger of a and b.', entryPoint: 'larger' },
+      '1. compare them',
+    );
+    const sequences: PolicySequence[] = [0.75, -0.25, -0.5].map((advantage) => {
+      const completion = Array.from({ length: 6 }, () => 1 + rng.below(200));
+      return { prompt, completion, oldLogProbs: completion.map(() => -5 + rng.next()), advantage };
+    });
+    const options = {
+      learningRate: 1e-2,
+      temperature: 1,
+      numIterations: 1,
+      maxGradNorm: 1,
+      loss: grpoLossOptions(config.grpo, 'coder'),
+      padId: roles.prompts.stopId,
+    };
+    const trainer = new RoleTrainer(coder, options);
+    const updates = roleDeviceCalls.update;
+    await trainer.update(sequences);
+    expect(roleDeviceCalls.update).toBe(updates + 1);
+    const adapter = () =>
+      [...coder.lora!.modules.values()].map((p) => [
+        p.a.dataSync().slice(),
+        p.b.dataSync().slice(),
+      ]);
+    const afterDevice = adapter();
+    const state = await trainer.exportState();
+
+    expect(destroyKernelDevice()).toBe(true);
+    await expect.poll(() => kernelEngineReport().enabled).toBe(false);
+    const samples = roleDeviceCalls.sample;
+    const sampling = {
+      maxNewTokens: 4,
+      temperature: 1,
+      topK: 0,
+      seed: 5,
+      stopId: roles.prompts.stopId,
+    };
+    const drawn = await new KvCacheSampler(coder).sample([prompt, prompt], sampling);
+    expect(drawn.tokens.map((t) => t.length)).toEqual([4, 4]);
+    expect(roleDeviceCalls.sample).toBe(samples); // on tfjs: the lost device answered nothing
+    const fallBack = await trainer.update(sequences);
+    expect(roleDeviceCalls.update).toBe(updates + 1);
+    expect(fallBack.skipped).toEqual([]);
+    expect((await trainer.exportState()).iterations).toBe(2);
+    const afterFallBack = adapter();
+    expect(afterFallBack.some(([, b], i) => b!.some((v, j) => v !== afterDevice[i]![1]![j]))).toBe(
+      true,
+    );
+
+    // The same second update from that adapter and Adam state, on tfjs from the start: the
+    // same adapter, to the bit.
+    [...coder.lora!.modules.values()].forEach((p, i) => {
+      p.a.assign(tf.tensor(afterDevice[i]![0]!, p.a.shape));
+      p.b.assign(tf.tensor(afterDevice[i]![1]!, p.b.shape));
+    });
+    const resumed = new RoleTrainer(coder, options);
+    await resumed.importState(state);
+    await resumed.update(sequences);
+    adapter().forEach(([a, b], i) => {
+      expect(Array.from(a!), `A ${i}`).toEqual(Array.from(afterFallBack[i]![0]!));
+      expect(Array.from(b!), `B ${i}`).toEqual(Array.from(afterFallBack[i]![1]!));
+    });
+    resumed.dispose();
+    trainer.dispose();
+    await initBackend('cpu');
   }, 300_000);
 });
 
