@@ -12,12 +12,9 @@
 // weights; LoRA on c_attn, both c_proj and c_fc), as `train --lora-rank 8` updates it on the
 // kernels' one model. Any other value is refused in words.
 
+import { float32Tensors, type WeightTensors } from '../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy, LORA_TARGETS } from '../src/gpu/engine/devicePolicy';
-import {
-  DeviceTransformer,
-  float32Tensors,
-  type WeightTensors,
-} from '../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
 import { GPT2_DEVICE_TARGETS } from '../src/gpu/engine/loraAdapters';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { asSlice, type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';

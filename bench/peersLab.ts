@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkpointTensors, DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
+import { checkpointTensors } from '../src/gpu/engine/deviceCheckpoint';
+import { DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
 import { sampleOnModel } from '../src/gpu/engine/modelSampling';
 import { SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';

@@ -3,8 +3,10 @@
 // policy, gpu/engine/devicePolicy.ts) replayed alone and timed, summed by kernel. A tool for
 // tuning the kernels, not a benchmark table: `npx vite-node bench/webgpuProfile.ts`
 // (BENCH_PRESETS=small, and VK_ICD_FILENAMES for lavapipe as TESTING.md sets it up).
+
+import { float32Tensors } from '../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy } from '../src/gpu/engine/devicePolicy';
-import { DeviceTransformer, float32Tensors } from '../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
 import { type MatmulVersion, SHADERS } from '../src/gpu/engine/ops';
 import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { tuneMatmul } from '../src/gpu/engine/tune';

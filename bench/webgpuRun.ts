@@ -5,8 +5,9 @@
 // prototypes, so tfjs-webgpu's are counted the same way as the kernels'.
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
+import { float32Tensors } from '../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy } from '../src/gpu/engine/devicePolicy';
-import { DeviceTransformer, float32Tensors } from '../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../src/gpu/engine/deviceTransformer';
 import { disableKernelEngine } from '../src/gpu/engine/kernelEngine';
 import { sampleOnModel } from '../src/gpu/engine/modelSampling';
 import { MATMUL_VERSIONS, matmul, SHADERS } from '../src/gpu/engine/ops';

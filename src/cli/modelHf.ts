@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
 import { logitsOnDevice } from '../gpu/engine/deviceCalls';
-import { checkpointTensors } from '../gpu/engine/deviceTransformer';
+import { checkpointTensors } from '../gpu/engine/deviceCheckpoint';
 import { folderSource } from '../model/families/folderSourceNode';
 import type { CheckpointSource } from '../model/families/hfCheckpoint';
 import { readConfig, readHfCheckpoint } from '../model/families/hfCheckpoint';

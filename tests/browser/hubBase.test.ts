@@ -161,7 +161,7 @@ describe('the page over a base model from a Hub', () => {
     await context.close();
   });
 
-  it('on the kernels: its config\'s kernels are checked once the base is loaded, before its first step, and the backend line counts them', async () => {
+  it("on the kernels: its config's kernels are checked once the base is loaded, before its first step, and the backend line counts them", async () => {
     const context = await browser.newContext({
       permissions: ['clipboard-read', 'clipboard-write'],
       viewport: { width: 1400, height: 900 },
@@ -184,7 +184,9 @@ describe('the page over a base model from a Hub', () => {
     for (const name of ['rmsnorm/forward+backward', 'attention/gqa_decode', 'matmul/v5_b16_bf16'])
       expect(report).toContain(`| ${name} | fixed sizes | ok |`);
     const checks = Number((await line()).match(/\((\d+) checks\)/)?.[1]);
-    expect(checks).toBe(report.match(/^\| [a-z_0-9]+\/[^|]+ \| (start|fixed sizes) \| ok \|/gm)?.length);
+    expect(checks).toBe(
+      report.match(/^\| [a-z_0-9]+\/[^|]+ \| (start|fixed sizes) \| ok \|/gm)?.length,
+    );
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
     await waitIdle(page);

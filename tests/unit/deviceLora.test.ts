@@ -7,6 +7,7 @@
 // adapter merged into an f32 copy (as a LoRA role samples) decodes fused to the same reference.
 
 import { describe, expect, it } from 'vitest';
+import type { WeightTensor } from '../../src/gpu/engine/deviceCheckpoint';
 import {
   type Adapters,
   adapterKey,
@@ -14,7 +15,7 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from '../../src/gpu/engine/devicePolicy';
-import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import {
   type LoraSegment,
   loraGradB,

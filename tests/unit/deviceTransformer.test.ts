@@ -5,7 +5,8 @@
 // head and embedding split over several bindings; bad checkpoints refused in words.
 
 import { describe, expect, it } from 'vitest';
-import { DeviceTransformer, type WeightTensor } from '../../src/gpu/engine/deviceTransformer';
+import type { WeightTensor } from '../../src/gpu/engine/deviceCheckpoint';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import { sampleOnModel } from '../../src/gpu/engine/modelSampling';
 import type { WeightDtype } from '../../src/gpu/engine/ops';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';

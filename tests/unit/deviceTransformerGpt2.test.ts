@@ -14,8 +14,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { gptForDevice } from '../../src/gpu/engine/deviceCalls';
+import { float32Tensors } from '../../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
-import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import {
   type Adapters,
   adapterKey,

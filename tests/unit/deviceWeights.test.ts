@@ -11,12 +11,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
+import { float32Tensors, type WeightTensor } from '../../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
-import {
-  DeviceTransformer,
-  float32Tensors,
-  type WeightTensor,
-} from '../../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import type { WeightDtype } from '../../src/gpu/engine/ops';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import { type LlamaConfig, llamaTransformerConfig } from '../../src/model/families/llamaConfig';

@@ -3,8 +3,9 @@
 // against the host's KvCacheSampler (tfjs cpu) on the same GPT-2 weights, prompts and seed.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
+import { float32Tensors } from '../../src/gpu/engine/deviceCheckpoint';
 import { rowStreamState } from '../../src/gpu/engine/deviceDraw';
-import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import { sampledCounts, sampleOnModel } from '../../src/gpu/engine/modelSampling';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import type { GPT } from '../../src/model/gpt';

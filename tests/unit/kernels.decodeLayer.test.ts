@@ -5,7 +5,8 @@
 // an untied head, nn.Linear weights; RoPE as Llama and Qwen2, with Qwen3's q/k norm), at 16 and
 // 64 invocations per workgroup.
 import { describe, expect, it } from 'vitest';
-import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
+import { float32Tensors } from '../../src/gpu/engine/deviceCheckpoint';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import { initialValues, parameterSpecs } from '../../src/model/params';
 import type { TransformerConfig } from '../../src/model/transformerConfig';

@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
+import { float32Tensors } from '../../src/gpu/engine/deviceCheckpoint';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import { buildGpuReport } from '../../src/gpu/engine/gpuReport';
 import { formatGpuReport } from '../../src/gpu/engine/gpuReportFormat';
 import {

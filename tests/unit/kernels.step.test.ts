@@ -6,8 +6,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
+import { float32Tensors } from '../../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
-import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import type { MatmulVersion } from '../../src/gpu/engine/ops';
 import type { GpuRuntime } from '../../src/gpu/engine/runtime';
 import { AdamW } from '../../src/model/adamw';

@@ -7,8 +7,9 @@
 import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
+import { float32Tensors } from '../../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
-import { DeviceTransformer, float32Tensors } from '../../src/gpu/engine/deviceTransformer';
+import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { gptTransformerConfig, makeConfig } from '../../src/model/config';
 import type { GPT } from '../../src/model/gpt';

@@ -2,7 +2,7 @@
 // plain float64 forward of Hugging Face's semantics over them, for the device forward's tests
 // and benches. The weights are read as stored (16-bit decoded per row), so the reference and
 // the device see the same rounded numbers.
-import type { WeightTensor } from '../../src/gpu/engine/deviceTransformer';
+import type { WeightTensor } from '../../src/gpu/engine/deviceCheckpoint';
 import type { WeightDtype } from '../../src/gpu/engine/ops';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { f16ToF32 } from '../../src/model/halfFloat';

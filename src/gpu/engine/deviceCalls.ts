@@ -9,6 +9,7 @@ import { mergedProjections } from '../../model/gptLora';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
+import { float32Tensors, type WeightTensors } from './deviceCheckpoint';
 import {
   type Adapters,
   adapterKey,
@@ -16,12 +17,7 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from './devicePolicy';
-import {
-  DeviceTransformer,
-  type DeviceTransformerOptions,
-  float32Tensors,
-  type WeightTensors,
-} from './deviceTransformer';
+import { DeviceTransformer, type DeviceTransformerOptions } from './deviceTransformer';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
 import { checksFor, runConfigChecks } from './selfCheck/checksByConfig';

@@ -12,10 +12,9 @@
 // (SwiGLU, or GELU after fc's adapter), GQA attention backward, RoPE's inverse, Qwen3's q/k
 // norm, input gradients through the weights (16-bit: matmul v6_b16t) — to the trained
 // parameters' gradients, all in one submission; then their guarded AdamW step.
+import type { DeviceMatrix, DeviceNorm } from './deviceCheckpoint';
 import type {
   AdapterSite,
-  DeviceMatrix,
-  DeviceNorm,
   DeviceTransformer,
   LayerBuffers,
   LayerPasses,

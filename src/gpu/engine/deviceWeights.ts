@@ -4,7 +4,8 @@
 // weight — a projection's dW += dyᵀ·x and its bias's column sum, a norm's weight and bias, the
 // embedding's rows and learned positions, an untied head — and their exchange with the host by
 // checkpoint name (Conv1D weights transposed back to [in, out]).
-import type { DeviceMatrix, DeviceNorm, DeviceTransformer, FlatWeights } from './deviceTransformer';
+import type { DeviceMatrix, DeviceNorm, FlatWeights } from './deviceCheckpoint';
+import type { DeviceTransformer } from './deviceTransformer';
 import { FlatAdam } from './flatAdam';
 import {
   biasGrad,

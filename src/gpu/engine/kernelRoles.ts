@@ -24,6 +24,12 @@ import { decodeHalves, f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
+import {
+  deviceTensor,
+  float32Tensors,
+  type WeightTensor,
+  type WeightTensors,
+} from './deviceCheckpoint';
 import { devicePicks } from './deviceDraw';
 import {
   type Adapters,
@@ -32,14 +38,7 @@ import {
   LORA_TARGETS,
   type LoraTarget,
 } from './devicePolicy';
-import {
-  DeviceTransformer,
-  deviceTensor,
-  float32Tensors,
-  fusesDecode,
-  type WeightTensor,
-  type WeightTensors,
-} from './deviceTransformer';
+import { DeviceTransformer, fusesDecode } from './deviceTransformer';
 import { type DeviceWeights, writeNamed } from './deviceWeights';
 import {
   checkModelSizes,

@@ -19,7 +19,8 @@ import {
   matmulRef,
   transposeRef,
 } from '../../kernels/referenceOps';
-import { DeviceTransformer, float32Tensors } from '../deviceTransformer';
+import { float32Tensors } from '../deviceCheckpoint';
+import { DeviceTransformer } from '../deviceTransformer';
 import { sampleOnModel } from '../modelSampling';
 import * as op from '../ops';
 import { embeddingLookup, MATMUL_VERSIONS, type MatmulVersion } from '../ops';
