@@ -23,9 +23,8 @@ import {
 } from '../src/gpu/engine/ops';
 import { type DispatchSpec, GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
-import { ropeTable } from '../src/gpu/kernels/referenceLlama';
 import { llamaTransformerConfig } from '../src/model/families/llamaConfig';
-import { ropeInverseFrequencies } from '../src/model/families/rope';
+import { ropeInverseFrequencies, ropeTable } from '../src/model/families/rope';
 import {
   llamaConfig,
   llamaReferenceLogits,

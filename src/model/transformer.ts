@@ -12,7 +12,7 @@
 // blocks and head serve training (whole sequences) and sampling (a KV cache), so a sample is
 // scored by exactly the computation that drew it.
 import * as tf from '@tensorflow/tfjs-core';
-import { ropeInverseFrequencies } from './families/rope';
+import { ropeInverseFrequencies, ropeTable } from './families/rope';
 import { type GptLora, loraDelta } from './gptLora';
 import {
   causalAttention,
@@ -76,19 +76,24 @@ export function ropeTables(
   const B = positions.length;
   const S = positions[0]?.length ?? 0;
   const rope = c.rope ?? { theta: 10000 };
-  // float32, as Hugging Face's inv_freq buffer is.
-  const invFreq = Float32Array.from(
-    ropeInverseFrequencies({ headDim: hd, ropeTheta: rope.theta, ropeScaling: rope.scaling }),
-  );
+  const invFreq = ropeInverseFrequencies({
+    headDim: hd,
+    ropeTheta: rope.theta,
+    ropeScaling: rope.scaling,
+  });
+  // The kernels' table, its rows gathered by position, each half repeated as rotate-half pairs them.
+  let last = 0;
+  for (const row of positions) for (const p of row) last = Math.max(last, p);
+  const table = ropeTable(last + 1, invFreq);
   const cos = new Float32Array(B * S * hd);
   const sin = new Float32Array(B * S * hd);
   for (let b = 0; b < B; b++) {
     for (let s = 0; s < S; s++) {
       const at = (b * S + s) * hd;
+      const row = positions[b]![s]! * hd;
       for (let j = 0; j < half; j++) {
-        const angle = Math.fround(positions[b]![s]! * invFreq[j]!);
-        cos[at + j] = cos[at + j + half] = Math.cos(angle);
-        sin[at + j] = sin[at + j + half] = Math.sin(angle);
+        cos[at + j] = cos[at + j + half] = table[row + j]!;
+        sin[at + j] = sin[at + j + half] = table[row + half + j]!;
       }
     }
   }

@@ -27,7 +27,7 @@ import {
 } from '../../src/gpu/engine/ops';
 import { packBatch } from '../../src/gpu/engine/packedBatch';
 import type { DispatchSpec, GpuRuntime } from '../../src/gpu/engine/runtime';
-import { loraBSideRef } from '../../src/gpu/kernels/referenceLlama';
+import { loraBSideRef } from '../../src/gpu/kernels/referenceOps';
 import { grid2d } from '../../src/gpu/kernels/runKernel';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';

@@ -4,16 +4,19 @@
 // logit on tfjs cpu and on the lab's kernels (SwiftShader here), where leaving the scaling out
 // would not; the inverse frequencies keep, blend and divide the bands as Hugging Face's do;
 // the types not implemented, and a llama3 block missing a field, are refused by name.
-import '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
+
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core'; // first: its ops must load before register_all_gradients (backend.ts)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
 import { parseLlamaConfig } from '../../src/model/families/hfConfig';
-import { ropeInverseFrequencies } from '../../src/model/families/rope';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
+import { ropeInverseFrequencies, ropeTable } from '../../src/model/families/rope';
+import { ropeTables } from '../../src/model/transformer';
 import {
   LLAMA3_ROPE_SCALING,
   relativeError,
@@ -125,6 +128,38 @@ describe('inverse frequencies', () => {
       highFreqFactor: 4,
       originalMaxPositionEmbeddings: 64,
     });
+  });
+});
+
+describe('one table of angles', () => {
+  it("the tfjs forward's cos/sin and the kernels' table are the same floats at every position, Hugging Face's float32 angle", () => {
+    const c = llamaTransformerConfig(
+      parseLlamaConfig(ropeScaledLlamaSpec(LLAMA3_ROPE_SCALING).config),
+    );
+    const P = 4096;
+    const hd = c.headDim;
+    const inv = ropeInverseFrequencies({
+      headDim: hd,
+      ropeTheta: c.rope!.theta,
+      ropeScaling: c.rope!.scaling,
+    });
+    const table = ropeTable(P, inv);
+    const positions = [Array.from({ length: P }, (_, p) => p)];
+    const { cos, sin } = ropeTables(c, positions);
+    const [tfCos, tfSin] = [cos.dataSync(), sin.dataSync()];
+    tf.dispose([cos, sin]);
+    let differ = 0;
+    for (let p = 0; p < P; p++)
+      for (let j = 0; j < hd; j++) {
+        const i = j % (hd / 2);
+        if (tfCos[p * hd + j] !== table[p * hd + i]) differ++;
+        if (tfSin[p * hd + j] !== table[p * hd + hd / 2 + i]) differ++;
+      }
+    expect(differ).toBe(0);
+    // The angle is a float32 product, as torch's inv_freq @ position_ids makes it.
+    const p = 4001;
+    const angle = Math.fround(p * Math.fround(inv[1]!));
+    expect(table[p * hd + 1]).toBe(Math.fround(Math.cos(angle)));
   });
 });
 

@@ -18,20 +18,17 @@ import {
   swigluForward,
 } from '../../src/gpu/engine/ops';
 import {
-  rmsNormBackwardRef,
-  rmsNormRef,
-  ropeRef,
-  ropeTable,
-  swigluBackwardRef,
-  swigluRef,
-} from '../../src/gpu/kernels/referenceLlama';
-import {
   attentionBackwardRef,
   attentionDecodeRef,
   attentionRef,
   matmulRef,
+  rmsNormBackwardRef,
+  rmsNormRef,
+  ropeRef,
+  swigluBackwardRef,
+  swigluRef,
 } from '../../src/gpu/kernels/referenceOps';
-import { ropeInverseFrequencies } from '../../src/model/families/rope';
+import { ropeInverseFrequencies, ropeTable } from '../../src/model/families/rope';
 import {
   bf16ToF32,
   f16ToF32,

@@ -13,9 +13,8 @@
 //   when the adapter's binding limit is below the matrix (a 151,936-token vocabulary).
 // The weights are placed by deviceCheckpoint.ts (Conv1D's transposed as they are uploaded).
 // LoRA, training and sampling, runs over this model for any config (devicePolicy.ts).
-import { ropeInverseFrequencies } from '../../model/families/rope';
+import { ropeInverseFrequencies, ropeTable } from '../../model/families/rope';
 import type { TransformerConfig } from '../../model/transformerConfig';
-import { ropeTable } from '../kernels/referenceLlama';
 import {
   type DeviceMatrix,
   type DeviceNorm,

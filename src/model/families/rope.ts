@@ -1,6 +1,6 @@
 // RoPE's inverse frequencies, the one place both paths take them from: the tfjs forward
-// (llama.ts' ropeTables) and the kernels' cos/sin table (gpu/kernels/referenceLlama.ts'
-// ropeTable, uploaded by gpu/engine/deviceTransformer.ts). Hugging Face's semantics
+// (transformer.ts' ropeTables) and the kernels' cos/sin table (ropeTable below, uploaded by
+// gpu/engine/deviceTransformer.ts). Hugging Face's semantics
 // (transformers' modeling_rope_utils.py: the default, `linear` and `llama3` rope types).
 import type { LlamaConfig } from './llamaConfig';
 
@@ -31,4 +31,26 @@ export function ropeInverseFrequencies(
       (s.highFreqFactor - s.lowFreqFactor);
     return ((1 - smooth) * f) / s.factor + smooth * f;
   });
+}
+
+/**
+ * cos and sin of every position below `positions` and pair i < hd/2, as rope.wgsl reads them and
+ * the tfjs forward gathers them: [positions, hd] with cos at p·hd + i, sin at p·hd + hd/2 + i.
+ * The angle is Hugging Face's: inv_freq a float32 buffer, position·inv_freq a float32 product
+ * (its rotary embedding multiplies in float32 with autocast off). invFreq: ropeInverseFrequencies,
+ * so a rope_scaling rescales both paths alike.
+ */
+export function ropeTable(positions: number, invFreq: ArrayLike<number>): Float32Array {
+  const half = invFreq.length;
+  const hd = 2 * half;
+  const table = new Float32Array(positions * hd);
+  for (let i = 0; i < half; i++) {
+    const freq = Math.fround(invFreq[i] as number);
+    for (let p = 0; p < positions; p++) {
+      const angle = Math.fround(p * freq);
+      table[p * hd + i] = Math.cos(angle);
+      table[p * hd + half + i] = Math.sin(angle);
+    }
+  }
+  return table;
 }

@@ -14,27 +14,24 @@
 // engine, once per engine, and deviceCalls.ts before `model logits --backend kernels`. Fixed
 // odd sizes, off every workgroup.
 
-import { ropeInverseFrequencies } from '../../../model/families/rope';
+import { ropeInverseFrequencies, ropeTable } from '../../../model/families/rope';
 import { f32ToHalf, type HalfDtype, halfToF32 } from '../../../model/halfFloat';
 import type { TransformerConfig } from '../../../model/transformerConfig';
 import { pickToken } from '../../../rollout/pick';
 import { Rng } from '../../../tasks/random';
-import {
-  loraBSideRef,
-  rmsNormBackwardRef,
-  rmsNormRef,
-  ropeRef,
-  ropeTable,
-  swigluBackwardRef,
-  swigluRef,
-} from '../../kernels/referenceLlama';
 import {
   attentionBackwardRef,
   attentionDecodeRef,
   attentionRef,
   geluGradRef,
   geluRef,
+  loraBSideRef,
   matmulRef,
+  rmsNormBackwardRef,
+  rmsNormRef,
+  ropeRef,
+  swigluBackwardRef,
+  swigluRef,
 } from '../../kernels/referenceOps';
 import { initialRowStates, pickSpec, rowStreamState } from '../deviceDraw';
 import * as op from '../ops';
