@@ -20,8 +20,9 @@ import { initBackend } from '../gpu/backend';
 import { gptForDevice, logitsOnDevice } from '../gpu/engine/deviceCalls';
 import { forward, parameterCount } from '../model';
 import { loadCheckpointDir } from '../model/checkpointNode';
+import { gptTransformerConfig } from '../model/config';
 import { GGUF_DTYPES, type GgufDtype } from '../model/gguf/ggufTensors';
-import { readGptLora } from '../model/gptLoraFiles';
+import { readLora } from '../model/loraFiles';
 import { KvCacheSampler } from '../rollout';
 import type { FlagSpecs } from './flags';
 import { exportGguf } from './modelGguf';
@@ -90,7 +91,10 @@ try {
   }
   const { model, tokenizer, lab } = await loadCheckpointDir(dir, false);
   if (f.adapter)
-    model.lora = await readGptLora(checkpointSource(f.adapter, '--adapter'), model.config);
+    model.lora = await readLora(
+      checkpointSource(f.adapter, '--adapter'),
+      gptTransformerConfig(model.config),
+    );
   const ids = tokenizer.encode(f.text ?? '');
   if (command === 'info') {
     console.log(

@@ -8,11 +8,11 @@ import { basename, dirname, resolve } from 'node:path';
 import { readCheckpointDir } from '../model/checkpointNode';
 import { folderSource } from '../model/families/folderSourceNode';
 import { readHfCheckpoint } from '../model/families/hfCheckpoint';
-import { readLoraAdapter } from '../model/families/lora';
 import { type GgufContents, ggufParts } from '../model/gguf/ggufFile';
 import { gpt2Gguf } from '../model/gguf/ggufGpt2';
 import { llamaGguf } from '../model/gguf/ggufLlama';
 import type { GgufDtype } from '../model/gguf/ggufTensors';
+import { readLoraAdapter } from '../model/peft';
 import { checkpointSource, isLabGpt2Folder } from './modelHf';
 
 export interface ExportGgufRequest {

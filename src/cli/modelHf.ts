@@ -13,9 +13,9 @@ import { llamaParameterCount } from '../model/families/hfConfig';
 import { disposeLlamaModel, llamaLastLogits } from '../model/families/llama';
 import { llamaTransformerConfig } from '../model/families/llamaConfig';
 import { loadLlama } from '../model/families/load';
-import { checkLoraTargets, readLoraAdapter } from '../model/families/lora';
 import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { nodeHubCache } from '../model/hub/hubCacheNode';
+import { checkLoraTargets, readLoraAdapter } from '../model/peft';
 import { KvCacheSampler } from '../rollout';
 import type { HfTokenizer } from '../tokenizer/hfTokenizer';
 

@@ -11,9 +11,9 @@ import {
   readConfig,
 } from '../model/families/hfCheckpoint';
 import { llamaParameterCount } from '../model/families/hfConfig';
-import type { LlamaConfig } from '../model/families/llamaConfig';
-import { llamaLoraModules } from '../model/families/llamaLora';
+import { type LlamaConfig, llamaTransformerConfig } from '../model/families/llamaConfig';
 import { loadLlama } from '../model/families/load';
+import { loraModules } from '../model/lora';
 import { loraSettingsOf } from '../model/loraSettings';
 import type { SafetensorsDtype } from '../model/safetensors';
 import { llamaTrainingBytes } from '../model/trainableModel';
@@ -93,7 +93,10 @@ export async function baseSize(
   }
   const lora = run ? loraSettingsOf(run, 'llama') : null;
   const perRole = lora
-    ? llamaLoraModules(config, lora.targets).reduce((n, m) => n + lora.rank * (m.inn + m.out), 0)
+    ? loraModules(llamaTransformerConfig(config), lora.targets).reduce(
+        (n, m) => n + lora.rank * (m.inn + m.out),
+        0,
+      )
     : 0;
   const roles = run && usesPlanner(run.grpo.mode) ? 2 : 1;
   return {

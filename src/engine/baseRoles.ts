@@ -6,15 +6,10 @@
 // the base), never the base: --resume reads the base again from where the run named it.
 import { chatPrompts } from '../agents/chatPrompts';
 import type { RolePrompts } from '../agents/rolePrompts';
-import type { LlamaModel } from '../model/families/llama';
-import {
-  createLlamaLora,
-  llamaAdapterFiles,
-  llamaRole,
-  readLlamaLora,
-} from '../model/families/llamaLora';
-import { disposeLora } from '../model/gptLora';
-import { ADAPTER_FILES, memorySource } from '../model/gptLoraFiles';
+import { type LlamaModel, llamaRole } from '../model/families/llama';
+import { llamaTransformerConfig } from '../model/families/llamaConfig';
+import { createLora, disposeLora } from '../model/lora';
+import { ADAPTER_FILES, adapterFiles, memorySource, readLora } from '../model/loraFiles';
 import { loraSettingsOf } from '../model/loraSettings';
 import type { Role } from '../rl/config';
 import { usesPlanner } from '../rl/config';
@@ -43,6 +38,9 @@ function adaptedRoles(config: RunConfig): Role[] {
   return usesPlanner(config.grpo.mode) ? ['planner', 'coder'] : ['coder'];
 }
 
+/** The base as the one transformer's config. */
+const configOf = (base: BaseModel) => llamaTransformerConfig(base.model.config);
+
 /** Fresh adapters (B = 0: every role starts as the base), seeded per role. */
 export function createBaseRoles(config: RunConfig, base: BaseModel): BaseRoles {
   const settings = loraSettingsOf(config, 'llama');
@@ -51,7 +49,7 @@ export function createBaseRoles(config: RunConfig, base: BaseModel): BaseRoles {
   const roles = new Map<Role, LlamaModel>();
   for (const role of adaptedRoles(config)) {
     const seed = config.grpo.seed * 7919 + ROLE_ORDER.indexOf(role) + 1;
-    roles.set(role, llamaRole(base.model, createLlamaLora(base.model.config, settings, seed)));
+    roles.set(role, llamaRole(base.model, createLora(configOf(base), settings, seed)));
   }
   return { base, prompts: chatPrompts(base.tokenizer), roles };
 }
@@ -61,7 +59,7 @@ export async function putBaseAdapters(files: FileMap, roles: BaseRoles): Promise
   const encoder = new TextEncoder();
   for (const [role, model] of roles.roles) {
     if (!model.lora) continue;
-    const written = await llamaAdapterFiles(model.lora, roles.base.id);
+    const written = await adapterFiles(model.lora, roles.base.id, configOf(roles.base));
     files[`adapters/${role}/adapter_config.json`] = encoder.encode(written['adapter_config.json']);
     files[`adapters/${role}/adapter_model.safetensors`] = written['adapter_model.safetensors'];
   }
@@ -78,7 +76,7 @@ export async function restoreBaseRoles(
     for (const file of ADAPTER_FILES)
       if (!files[`adapters/${role}/${file}`])
         throw new Error(`snapshot has no adapters/${role}/${file} (the run trains LoRA adapters)`);
-    const lora = await readLlamaLora(memorySource(files, `adapters/${role}`), base.model.config);
+    const lora = await readLora(memorySource(files, `adapters/${role}`), configOf(base));
     roles.set(role, llamaRole(base.model, lora));
   }
   return { base, prompts: chatPrompts(base.tokenizer), roles };

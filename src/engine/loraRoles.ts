@@ -7,9 +7,10 @@
 // `adapters/<role>/`, beside the base under `<role>/`, so --resume, a page reload and the
 // run's ZIP carry them.
 import type { GPT, LoadedCheckpoint } from '../model';
-import { createLora } from '../model/gptLora';
-import { ADAPTER_FILES, adapterFiles, memorySource, readGptLora } from '../model/gptLoraFiles';
-import { GPT2_LORA_TARGETS, loraSettingsOf } from '../model/loraSettings';
+import { gptTransformerConfig } from '../model/config';
+import { createLora } from '../model/lora';
+import { ADAPTER_FILES, adapterFiles, memorySource, readLora } from '../model/loraFiles';
+import { loraSettingsOf } from '../model/loraSettings';
 import type { Role } from '../rl/config';
 import { usesPlanner } from '../rl/config';
 import type { FileMap, RunConfig } from './types';
@@ -34,15 +35,10 @@ export function attachAdapters(
 ): void {
   const settings = loraSettingsOf(config);
   if (!settings) return;
-  const gpt2 = settings.targets.filter((t) => (GPT2_LORA_TARGETS as readonly string[]).includes(t));
-  if (gpt2.length !== settings.targets.length)
-    throw new Error(
-      `loraTargets "${settings.targets.join(',')}": the lab's GPT-2 models have only ${GPT2_LORA_TARGETS.join(', ')}`,
-    );
   for (const [role, model] of adaptedRoles(config, models)) {
     if (model.lora) continue;
     const seed = config.grpo.seed * 7919 + ROLE_ORDER.indexOf(role) + 1;
-    model.lora = createLora(model.config, settings, seed);
+    model.lora = createLora(gptTransformerConfig(model.config), settings, seed);
   }
 }
 
@@ -60,7 +56,11 @@ export async function putAdapters(
 ): Promise<void> {
   for (const [role, model] of adaptedRoles(config, models)) {
     if (!model.lora) continue;
-    const written = await adapterFiles(model.lora, baseName(config, role, models[role]));
+    const written = await adapterFiles(
+      model.lora,
+      baseName(config, role, models[role]),
+      gptTransformerConfig(model.config),
+    );
     files[`adapters/${role}/adapter_config.json`] = encoder.encode(written['adapter_config.json']);
     files[`adapters/${role}/adapter_model.safetensors`] = written['adapter_model.safetensors'];
   }
@@ -77,6 +77,9 @@ export async function restoreAdapters(
     for (const file of ADAPTER_FILES)
       if (!files[`adapters/${role}/${file}`])
         throw new Error(`snapshot has no adapters/${role}/${file} (the run trains LoRA adapters)`);
-    model.lora = await readGptLora(memorySource(files, `adapters/${role}`), model.config);
+    model.lora = await readLora(
+      memorySource(files, `adapters/${role}`),
+      gptTransformerConfig(model.config),
+    );
   }
 }

@@ -3,12 +3,12 @@
 // base is read through the same Cache Storage the run loaded it from, so nothing is downloaded
 // again; the matrices keep the base's own type.
 import { type CheckpointSource, readHfCheckpoint } from '../model/families/hfCheckpoint';
-import { readLoraAdapter } from '../model/families/lora';
 import { ggufParts } from '../model/gguf/ggufFile';
 import { llamaGguf } from '../model/gguf/ggufLlama';
 import type { GgufDtype } from '../model/gguf/ggufTensors';
-import { memorySource } from '../model/gptLoraFiles';
 import { cacheStorageHubCache, hubSource, parseHubId } from '../model/hub/hub';
+import { memorySource } from '../model/loraFiles';
+import { readLoraAdapter } from '../model/peft';
 import { DEFAULT_HUB } from './baseSettings';
 import type { RunSnapshot } from './types';
 

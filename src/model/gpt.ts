@@ -3,8 +3,8 @@
 // one transformer (transformer.ts), which runs it. Training's losses live here.
 import * as tf from '@tensorflow/tfjs-core';
 import { gptTransformerConfig, type ModelConfig } from './config';
-import { disposeLora, type GptLora, loraParams } from './gptLora';
 import { tokenLogProbs } from './logProbs';
+import { disposeLora, type Lora, loraParams } from './lora';
 import { initialValues, makeVariables, type Params } from './params';
 import {
   type Transformer,
@@ -16,8 +16,8 @@ import {
 export interface GPT {
   config: ModelConfig;
   params: Params;
-  /** A LoRA adapter over `params` (then frozen, possibly shared with other roles): gptLora.ts. */
-  lora?: GptLora;
+  /** A LoRA adapter over `params` (then frozen, possibly shared with other roles): lora.ts. */
+  lora?: Lora;
 }
 
 /** What an update trains: the adapter's variables with LoRA, else every parameter. */

@@ -33,15 +33,15 @@ export {
   sequenceLogProbs,
   trainableParams,
 } from './gpt';
+export { stopGradient, tokenEntropies, tokenLogProbs } from './logProbs';
 export {
   createLora,
   disposeLora,
-  type GptLora,
+  type Lora,
   loraFromValues,
   loraModules,
   loraParams,
-} from './gptLora';
-export { stopGradient, tokenEntropies, tokenLogProbs } from './logProbs';
+} from './lora';
 export { GPT2_LORA_TARGETS, type LoraSettings, loraSettingsOf } from './loraSettings';
 export {
   BYTES_PER_MIB,

@@ -4,11 +4,10 @@
 // adapter off, or a frozen copy for full fine-tuning), the logits at the scored positions, and
 // a micro-batch's memory; it holds no family-specific code itself.
 import type * as tf from '@tensorflow/tfjs-core';
-import { type LlamaModel, llamaCausalLM } from './families/llama';
+import { type LlamaModel, llamaCausalLM, llamaRole } from './families/llama';
 import type { LlamaConfig } from './families/llamaConfig';
-import { llamaRole } from './families/llamaLora';
 import { baseOf, type GPT, logitsAt, trainableParams } from './gpt';
-import { loraParams } from './gptLora';
+import { loraParams } from './lora';
 import { trainingBytes } from './memory';
 import type { Params } from './params';
 

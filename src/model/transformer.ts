@@ -8,12 +8,12 @@
 // The lab's tiny GPT-2 and Hugging Face's GPT-2, Llama, Qwen2 and Qwen3 are configurations of
 // it (gpt.ts' gptTransformer, families/llama.ts' llamaTransformer): their differences are the
 // fields of TransformerConfig and a map of weight names, never a family's name in here. A role's
-// LoRA adapter (gptLora.ts) adds s·(x·Aᵀ)·Bᵀ to any projection it targets. The same embedding,
+// LoRA adapter (lora.ts) adds s·(x·Aᵀ)·Bᵀ to any projection it targets. The same embedding,
 // blocks and head serve training (whole sequences) and sampling (a KV cache), so a sample is
 // scored by exactly the computation that drew it.
 import * as tf from '@tensorflow/tfjs-core';
 import { ropeInverseFrequencies, ropeTable } from './families/rope';
-import { type GptLora, loraDelta } from './gptLora';
+import { type Lora, loraDelta } from './lora';
 import {
   causalAttention,
   embed,
@@ -32,7 +32,7 @@ export type { TransformerConfig, TransformerNames } from './transformerConfig';
 export interface Transformer {
   config: TransformerConfig;
   weight(name: string): tf.Tensor;
-  lora?: GptLora;
+  lora?: Lora;
 }
 
 /** Attention over heads: q [B·H, S, hd], k and v [B·kvHeads, S, hd] → [B·H, S, hd]. */

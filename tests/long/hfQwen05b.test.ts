@@ -17,9 +17,10 @@ import { afterAll, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { llamaForward } from '../../src/model/families/llama';
-import { createLlamaLora, llamaRole } from '../../src/model/families/llamaLora';
+import { llamaForward, llamaRole } from '../../src/model/families/llama';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { loadLlama } from '../../src/model/families/load';
+import { createLora } from '../../src/model/lora';
 import { LLAMA_LORA_TARGETS } from '../../src/model/loraSettings';
 import { qwen05bSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
 
@@ -157,7 +158,11 @@ it('a LoRA forward + backward over the 0.5B base on tfjs wasm fits the wasm heap
   const loaded = await loadLlama(folderSource(dir));
   const role = llamaRole(
     loaded.model,
-    createLlamaLora(loaded.model.config, { rank: 8, alpha: 16, targets: LLAMA_LORA_TARGETS }, 3),
+    createLora(
+      llamaTransformerConfig(loaded.model.config),
+      { rank: 8, alpha: 16, targets: LLAMA_LORA_TARGETS },
+      3,
+    ),
   );
   const ids = tf.tensor2d(
     Array.from({ length: 16 }, (_, i) => (i * 7919) % 151000),

@@ -26,7 +26,7 @@ import { folderSource } from '../../src/model/families/folderSourceNode';
 import { parseLlamaConfig } from '../../src/model/families/hfConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
 import { loadLlama } from '../../src/model/families/load';
-import { PEFT_PREFIX } from '../../src/model/gptLora';
+import { PEFT_PREFIX } from '../../src/model/lora';
 import { decodeSafetensors } from '../../src/model/safetensors';
 import { grpoLossOptions } from '../../src/rl/config';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';

@@ -31,8 +31,8 @@ import { loraBSideRef } from '../../src/gpu/kernels/referenceOps';
 import { grid2d } from '../../src/gpu/kernels/runKernel';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
-import { mergeLora } from '../../src/model/families/lora';
 import { bf16ToF32, decodeHalves, f16ToF32, f32ToBf16, f32ToF16 } from '../../src/model/halfFloat';
+import { mergeLora } from '../../src/model/peft';
 import { Rng } from '../../src/tasks/random';
 import {
   expectClose,

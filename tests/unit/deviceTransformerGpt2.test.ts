@@ -31,7 +31,7 @@ import {
   type GPT,
   sequenceLogProbs,
 } from '../../src/model/gpt';
-import { createLora } from '../../src/model/gptLora';
+import { createLora } from '../../src/model/lora';
 import { readValues } from '../../src/model/params';
 import { Rng } from '../../src/tasks/random';
 import { randomBatch, tfjsGradients, tfjsLogProbs } from './gpt-gradients';
@@ -85,7 +85,7 @@ describe('GPT-2 on the kernels’ one model', () => {
     const model = createModel(config, 5);
     models.push(model);
     model.lora = createLora(
-      config,
+      gptTransformerConfig(config),
       { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
       6,
     );
@@ -117,7 +117,7 @@ describe('GPT-2 on the kernels’ one model', () => {
     const model = createModel(config, seed);
     models.push(model);
     model.lora = createLora(
-      config,
+      gptTransformerConfig(config),
       { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
       seed + 1,
     );

@@ -17,11 +17,12 @@ import { exportGguf } from '../../src/cli/modelGguf';
 import { initBackend } from '../../src/gpu/backend';
 import { forward } from '../../src/model';
 import { loadCheckpointDir } from '../../src/model/checkpointNode';
+import { gptTransformerConfig } from '../../src/model/config';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { disposeLlamaModel, llamaLastLogits } from '../../src/model/families/llama';
 import { loadLlama } from '../../src/model/families/load';
-import { loraFromValues, loraModules } from '../../src/model/gptLora';
-import { adapterFiles } from '../../src/model/gptLoraFiles';
+import { loraFromValues, loraModules } from '../../src/model/lora';
+import { adapterFiles } from '../../src/model/loraFiles';
 import { KvCacheSampler } from '../../src/rollout';
 import { Rng } from '../../src/tasks/random';
 import { gpt2LastLogProbs } from './gguf-gpt2-reference';
@@ -98,8 +99,11 @@ function greedy(eog: number[]) {
 async function labGpt2(adapter: string | null, eog: number[]): Promise<LabRun> {
   const { model, tokenizer } = await loadCheckpointDir(TINY, false);
   if (adapter) {
-    const { readGptLora } = await import('../../src/model/gptLoraFiles');
-    model.lora = await readGptLora(folderSource(join(root, adapter)), model.config);
+    const { readLora } = await import('../../src/model/loraFiles');
+    model.lora = await readLora(
+      folderSource(join(root, adapter)),
+      gptTransformerConfig(model.config),
+    );
   }
   const promptIds = tokenizer.encode(GPT2_PROMPT);
   const logits = forward(model, tf.tensor2d([promptIds], [1, promptIds.length], 'int32'));
@@ -162,12 +166,15 @@ beforeAll(async () => {
   const rng = new Rng(7);
   const random = (n: number) => Float32Array.from({ length: n }, () => (rng.next() * 2 - 1) * 0.1);
   const values = new Map(
-    loraModules(model.config, settings.targets).map(({ module, inn, out }) => [
-      module,
-      { a: random(4 * inn), b: random(out * 4) },
-    ]),
+    loraModules(gptTransformerConfig(model.config), settings.targets).map(
+      ({ module, inn, out }) => [module, { a: random(4 * inn), b: random(out * 4) }],
+    ),
   );
-  const files = await adapterFiles(loraFromValues(model.config, settings, values, 'test'), TINY);
+  const files = await adapterFiles(
+    loraFromValues(gptTransformerConfig(model.config), settings, values, 'test'),
+    TINY,
+    gptTransformerConfig(model.config),
+  );
   mkdirSync(join(root, 'gpt2-lora'));
   for (const [file, bytes] of Object.entries(files))
     writeFileSync(join(root, 'gpt2-lora', file), bytes);

@@ -9,10 +9,10 @@ import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../src/cli/chromium';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { readHfCheckpoint } from '../../src/model/families/hfCheckpoint';
-import { readLoraAdapter } from '../../src/model/families/lora';
 import { ggufParts } from '../../src/model/gguf/ggufFile';
 import { llamaGguf } from '../../src/model/gguf/ggufLlama';
 import type { GgufDtype } from '../../src/model/gguf/ggufTensors';
+import { readLoraAdapter } from '../../src/model/peft';
 
 const WLLAMA = resolve(__dirname, '../../node_modules/@wllama/wllama');
 

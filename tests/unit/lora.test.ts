@@ -1,4 +1,4 @@
-// LoRA on the lab's GPT-2 (model/gptLora.ts): the forward with an adapter equals the base with
+// LoRA on the lab's GPT-2 (model/lora.ts): the forward with an adapter equals the base with
 // PEFT's merged Conv1D weights W + (alpha/r)·(B·A)ᵀ computed in plain TypeScript, on fresh random
 // adapters; a fresh adapter (B = 0) changes nothing; an update moves only the adapter (the base
 // bit for bit, Adam moments for the adapter only, the KL reference the base); the PEFT files
@@ -9,8 +9,9 @@ import { runConfigProblems } from '../../src/engine/runConfig';
 import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
 import { createModel, forward, type GPT, makeConfig, readValues } from '../../src/model';
-import { createLora, loraModules } from '../../src/model/gptLora';
-import { adapterFiles, memorySource, readGptLora } from '../../src/model/gptLoraFiles';
+import { gptTransformerConfig } from '../../src/model/config';
+import { createLora, loraModules } from '../../src/model/lora';
+import { adapterFiles, memorySource, readLora } from '../../src/model/loraFiles';
 import { makeVariables } from '../../src/model/params';
 import { RoleTrainer } from '../../src/rl/trainer';
 import { Rng } from '../../src/tasks/random';
@@ -43,7 +44,10 @@ function randomizeB(model: GPT, seed: number): void {
 async function mergedValues(model: GPT): Promise<Map<string, Float32Array>> {
   const values = await readValues(model.params);
   const { scale, settings } = model.lora!;
-  for (const { module, inn, out } of loraModules(model.config, settings.targets)) {
+  for (const { module, inn, out } of loraModules(
+    gptTransformerConfig(model.config),
+    settings.targets,
+  )) {
     const pair = model.lora!.modules.get(module)!;
     const a = (await pair.a.data()) as Float32Array;
     const b = (await pair.b.data()) as Float32Array;
@@ -66,7 +70,7 @@ describe('LoRA on GPT-2', () => {
 
   it('targets every c_attn, c_proj and c_fc with PEFT shapes; A kaiming-uniform, B zero', async () => {
     const config = micro();
-    const modules = loraModules(config, SETTINGS.targets);
+    const modules = loraModules(gptTransformerConfig(config), SETTINGS.targets);
     expect(modules.map((m) => m.module)).toEqual([
       'transformer.h.0.attn.c_attn',
       'transformer.h.0.attn.c_proj',
@@ -77,11 +81,11 @@ describe('LoRA on GPT-2', () => {
       'transformer.h.1.mlp.c_fc',
       'transformer.h.1.mlp.c_proj',
     ]);
-    expect(loraModules(config, ['c_fc']).map((m) => m.module)).toEqual([
+    expect(loraModules(gptTransformerConfig(config), ['c_fc']).map((m) => m.module)).toEqual([
       'transformer.h.0.mlp.c_fc',
       'transformer.h.1.mlp.c_fc',
     ]);
-    const lora = createLora(config, SETTINGS, 1);
+    const lora = createLora(gptTransformerConfig(config), SETTINGS, 1);
     for (const { module, inn, out } of modules) {
       const { a, b } = lora.modules.get(module)!;
       expect(a.shape).toEqual([3, inn]);
@@ -96,7 +100,10 @@ describe('LoRA on GPT-2', () => {
 
   it('a fresh adapter leaves the logits exactly as the base gives them', async () => {
     const base = createModel(micro(), 11);
-    const adapted: GPT = { ...base, lora: createLora(base.config, SETTINGS, 2) };
+    const adapted: GPT = {
+      ...base,
+      lora: createLora(gptTransformerConfig(base.config), SETTINGS, 2),
+    };
     const x = ids(2, 8, 13, 3);
     expect(Array.from(await forward(adapted, x).data())).toEqual(
       Array.from(await forward(base, x).data()),
@@ -109,7 +116,7 @@ describe('LoRA on GPT-2', () => {
         const base = createModel(micro(), 20 + seed);
         const model: GPT = {
           ...base,
-          lora: createLora(base.config, { ...SETTINGS, targets }, seed),
+          lora: createLora(gptTransformerConfig(base.config), { ...SETTINGS, targets }, seed),
         };
         randomizeB(model, 100 + seed);
         const merged: GPT = {
@@ -128,7 +135,10 @@ describe('LoRA on GPT-2', () => {
 
   it('an update moves the adapter only: the base bit for bit, Adam on the adapter, reference = base', async () => {
     const base = createModel(micro(), 31);
-    const model: GPT = { ...base, lora: createLora(base.config, SETTINGS, 4) };
+    const model: GPT = {
+      ...base,
+      lora: createLora(gptTransformerConfig(base.config), SETTINGS, 4),
+    };
     const before = await readValues(base.params);
     const trainer = new RoleTrainer(model, {
       learningRate: 1e-2,
@@ -160,9 +170,16 @@ describe('LoRA on GPT-2', () => {
 
   it("PEFT's files round-trip: names, shapes, config, and the same logits", async () => {
     const base = createModel(micro(), 41);
-    const model: GPT = { ...base, lora: createLora(base.config, SETTINGS, 5) };
+    const model: GPT = {
+      ...base,
+      lora: createLora(gptTransformerConfig(base.config), SETTINGS, 5),
+    };
     randomizeB(model, 7);
-    const files = await adapterFiles(model.lora!, 'public/checkpoints/tiny/coder');
+    const files = await adapterFiles(
+      model.lora!,
+      'public/checkpoints/tiny/coder',
+      gptTransformerConfig(base.config),
+    );
     const config = JSON.parse(files['adapter_config.json']);
     expect(config).toMatchObject({
       peft_type: 'LORA',
@@ -177,22 +194,29 @@ describe('LoRA on GPT-2', () => {
       'a/adapter_config.json': files['adapter_config.json'],
       'a/adapter_model.safetensors': files['adapter_model.safetensors'],
     };
-    const read: GPT = { ...base, lora: await readGptLora(memorySource(store, 'a'), base.config) };
+    const read: GPT = {
+      ...base,
+      lora: await readLora(memorySource(store, 'a'), gptTransformerConfig(base.config)),
+    };
     const x = ids(1, 8, 13, 9);
     expect(Array.from(await forward(read, x).data())).toEqual(
       Array.from(await forward(model, x).data()),
     );
     // An adapter for another shape is refused in words.
     const other = makeConfig('tiny', 13, 'coder', { nEmbd: 16, nLayer: 2, nHead: 2, nCtx: 8 });
-    await expect(readGptLora(memorySource(store, 'a'), other)).rejects.toThrow(
+    await expect(readLora(memorySource(store, 'a'), gptTransformerConfig(other))).rejects.toThrow(
       /a: transformer\.h\.0\.attn\.c_attn: A and B do not fit/,
     );
   });
 
   it("the page's run ZIP carries the adapters: adapters/<role>/ at the top and in the snapshot", async () => {
     const base = createModel(micro(), 51);
-    const lora = createLora(base.config, SETTINGS, 6);
-    const written = await adapterFiles(lora, 'public/checkpoints/tiny/coder');
+    const lora = createLora(gptTransformerConfig(base.config), SETTINGS, 6);
+    const written = await adapterFiles(
+      lora,
+      'public/checkpoints/tiny/coder',
+      gptTransformerConfig(base.config),
+    );
     const config = defaultRunConfig({ loraRank: 3, loraAlpha: 5 });
     const snapshot = {
       step: 1,

@@ -11,7 +11,8 @@ import { initBackend } from '../../src/gpu/backend';
 import { kernelEngine } from '../../src/gpu/engine/kernelEngine';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { createModel, type GPT, makeConfig, readValues } from '../../src/model';
-import { createLora } from '../../src/model/gptLora';
+import { gptTransformerConfig } from '../../src/model/config';
+import { createLora } from '../../src/model/lora';
 import { type PolicySequence, RoleTrainer, type RoleTrainerOptions } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
 import { Rng } from '../../src/tasks/random';
@@ -26,7 +27,7 @@ describe('GPT-2 with LoRA on the kernels', () => {
     const config = makeConfig('tiny', 31, 'coder', { nCtx: 48 });
     const model = createModel(config, 3);
     model.lora = createLora(
-      config,
+      gptTransformerConfig(config),
       { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
       5,
     );
@@ -81,7 +82,7 @@ describe('GPT-2 with LoRA on the kernels', () => {
     const config = makeConfig('tiny', 31, 'coder', { nCtx: 40, nEmbd: 320, nHead: 5 });
     const model = createModel(config, 3);
     model.lora = createLora(
-      config,
+      gptTransformerConfig(config),
       { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
       5,
     );
@@ -114,7 +115,7 @@ describe('GPT-2 with LoRA on the kernels', () => {
     const make = (): GPT => {
       const model = createModel(config, 3);
       model.lora = createLora(
-        config,
+        gptTransformerConfig(config),
         { rank: 4, alpha: 8, targets: ['c_attn', 'c_proj', 'c_fc'] },
         5,
       );

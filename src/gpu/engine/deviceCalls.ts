@@ -3,10 +3,10 @@
 // kernel device, hold the model, run, free it all.
 
 import { gptTransformerConfig } from '../../model/config';
-import type { LoraAdapter } from '../../model/families/lora';
 import type { GPT } from '../../model/gpt';
-import { mergedProjections } from '../../model/gptLora';
+import { mergedProjections } from '../../model/lora';
 import { readValues } from '../../model/params';
+import type { LoraAdapter } from '../../model/peft';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
 import { float32Tensors, type WeightTensors } from './deviceCheckpoint';
@@ -57,7 +57,7 @@ export async function openDeviceTransformer(
 
 /**
  * The last position's logits [vocab] of `ids` (a prompt from position 0) on the kernels, with
- * a PEFT adapter (model/families/lora.ts' reader) on the base when given: y = W·x + s·B·A·x.
+ * a PEFT adapter (model/peft.ts' reader) on the base when given: y = W·x + s·B·A·x.
  */
 export async function logitsOnDevice(
   config: TransformerConfig,

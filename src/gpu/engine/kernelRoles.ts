@@ -19,8 +19,8 @@ import type { LlamaModel } from '../../model/families/llama';
 import { llamaTransformerConfig } from '../../model/families/llamaConfig';
 import { LlamaWeights } from '../../model/families/llamaWeights';
 import type { GPT } from '../../model/gpt';
-import { type GptLora, mergedProjections, PEFT_PREFIX } from '../../model/gptLora';
 import { decodeHalves, f32ToHalf, halfToF32 } from '../../model/halfFloat';
+import { type Lora, mergedProjections, PEFT_PREFIX } from '../../model/lora';
 import { readValues } from '../../model/params';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import type { SampleOptions, SampleResult } from '../../rollout/types';
@@ -103,7 +103,7 @@ export interface RoleSource {
   tensors: () => Promise<WeightTensors>;
   contextLength: number;
   /** The role's adapter; null: the role is the model's own weights (gptSource). */
-  lora: GptLora | null;
+  lora: Lora | null;
   /** Trained in full: tfjs's weights, which the device's update writes back into. */
   params: ReadonlyMap<string, tf.Variable> | null;
   /** Without an adapter: the weights by name as the device holds them. */
@@ -164,7 +164,7 @@ export function gptSource(model: GPT, frozen = false, reference?: GPT | null): R
 }
 
 /** Per LoRA role: what names its sampling copy. */
-const mergedKeys = new WeakMap<GptLora, object>();
+const mergedKeys = new WeakMap<Lora, object>();
 
 /**
  * Largest f32 sampling copy a Llama-family LoRA role gets (beside its 16-bit base); a larger
@@ -179,7 +179,7 @@ export const MERGED_COPY_MAX_BYTES = 256 * 2 ** 20;
  * add its own at every projection. Only the adapted projections are written again when tfjs
  * moved the adapter (the base never moves); the update trains the adapter over the base apart.
  */
-function mergedSource(source: RoleSource, lora: GptLora): RoleSource {
+function mergedSource(source: RoleSource, lora: Lora): RoleSource {
   const key = mergedKeys.get(lora) ?? {};
   mergedKeys.set(lora, key);
   const merge = (base: WeightTensors) =>
@@ -223,7 +223,7 @@ function gptBase(model: GPT, values: () => Promise<Map<string, Float32Array>>) {
   };
 }
 
-const adapterVariables = (lora: GptLora) =>
+const adapterVariables = (lora: Lora) =>
   [...lora.modules.values()].flatMap((pair) => [pair.a, pair.b]);
 
 /**

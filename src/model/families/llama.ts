@@ -7,7 +7,7 @@
 // (`lora`, llamaLora.ts) is applied in the forward instead, so roles share one base and the
 // base is the KL reference.
 import * as tf from '@tensorflow/tfjs-core';
-import type { GptLora } from '../gptLora';
+import type { Lora } from '../lora';
 import type { CausalLM } from '../policy';
 import { forward, logitsAt, type Transformer, transformerLM } from '../transformer';
 import { type LlamaConfig, llamaTransformerConfig } from './llamaConfig';
@@ -17,7 +17,14 @@ export interface LlamaModel {
   /** Hugging Face's names → float32 tensors. */
   weights: Map<string, tf.Tensor>;
   /** A role's LoRA adapter over `weights`, keyed `model.layers.i.self_attn.q_proj` (llamaLora.ts). */
-  lora?: GptLora;
+  lora?: Lora;
+}
+
+/** A role over `base`: the base's weights (shared, frozen) with the role's adapter. */
+export function llamaRole(base: LlamaModel, lora: Lora | undefined): LlamaModel {
+  return lora
+    ? { config: base.config, weights: base.weights, lora }
+    : { config: base.config, weights: base.weights };
 }
 
 export function disposeLlamaModel(model: LlamaModel): void {

@@ -5,12 +5,12 @@
 // leaves nothing behind, and the files' bytes are let go, so a 0.5B model holds its float32
 // weights and no more; or, for a base the kernels hold, each is made when tfjs first reads it.
 import type { HfTokenizer } from '../../tokenizer/hfTokenizer';
+import { checkLoraTargets, type LoraAdapter, mergeLora, readLoraAdapter } from '../peft';
 import type { CausalLM } from '../policy';
 import type { SafetensorsDtype } from '../safetensors';
 import { type CheckpointSource, type HfCheckpoint, readHfCheckpoint } from './hfCheckpoint';
 import { disposeLlamaModel, type LlamaModel, llamaCausalLM } from './llama';
 import { LlamaWeights } from './llamaWeights';
-import { checkLoraTargets, type LoraAdapter, mergeLora, readLoraAdapter } from './lora';
 
 export interface LoadedLlama {
   checkpoint: HfCheckpoint;

@@ -4,8 +4,8 @@
 // transposed (as convert_hf_to_gguf.py's GPT2Model does). The head is tied: the embedding is
 // written again as `output`, as that converter does.
 import { fromGpt2Config } from '../checkpoint';
-import type { LoraAdapter } from '../families/lora';
-import { mergeLora } from '../families/lora';
+import type { LoraAdapter } from '../peft';
+import { mergeLora } from '../peft';
 import { decodeSafetensors, type NamedTensor } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
 import { FILE_TYPE, type GgufDtype, ggufTensor } from './ggufTensors';

@@ -5,8 +5,8 @@
 // within each head from Hugging Face's rotate-half order to the interleaved pairs llama.cpp's
 // RoPE rotates; Qwen2 and Qwen3 run llama.cpp's NeoX RoPE, which is rotate-half: no permutation.
 import type { HfCheckpoint } from '../families/hfCheckpoint';
-import { checkLoraTargets, type LoraAdapter, mergeLora } from '../families/lora';
 import { ropeInverseFrequencies } from '../families/rope';
+import { checkLoraTargets, type LoraAdapter, mergeLora } from '../peft';
 import { toFloat32 } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
 import { FILE_TYPE, type GgufDtype, ggufTensor } from './ggufTensors';

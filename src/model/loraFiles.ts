@@ -1,13 +1,13 @@
-// A GPT-2 LoRA adapter as PEFT saves it: adapter_config.json (peft_type LORA, r, lora_alpha,
-// target_modules, fan_in_fan_out true for GPT-2's Conv1D, task_type CAUSAL_LM) and
-// adapter_model.safetensors (`base_model.model.<module>.lora_A.weight` [r, in], `.lora_B.weight`
-// [out, r], float32), so PeftModel.from_pretrained loads it over the base. Reading goes through
-// the one PEFT reader of the lab (families/lora.ts).
-import type { ModelConfig } from './config';
+// A role's LoRA adapter as PEFT saves it, for any config: adapter_config.json (peft_type LORA, r,
+// lora_alpha, target_modules, fan_in_fan_out true for GPT-2's Conv1D layout, task_type
+// CAUSAL_LM) and adapter_model.safetensors (`base_model.model.<module>.lora_A.weight` [r, in],
+// `.lora_B.weight` [out, r], float32), so PeftModel.from_pretrained loads it over the base.
+// Reading goes through the one PEFT reader of the lab (peft.ts).
 import type { CheckpointSource } from './families/hfCheckpoint';
-import { readLoraAdapter } from './families/lora';
-import { type GptLora, loraFromValues, PEFT_PREFIX } from './gptLora';
+import { type Lora, loraFromValues, PEFT_PREFIX } from './lora';
+import { readLoraAdapter } from './peft';
 import { encodeSafetensors, type NamedTensor } from './safetensors';
+import type { TransformerConfig } from './transformerConfig';
 
 export const ADAPTER_FILES = ['adapter_config.json', 'adapter_model.safetensors'] as const;
 
@@ -17,13 +17,13 @@ export interface AdapterFiles {
 }
 
 /**
- * The adapter's two files; `baseModel` is what PEFT records as base_model_name_or_path.
- * `fanInFanOut`: GPT-2's Conv1D (the default); false for nn.Linear (the Llama family).
+ * The adapter's two files for a model of config `c`; `baseModel` is what PEFT records as
+ * base_model_name_or_path.
  */
 export async function adapterFiles(
-  lora: GptLora,
+  lora: Lora,
   baseModel: string,
-  fanInFanOut = true,
+  c: TransformerConfig,
 ): Promise<AdapterFiles> {
   const tensors = new Map<string, NamedTensor>();
   for (const [module, { a, b }] of lora.modules) {
@@ -45,7 +45,7 @@ export async function adapterFiles(
     lora_alpha: alpha,
     lora_dropout: 0,
     target_modules: [...targets],
-    fan_in_fan_out: fanInFanOut,
+    fan_in_fan_out: c.weightLayout === 'in-out',
     bias: 'none',
     use_rslora: false,
     use_dora: false,
@@ -59,9 +59,12 @@ export async function adapterFiles(
   };
 }
 
-/** Reads a PEFT adapter for a GPT-2 of `config`; refuses one that does not fit it, in words. */
-export async function readGptLora(source: CheckpointSource, config: ModelConfig): Promise<GptLora> {
-  const adapter = await readLoraAdapter(source, { conv1d: true });
+/**
+ * Reads a role's PEFT adapter for a model of config `c` (any family's: a Conv1D layout's A and
+ * B as fan_in_fan_out); refuses one that does not fit it, in words.
+ */
+export async function readLora(source: CheckpointSource, c: TransformerConfig): Promise<Lora> {
+  const adapter = await readLoraAdapter(source, { conv1d: c.weightLayout === 'in-out' });
   const values = new Map<string, { a: Float32Array; b: Float32Array }>();
   const targets = new Set<string>();
   let rank = 0;
@@ -72,7 +75,7 @@ export async function readGptLora(source: CheckpointSource, config: ModelConfig)
   }
   // alpha so that alpha / r is the file's scale (rsLoRA's alpha / √r included).
   return loraFromValues(
-    config,
+    c,
     { rank, alpha: adapter.scale * rank, targets: [...targets] },
     values,
     source.label,

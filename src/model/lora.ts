@@ -1,18 +1,23 @@
-// LoRA on the lab's GPT-2: y = x·W + b + (alpha/r)·(x·Aᵀ)·Bᵀ on the chosen Conv1D projections
-// (`c_attn`, `c_proj` in attention and MLP, `c_fc`). A and B keep PEFT's layout (A [r, in],
-// B [out, r]; GPT-2's Conv1D weight is [in, out], so PEFT marks it fan_in_fan_out), A starts as
-// PEFT's kaiming-uniform (a = √5: U(−1/√in, 1/√in)), B at zero, so a fresh adapter changes
-// nothing. tfjs applies the adapter in the forward, never merged: the base's variables stay
-// untouched and are shared by every role's adapter and by the KL reference (adapter off). Copies
-// made for another engine merge it (families/lora.ts' mergeLora: the kernels' sampler, a GGUF export).
+// LoRA on tfjs for any config of the one transformer: y = W·x + b + (alpha/r)·B·(A·x) on the chosen
+// projections (GPT-2's Conv1D `c_attn`, `c_proj` in attention and MLP, `c_fc`; the Llama
+// family's nn.Linear q/k/v/o and gate/up/down). A and B keep PEFT's layout (A [r, in], B [out,
+// r]; a Conv1D weight is [in, out], so PEFT marks it fan_in_fan_out), A starts as PEFT's
+// kaiming-uniform (a = √5: U(−1/√in, 1/√in)), B at zero, so a fresh adapter changes nothing.
+// tfjs applies the adapter in the forward (transformer.ts), never merged: the base stays
+// untouched and is shared by every role's adapter and by the KL reference (adapter off). Copies
+// made for another engine merge it (peft.ts' mergeLora: the kernels' sampler, a GGUF export).
 import * as tf from '@tensorflow/tfjs-core';
 import { Rng } from '../tasks/random';
-import { gptTransformerConfig, type ModelConfig } from './config';
-import { mergeLora } from './families/lora';
 import type { LoraSettings } from './loraSettings';
 import { matMul2d } from './ops';
 import type { Params } from './params';
-import { type Projection, projections, projectionTarget } from './transformerConfig';
+import { mergeLora } from './peft';
+import {
+  type Projection,
+  projections,
+  projectionTarget,
+  type TransformerConfig,
+} from './transformerConfig';
 
 export interface LoraPairVariables {
   /** [r, in] */
@@ -21,7 +26,7 @@ export interface LoraPairVariables {
   b: tf.Variable;
 }
 
-export interface GptLora {
+export interface Lora {
   settings: LoraSettings;
   /** alpha / r */
   scale: number;
@@ -32,28 +37,27 @@ export interface GptLora {
 /** PEFT's prefix of every adapter tensor (the wrapped model is `base_model.model`). */
 export const PEFT_PREFIX = 'base_model.model.';
 
-/** The targeted modules of `config`, in layer order, with their in and out sizes. */
-export function loraModules(config: ModelConfig, targets: readonly string[]): Projection[] {
-  return projections(gptTransformerConfig(config)).filter((p) =>
-    targets.includes(projectionTarget(p.module)),
-  );
+/**
+ * The targeted projections of a model of config `c` (any family's), in layer order, with their
+ * in and out sizes; a target that is none of its projections is refused by name.
+ */
+export function loraModules(c: TransformerConfig, targets: readonly string[]): Projection[] {
+  const all = projections(c);
+  const known = [...new Set(all.map((p) => projectionTarget(p.module)))];
+  const unknown = targets.find((t) => !known.includes(t));
+  if (unknown !== undefined)
+    throw new Error(
+      `loraTargets: ${unknown} is not one of this model's projections (${known.join(', ')})`,
+    );
+  return all.filter((p) => targets.includes(projectionTarget(p.module)));
 }
 
 /** A fresh adapter: A kaiming-uniform from `seed` (module by module, A row-major), B zero. */
-export function createLora(config: ModelConfig, settings: LoraSettings, seed: number): GptLora {
-  return createLoraOver(loraModules(config, settings.targets), settings, seed);
-}
-
-/** createLora over a given list of modules (the Llama family's: families/llamaLora.ts). */
-export function createLoraOver(
-  shapes: readonly Projection[],
-  settings: LoraSettings,
-  seed: number,
-): GptLora {
+export function createLora(c: TransformerConfig, settings: LoraSettings, seed: number): Lora {
   const prng = new Rng(seed);
   const { rank } = settings;
   const modules = new Map<string, LoraPairVariables>();
-  for (const { module, inn, out } of shapes) {
+  for (const { module, inn, out } of loraModules(c, settings.targets)) {
     const bound = 1 / Math.sqrt(inn);
     const a = new Float32Array(rank * inn);
     for (let i = 0; i < a.length; i++) a[i] = (2 * prng.next() - 1) * bound;
@@ -64,24 +68,14 @@ export function createLoraOver(
 
 /** An adapter from given A and B values (a saved one); shapes as createLora's. */
 export function loraFromValues(
-  config: ModelConfig,
+  c: TransformerConfig,
   settings: LoraSettings,
   values: Map<string, { a: Float32Array; b: Float32Array }>,
   label: string,
-): GptLora {
-  return loraFromValuesOver(loraModules(config, settings.targets), settings, values, label);
-}
-
-/** loraFromValues over a given list of modules. */
-export function loraFromValuesOver(
-  wanted: readonly Projection[],
-  settings: LoraSettings,
-  values: Map<string, { a: Float32Array; b: Float32Array }>,
-  label: string,
-): GptLora {
+): Lora {
   const { rank } = settings;
   const modules = new Map<string, LoraPairVariables>();
-  for (const { module, inn, out } of wanted) {
+  for (const { module, inn, out } of loraModules(c, settings.targets)) {
     const pair = values.get(module);
     if (!pair) throw new Error(`${label}: the adapter has no ${module}`);
     if (pair.a.length !== rank * inn || pair.b.length !== out * rank)
@@ -112,7 +106,7 @@ function pairVariables(
 }
 
 /** The adapter's variables under PEFT's tensor names: what the optimizer trains. */
-export function loraParams(lora: GptLora): Params {
+export function loraParams(lora: Lora): Params {
   const params: Params = new Map();
   for (const [module, { a, b }] of lora.modules) {
     params.set(`${PEFT_PREFIX}${module}.lora_A.weight`, a);
@@ -122,14 +116,14 @@ export function loraParams(lora: GptLora): Params {
 }
 
 /** x [N, in] → scale·(x·Aᵀ)·Bᵀ [N, out], the adapter's addition to a projection. */
-export function loraDelta(lora: GptLora, module: string, x: tf.Tensor2D): tf.Tensor2D | null {
+export function loraDelta(lora: Lora, module: string, x: tf.Tensor2D): tf.Tensor2D | null {
   const pair = lora.modules.get(module);
   if (!pair) return null;
   const down = matMul2d(x, tf.transpose(pair.a) as tf.Tensor2D);
   return tf.mul(matMul2d(down, tf.transpose(pair.b) as tf.Tensor2D), lora.scale) as tf.Tensor2D;
 }
 
-export function disposeLora(lora: GptLora): void {
+export function disposeLora(lora: Lora): void {
   for (const { a, b } of lora.modules.values()) {
     a.dispose();
     b.dispose();
@@ -137,11 +131,11 @@ export function disposeLora(lora: GptLora): void {
 }
 
 /**
- * Each adapted projection's weight with the adapter merged in (PEFT's merge, families/lora.ts'
+ * Each adapted projection's weight with the adapter merged in (PEFT's merge, peft.ts'
  * mergeLora), by weight name; `weight(name)` gives a copy of the base's f32 values to merge into.
  */
 export async function mergedProjections(
-  lora: GptLora,
+  lora: Lora,
   weight: (name: string) => Float32Array,
   layout: 'in-out' | 'out-in',
 ): Promise<Map<string, Float32Array>> {

@@ -3,10 +3,11 @@
 // load: W ← W + s·B·A with s = lora_alpha / r, or lora_alpha / √r with use_rslora. What the
 // lab does not implement (DoRA, per-module ranks, fan_in_fan_out on Linear layers) is refused
 // by name. GPT-2's Conv1D layers are fan_in_fan_out by nature (PEFT sets it for them): the
-// GPT-2 reader (model/gptLoraFiles.ts) passes `conv1d` and A, B keep the same layout.
-import { readSafetensors, toFloat32 } from '../safetensors';
-import type { CheckpointSource } from './hfCheckpoint';
-import { parseJsonFile } from './hfCheckpoint';
+// role adapter's reader (loraFiles.ts) passes `conv1d` for them and A, B keep the same layout.
+
+import type { CheckpointSource } from './families/hfCheckpoint';
+import { parseJsonFile } from './families/hfCheckpoint';
+import { readSafetensors, toFloat32 } from './safetensors';
 
 export interface LoraPair {
   /** [r, in] */
