@@ -45,18 +45,30 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** The chat fixture's roles on the kernels (β > 0: the KL term runs), and the Coder's update options. */
+async function coderOnKernels(onDemand: boolean) {
+  expect((await initBackend('kernels')).kernels).toBe(true);
+  const loaded = await loadLlama(folderSource(base), undefined, { onDemand });
+  const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
+  const roles = createBaseRoles(config, {
+    id: base,
+    model: loaded.model,
+    tokenizer: loaded.tokenizer,
+  });
+  const options = {
+    learningRate: 1e-2,
+    temperature: 1,
+    numIterations: 1,
+    maxGradNorm: 1,
+    loss: grpoLossOptions(config.grpo, 'coder'),
+    padId: roles.prompts.stopId,
+  };
+  return { roles, coder: roles.roles.get('coder')!, options };
+}
+
 describe('role adapters over one base on the kernels, in process', () => {
   it("one update's adapter gradients equal tfjs's for the same batch", async () => {
-    const report = await initBackend('kernels');
-    expect(report.kernels).toBe(true);
-    const loaded = await loadLlama(folderSource(base));
-    const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
-    const roles = createBaseRoles(config, {
-      id: base,
-      model: loaded.model,
-      tokenizer: loaded.tokenizer,
-    });
-    const coder = roles.roles.get('coder')!;
+    const { roles, coder, options } = await coderOnKernels(false);
     // B random too (fresh B is zero, which leaves A's gradient zero).
     const rng = new Rng(11);
     for (const { b } of coder.lora!.modules.values())
@@ -103,14 +115,6 @@ describe('role adapters over one base on the kernels, in process', () => {
       oldLogProbs: drawn.logProbs[i]!.map((l) => l + 0.05 * (rng.next() - 0.5)),
       advantage: [1, -0.5, 0.25][i]!,
     }));
-    const options = {
-      learningRate: 1e-2,
-      temperature: 1,
-      numIterations: 1,
-      maxGradNorm: 1,
-      loss: grpoLossOptions(config.grpo, 'coder'),
-      padId: roles.prompts.stopId,
-    };
     expect(options.loss.beta).toBeGreaterThan(0);
     const trainer = new RoleTrainer(coder, options);
     const host = await trainer.gradients(sequences);
@@ -191,16 +195,8 @@ describe('role adapters over one base on the kernels, in process', () => {
   }, 300_000);
 
   it('a device lost after an update: sampling and the next update go on on tfjs, from the adapter and Adam state the device last wrote back', async () => {
-    expect((await initBackend('kernels')).kernels).toBe(true);
     // As a kernels run loads it: tfjs makes a base weight only when a forward first reads it.
-    const loaded = await loadLlama(folderSource(base), undefined, { onDemand: true });
-    const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
-    const roles = createBaseRoles(config, {
-      id: base,
-      model: loaded.model,
-      tokenizer: loaded.tokenizer,
-    });
-    const coder = roles.roles.get('coder')!;
+    const { roles, coder, options } = await coderOnKernels(true);
     const rng = new Rng(12);
     const prompt = roles.prompts.coder(
       { statement: 'Return the larger of a and b.', entryPoint: 'larger' },
@@ -210,14 +206,6 @@ describe('role adapters over one base on the kernels, in process', () => {
       const completion = Array.from({ length: 6 }, () => 1 + rng.below(200));
       return { prompt, completion, oldLogProbs: completion.map(() => -5 + rng.next()), advantage };
     });
-    const options = {
-      learningRate: 1e-2,
-      temperature: 1,
-      numIterations: 1,
-      maxGradNorm: 1,
-      loss: grpoLossOptions(config.grpo, 'coder'),
-      padId: roles.prompts.stopId,
-    };
     const trainer = new RoleTrainer(coder, options);
     const updates = roleDeviceCalls.update;
     await trainer.update(sequences);
