@@ -9,11 +9,12 @@
 // fc's adapter, learned positions per packed row): log-probs and every adapter gradient against
 // tfjs's autodiff of the same model.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
-import { gptForDevice } from '../../src/gpu/engine/deviceCalls';
+import { gptForDevice, logitsOnDevice } from '../../src/gpu/engine/deviceCalls';
 import { float32Tensors } from '../../src/gpu/engine/deviceCheckpoint';
 import { DevicePolicy } from '../../src/gpu/engine/devicePolicy';
 import { DeviceTransformer } from '../../src/gpu/engine/deviceTransformer';
@@ -23,6 +24,7 @@ import {
   GPT2_DEVICE_TARGETS,
   type LoraTarget,
 } from '../../src/gpu/engine/loraAdapters';
+import { setShaderOverridesForTest } from '../../src/gpu/engine/selfCheck/testHook';
 import { gptTransformerConfig, type ModelConfig, makeConfig } from '../../src/model/config';
 import {
   createModel,
@@ -76,6 +78,31 @@ describe('GPT-2 on the kernels’ one model', () => {
   });
   afterAll(() => {
     for (const m of models) disposeModel(m);
+  });
+
+  it('model logits on the kernels checks the start’s kernels too: a wrong LayerNorm refuses a GPT-2, in words', async (ctx) => {
+    needRuntime(h, ctx);
+    const model = createModel(makeConfig('tiny', 31, 'coder', { nCtx: 16 }), 4);
+    models.push(model);
+    const { config, weights } = await gptForDevice(model);
+    const LAYERNORM = readFileSync(
+      new URL('../../shaders/layernorm.wgsl', import.meta.url),
+      'utf8',
+    );
+    const wrong = LAYERNORM.replace(
+      'rstd * gamma[j] + beta[j]',
+      'rstd * gamma[j] * 1.01 + beta[j]',
+    );
+    expect(wrong).not.toBe(LAYERNORM);
+    setShaderOverridesForTest({ 'layernorm.wgsl': wrong });
+    try {
+      await expect(logitsOnDevice(config, weights, [3, 4, 5])).rejects.toThrow(
+        /self-check on this device: layernorm\/forward\+backward at start: \w+\[\d+\] off by/,
+      );
+    } finally {
+      setShaderOverridesForTest({});
+    }
+    expect((await logitsOnDevice(config, weights, [3, 4, 5])).length).toBe(31);
   });
 
   it('a GPT-2 wider than the tiny presets, a LoRA adapter merged in: prefill and decode steps equal tfjs’s forward with the adapter applied', async (ctx) => {

@@ -20,11 +20,15 @@ import {
 import { DeviceTransformer, type DeviceTransformerOptions } from './deviceTransformer';
 import { SHADERS } from './ops';
 import { GpuRuntime } from './runtime';
+import { SELF_CHECK_SEED, START_SIZES } from './selfCheck';
 import { checksFor, runConfigChecks } from './selfCheck/checksByConfig';
+import { kernelChecks } from './selfCheck/registry';
+import { runChecks } from './selfCheck/run';
+import { shaderOverridesForTest } from './selfCheck/testHook';
 import { describeFailure } from './selfCheck/types';
 
-/** Per device, the config checks that passed (each runs once per device). */
-const checked = new WeakMap<GPUDevice, Set<string>>();
+/** Per device and shader sources, the self-check entries that passed (each runs once). */
+const checked = new WeakMap<GPUDevice, Map<string, Set<string>>>();
 
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
 export async function openDeviceTransformer(
@@ -37,15 +41,37 @@ export async function openDeviceTransformer(
   const rt = new GpuRuntime(opened.gpu.device);
   try {
     await rt.load([...SHADERS]);
-    const passed = checked.get(rt.device) ?? new Set<string>();
+    const overrides = shaderOverridesForTest();
+    for (const [shader, code] of Object.entries(overrides)) rt.replaceSource(shader, code);
+    // What passed on this device with these sources.
+    const byDevice = checked.get(rt.device) ?? new Map<string, Set<string>>();
+    checked.set(rt.device, byDevice);
+    const sources = JSON.stringify(overrides);
+    const passed = byDevice.get(sources) ?? new Set<string>();
+    byDevice.set(sources, passed);
+    const software = opened.gpu.software;
+    // The start's checks (LayerNorm, the f32 matmul this model runs, attention, the head…) at the
+    // tiny preset's sizes, and those of the config's switches.
+    const matmul = options.matmul ?? 'v4_vec4';
+    const start = kernelChecks().filter(
+      (c) => (c.matmulVersion ?? matmul) === matmul && !passed.has(c.name),
+    );
     const fresh = checksFor(config).filter((c) => !passed.has(c.name));
-    if (options.selfCheck !== false && fresh.length > 0) {
-      const results = await runConfigChecks(rt, opened.gpu.software, fresh);
+    if (options.selfCheck !== false && start.length + fresh.length > 0) {
+      const results = [
+        ...(await runChecks(start, {
+          rt,
+          sizes: START_SIZES,
+          matmul,
+          software,
+          seed: SELF_CHECK_SEED,
+        })),
+        ...(await runConfigChecks(rt, software, fresh)),
+      ];
       const failed = results.filter((r) => !r.ok).map(describeFailure);
       if (failed.length)
         throw new Error(`the kernels failed their self-check on this device: ${failed.join('; ')}`);
-      for (const c of fresh) passed.add(c.name);
-      checked.set(rt.device, passed);
+      for (const c of [...start, ...fresh]) passed.add(c.name);
     }
     const model = new DeviceTransformer(rt, config, weights, options);
     return { model, rt, adapter: opened.gpu.adapter, free: () => rt.destroy() };
