@@ -25,11 +25,6 @@ export function trainableParams(model: GPT): Params {
   return model.lora ? loraParams(model.lora) : model.params;
 }
 
-/** The same base without its adapter (shares the variables): LoRA's KL reference. */
-export function baseOf(model: GPT): GPT {
-  return { config: model.config, params: model.params };
-}
-
 export function createModel(config: ModelConfig, seed: number): GPT {
   return { config, params: makeVariables(config, initialValues(config, seed)) };
 }

@@ -20,7 +20,6 @@ export {
   parameterCount,
 } from './config';
 export {
-  baseOf,
   createModel,
   disposeModel,
   forward,

@@ -1,15 +1,16 @@
 // What the GRPO update trains, whatever the family: the lab's GPT-2 (full weights or a LoRA
-// adapter) or a Llama-family role (a LoRA adapter over a frozen base, families/llamaLora.ts).
+// adapter) or a Llama-family role (a LoRA adapter over a frozen base, families/llama.ts' llamaRole).
 // The trainer asks this module for the variables to train, the KL reference (the base with the
 // adapter off, or a frozen copy for full fine-tuning), the logits at the scored positions, and
 // a micro-batch's memory; it holds no family-specific code itself.
 import type * as tf from '@tensorflow/tfjs-core';
-import { type LlamaModel, llamaCausalLM, llamaRole } from './families/llama';
+import { type LlamaModel, llamaTransformer } from './families/llama';
 import type { LlamaConfig } from './families/llamaConfig';
-import { baseOf, type GPT, logitsAt, trainableParams } from './gpt';
+import { type GPT, gptTransformer, trainableParams } from './gpt';
 import { loraParams } from './lora';
 import { trainingBytes } from './memory';
 import type { Params } from './params';
+import { logitsAt, type Transformer } from './transformer';
 
 export type TrainableModel = GPT | LlamaModel;
 
@@ -27,7 +28,13 @@ export function trainableOf(model: TrainableModel): Params {
 
 /** The same base without its adapter: LoRA's KL reference (shares the weights). */
 export function adapterOff(model: TrainableModel): TrainableModel {
-  return isLlamaModel(model) ? llamaRole(model, undefined) : baseOf(model);
+  const { lora: _, ...base } = model;
+  return base;
+}
+
+/** The model as the one transformer reads it (its weights and adapter, not copied). */
+export function transformerOf(model: TrainableModel): Transformer {
+  return isLlamaModel(model) ? llamaTransformer(model) : gptTransformer(model);
 }
 
 /** Logits at the flattened positions `rows` of ids [B, T] → [B, L, V]; differentiable. */
@@ -36,9 +43,7 @@ export function logitsAtOf(
   ids: tf.Tensor2D,
   rows: tf.Tensor1D,
 ): tf.Tensor3D {
-  return isLlamaModel(model)
-    ? llamaCausalLM(model).logitsAt(ids, rows)
-    : logitsAt(model, ids, rows);
+  return logitsAt(transformerOf(model), ids, rows);
 }
 
 /**
