@@ -27,7 +27,6 @@ import {
 import { tokenEntropies, tokenLogProbs } from '../model/logProbs';
 import {
   adapterOff,
-  isLlamaModel,
   logitsAtOf,
   type TrainableModel,
   trainableOf,
@@ -55,6 +54,8 @@ export type {
 export class RoleTrainer {
   private readonly optimizer: AdamW;
   private readonly reference: TrainableModel | null;
+  /** Trained in full, the reference is a frozen copy the trainer owns (snapshots carry it). */
+  private readonly frozenReference: GPT | null;
   private readonly variables: tf.Variable[];
   private readonly budgetBytes: number;
 
@@ -69,8 +70,9 @@ export class RoleTrainer {
       { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 },
       options.learningRate,
     );
-    this.reference =
-      options.loss.beta > 0 ? (model.lora ? adapterOff(model) : frozenCopy(model as GPT)) : null;
+    // Under an adapter the reference is the base (the adapter off); trained in full, a copy.
+    this.frozenReference = options.loss.beta > 0 && !model.lora ? frozenCopy(model as GPT) : null;
+    this.reference = options.loss.beta > 0 ? (this.frozenReference ?? adapterOff(model)) : null;
     this.variables = [...trainable.values()];
     this.budgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
   }
@@ -123,8 +125,7 @@ export class RoleTrainer {
   private readonly hostState = {
     exportState: () => this.optimizer.exportState(),
     importState: (state: AdamWState) => this.optimizer.importState(state),
-    referenceModel: () =>
-      this.reference && !isLlamaModel(this.reference) && !this.model.lora ? this.reference : null,
+    referenceModel: () => this.frozenReference,
   };
 
   /**
@@ -244,9 +245,9 @@ export class RoleTrainer {
     const { step, moments } = await this.optimizer.exportState();
     let reference: Map<string, Float32Array> | null = null;
     // With LoRA the reference is the frozen base, which the checkpoint already holds.
-    if (this.reference && !this.model.lora && !isLlamaModel(this.reference)) {
+    if (this.frozenReference) {
       reference = new Map();
-      for (const [name, variable] of this.reference.params) {
+      for (const [name, variable] of this.frozenReference.params) {
         reference.set(name, (await variable.data()) as Float32Array);
       }
     }
@@ -257,8 +258,8 @@ export class RoleTrainer {
   async importState(state: RoleTrainerState): Promise<void> {
     // The device takes them at its next update (the adapter or weights come from tfjs then).
     this.optimizer.importState({ step: state.iterations, moments: state.moments });
-    if (this.reference && state.reference && !this.model.lora && !isLlamaModel(this.reference)) {
-      for (const [name, variable] of this.reference.params) {
+    if (this.frozenReference && state.reference) {
+      for (const [name, variable] of this.frozenReference.params) {
         const values = state.reference.get(name);
         if (!values) throw new Error(`trainer state: reference has no ${name}`);
         tf.tidy(() => variable.assign(tf.tensor(values, variable.shape)));
@@ -269,8 +270,7 @@ export class RoleTrainer {
   dispose(): void {
     this.optimizer.dispose();
     // A LoRA reference is the policy's own base: its owner disposes it.
-    if (this.reference && !this.model.lora && !isLlamaModel(this.reference))
-      disposeModel(this.reference);
+    if (this.frozenReference) disposeModel(this.frozenReference);
   }
 }
 
