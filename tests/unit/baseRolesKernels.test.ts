@@ -17,7 +17,7 @@ import { initBackend } from '../../src/gpu/backend';
 import { adapterKey, type LoraTarget } from '../../src/gpu/engine/devicePolicy';
 import { destroyKernelDevice, kernelEngineReport } from '../../src/gpu/engine/kernelEngine';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
-import { llamaGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
+import { adapterGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
 import { sampledCounts } from '../../src/gpu/engine/modelSampling';
 import '../../src/gpu/engine/selfCheck'; // registers the start's checks
 import { checksFor } from '../../src/gpu/engine/selfCheck/checksByConfig';
@@ -118,7 +118,7 @@ describe('role adapters over one base on the kernels, in process', () => {
     expect(options.loss.beta).toBeGreaterThan(0);
     const trainer = new RoleTrainer(coder, options);
     const host = await trainer.gradients(sequences);
-    const device = await llamaGradientsOnDevice(
+    const device = await adapterGradientsOnDevice(
       coder,
       options,
       trainer.batchLossOptions(sequences),

@@ -10,11 +10,10 @@
 // runs the update on tfjs from what tfjs still holds).
 
 import type { AdamWState } from '../../model/adamw';
-import type { LlamaModel } from '../../model/families/llama';
 import type { GPT } from '../../model/gpt';
 import { defaultMemoryBudgetBytes } from '../../model/memory';
 import type { SkipReason } from '../../model/safeUpdate';
-import { isLlamaModel } from '../../model/trainableModel';
+import { isLlamaModel, type TrainableModel } from '../../model/trainableModel';
 import {
   averageLossMetrics,
   grpoLossGradientReference,
@@ -75,19 +74,26 @@ function deviceRows(sequences: readonly PolicySequence[], grad: number[][]): Flo
   });
 }
 
+/** The role a model is on the kernels: a Llama-family role, or the lab's GPT-2 with its adapter or in full. */
+function sourceOf(model: TrainableModel, reference: GPT | null): RoleSource | null {
+  if (isLlamaModel(model)) return llamaSource(model);
+  return model.lora ? gptLoraSource(model) : gptSource(model, false, reference);
+}
+
 /**
- * The gradient of one iteration's GRPO loss w.r.t. the role's adapters, computed on the device
- * and read back in PEFT's shapes (the check against tfjs's gradient), with the loss's metrics.
+ * The gradient of one iteration's GRPO loss w.r.t. a role's adapters, computed on the device and
+ * read back in PEFT's shapes (the check against tfjs's gradient), with the loss's metrics.
  */
-export async function llamaGradientsOnDevice(
-  model: LlamaModel,
+export async function adapterGradientsOnDevice(
+  model: TrainableModel,
   options: RoleTrainerOptions,
   loss: GrpoLossOptions,
   sequences: readonly PolicySequence[],
 ) {
-  const source = llamaSource(model);
+  const source = sourceOf(model, null);
   const policy = await rolePolicy(source);
-  if (!source || !policy) throw new Error('the kernels are not on');
+  if (!source?.lora || !policy)
+    throw new Error('the kernels are not on, or the role has no adapter');
   const prepared = lossInputs(sequences);
   const batch = { ...prepared.batch, temperature: options.temperature };
   const ref = loss.beta > 0 ? await referenceRows(source, sequences, batch, prepared.L) : undefined;
@@ -126,17 +132,13 @@ export interface HostOptimizer {
  * update, so a snapshot, a resume and a fall-back to tfjs read the last finished step.
  */
 export async function updateOnDevice(
-  model: GPT | LlamaModel,
+  model: TrainableModel,
   options: RoleTrainerOptions,
   loss: GrpoLossOptions,
   host: HostOptimizer,
   sequences: readonly PolicySequence[],
 ): Promise<RoleUpdate | null> {
-  const source = isLlamaModel(model)
-    ? llamaSource(model)
-    : model.lora
-      ? gptLoraSource(model)
-      : gptSource(model, false, loss.beta > 0 ? host.referenceModel() : null);
+  const source = sourceOf(model, loss.beta > 0 ? host.referenceModel() : null);
   // Too long for the context: tfjs's update says why.
   const longest = Math.max(0, ...sequences.map((s) => s.prompt.length + s.completion.length));
   if (!source || longest > source.contextLength) return null;
