@@ -12,7 +12,7 @@
 // blocks and head serve training (whole sequences) and sampling (a KV cache), so a sample is
 // scored by exactly the computation that drew it.
 import * as tf from '@tensorflow/tfjs-core';
-import { ropeInverseFrequencies, ropeTable } from './families/rope';
+import { ropeInverseFrequencies, ropeRow } from './families/rope';
 import { type Lora, loraDelta } from './lora';
 import {
   causalAttention,
@@ -81,19 +81,18 @@ export function ropeTables(
     ropeTheta: rope.theta,
     ropeScaling: rope.scaling,
   });
-  // The kernels' table, its rows gathered by position, each half repeated as rotate-half pairs them.
-  let last = 0;
-  for (const row of positions) for (const p of row) last = Math.max(last, p);
-  const table = ropeTable(last + 1, invFreq);
+  // The kernels' table's row of each position (only those asked: a decode step's one), each
+  // half repeated as rotate-half pairs them.
+  const row = new Float32Array(hd);
   const cos = new Float32Array(B * S * hd);
   const sin = new Float32Array(B * S * hd);
   for (let b = 0; b < B; b++) {
     for (let s = 0; s < S; s++) {
       const at = (b * S + s) * hd;
-      const row = positions[b]![s]! * hd;
+      ropeRow(positions[b]![s]!, invFreq, row, 0);
       for (let j = 0; j < half; j++) {
-        cos[at + j] = cos[at + j + half] = table[row + j]!;
-        sin[at + j] = sin[at + j + half] = table[row + half + j]!;
+        cos[at + j] = cos[at + j + half] = row[j]!;
+        sin[at + j] = sin[at + j + half] = row[half + j]!;
       }
     }
   }

@@ -18,17 +18,16 @@ import {
   type LoraTarget,
 } from './devicePolicy';
 import { DeviceTransformer, type DeviceTransformerOptions } from './deviceTransformer';
-import { SHADERS } from './ops';
+import { loadEngineShaders } from './kernelEngine';
 import { GpuRuntime } from './runtime';
 import { SELF_CHECK_SEED, START_SIZES } from './selfCheck';
 import { checksFor, runConfigChecks } from './selfCheck/checksByConfig';
-import { kernelChecks } from './selfCheck/registry';
+import { type KernelCheck, kernelChecks } from './selfCheck/registry';
 import { runChecks } from './selfCheck/run';
-import { shaderOverridesForTest } from './selfCheck/testHook';
 import { describeFailure } from './selfCheck/types';
 
 /** Per device and shader sources, the self-check entries that passed (each runs once). */
-const checked = new WeakMap<GPUDevice, Map<string, Set<string>>>();
+const checked = new WeakMap<GPUDevice, Set<string>>();
 
 /** A model on the shared kernel device with its own runtime; free() releases every buffer. */
 export async function openDeviceTransformer(
@@ -40,23 +39,19 @@ export async function openDeviceTransformer(
   if (!opened.ok) throw new Error(`no WebGPU device for the kernels: ${opened.why}`);
   const rt = new GpuRuntime(opened.gpu.device);
   try {
-    await rt.load([...SHADERS]);
-    const overrides = shaderOverridesForTest();
-    for (const [shader, code] of Object.entries(overrides)) rt.replaceSource(shader, code);
-    // What passed on this device with these sources.
-    const byDevice = checked.get(rt.device) ?? new Map<string, Set<string>>();
-    checked.set(rt.device, byDevice);
-    const sources = JSON.stringify(overrides);
-    const passed = byDevice.get(sources) ?? new Set<string>();
-    byDevice.set(sources, passed);
+    const sources = JSON.stringify(await loadEngineShaders(rt));
+    // An entry that passed on this device with these sources, by its name.
+    const passed = checked.get(rt.device) ?? new Set<string>();
+    checked.set(rt.device, passed);
+    const key = (c: KernelCheck) => `${sources} ${c.name}`;
     const software = opened.gpu.software;
     // The start's checks (LayerNorm, the f32 matmul this model runs, attention, the head…) at the
     // tiny preset's sizes, and those of the config's switches.
     const matmul = options.matmul ?? 'v4_vec4';
     const start = kernelChecks().filter(
-      (c) => (c.matmulVersion ?? matmul) === matmul && !passed.has(c.name),
+      (c) => (c.matmulVersion ?? matmul) === matmul && !passed.has(key(c)),
     );
-    const fresh = checksFor(config).filter((c) => !passed.has(c.name));
+    const fresh = checksFor(config).filter((c) => !passed.has(key(c)));
     if (options.selfCheck !== false && start.length + fresh.length > 0) {
       const results = [
         ...(await runChecks(start, {
@@ -71,7 +66,7 @@ export async function openDeviceTransformer(
       const failed = results.filter((r) => !r.ok).map(describeFailure);
       if (failed.length)
         throw new Error(`the kernels failed their self-check on this device: ${failed.join('; ')}`);
-      for (const c of [...start, ...fresh]) passed.add(c.name);
+      for (const c of [...start, ...fresh]) passed.add(key(c));
     }
     const model = new DeviceTransformer(rt, config, weights, options);
     return { model, rt, adapter: opened.gpu.adapter, free: () => rt.destroy() };

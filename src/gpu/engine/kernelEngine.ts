@@ -94,6 +94,17 @@ function copyOfCheck(check: EngineSelfCheck): EngineSelfCheck {
 }
 
 /**
+ * Every shader the engine runs, into `rt`, with the sources a test swapped in
+ * (selfCheck/testHook.ts); returns those swaps, which key what a self-check found.
+ */
+export async function loadEngineShaders(rt: GpuRuntime): Promise<Readonly<Record<string, string>>> {
+  await rt.load([...SHADERS]);
+  const overrides = shaderOverridesForTest();
+  for (const [shader, code] of Object.entries(overrides)) rt.replaceSource(shader, code);
+  return overrides;
+}
+
+/**
  * Turns the device engine on where a real (non-software) adapter exists; `allowSoftware`
  * accepts SwiftShader / lavapipe too (tests, benches). `device` replaces the shared one.
  */
@@ -109,14 +120,13 @@ export async function enableKernelEngine(
   if (gpu.software && !options.allowSoftware)
     return setReport(false, gpu.adapter, 'a software adapter only: tfjs wasm is faster on a CPU');
   const rt = new GpuRuntime(gpu.device);
+  let overrides: Readonly<Record<string, string>>;
   try {
-    await rt.load([...SHADERS]);
+    overrides = await loadEngineShaders(rt);
   } catch (error) {
     // Outside Vite the sources are read from disk (kernels/loadShader.ts); that can fail.
     return setReport(false, gpu.adapter, `shaders not loaded (${String(error)})`);
   }
-  const overrides = shaderOverridesForTest();
-  for (const [shader, code] of Object.entries(overrides)) rt.replaceSource(shader, code);
   // Every kernel and matmul version on fresh seeded inputs against its TypeScript reference,
   // before any of them takes a run; the tuner times only the versions that passed. Once per
   // adapter per process (startChecks).

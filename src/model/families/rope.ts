@@ -41,16 +41,23 @@ export function ropeInverseFrequencies(
  * so a rope_scaling rescales both paths alike.
  */
 export function ropeTable(positions: number, invFreq: ArrayLike<number>): Float32Array {
-  const half = invFreq.length;
-  const hd = 2 * half;
+  const hd = 2 * invFreq.length;
   const table = new Float32Array(positions * hd);
-  for (let i = 0; i < half; i++) {
-    const freq = Math.fround(invFreq[i] as number);
-    for (let p = 0; p < positions; p++) {
-      const angle = Math.fround(p * freq);
-      table[p * hd + i] = Math.cos(angle);
-      table[p * hd + half + i] = Math.sin(angle);
-    }
-  }
+  for (let p = 0; p < positions; p++) ropeRow(p, invFreq, table, p * hd);
   return table;
+}
+
+/** One position's row of ropeTable into `out` at `at` (hd/2 cos, then hd/2 sin). */
+export function ropeRow(
+  position: number,
+  invFreq: ArrayLike<number>,
+  out: Float32Array,
+  at: number,
+): void {
+  const half = invFreq.length;
+  for (let i = 0; i < half; i++) {
+    const angle = Math.fround(position * Math.fround(invFreq[i] as number));
+    out[at + i] = Math.cos(angle);
+    out[at + half + i] = Math.sin(angle);
+  }
 }
