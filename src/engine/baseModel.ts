@@ -15,8 +15,8 @@ import { type LlamaConfig, llamaTransformerConfig } from '../model/families/llam
 import { loadLlama } from '../model/families/load';
 import { loraModules } from '../model/lora';
 import { loraSettingsOf } from '../model/loraSettings';
+import { trainingBytes } from '../model/memory';
 import type { SafetensorsDtype } from '../model/safetensors';
-import { llamaTrainingBytes } from '../model/trainableModel';
 import { usesPlanner } from '../rl/config';
 import type { BaseModel } from './baseRoles';
 import { CODER_PROMPT_TOKENS, samplingStages } from './suggestedModels';
@@ -58,9 +58,13 @@ export function describeBaseSize(size: BaseSize, onDevice = false): string {
     size.adapterBytes > 0
       ? ` + ${(size.adapterBytes / MB).toFixed(1)} MB of adapters with Adam`
       : '';
+  // tfjs's count (memory.ts) says what a wasm update holds; the device counts its own buffers.
+  const activations = onDevice
+    ? 'activations micro-batched to the memory budget on the device'
+    : `${(size.trainingSequenceBytes / MB).toFixed(1)} MB of activations per training sequence on tfjs (micro-batched to the memory budget)`;
   const step =
     size.kvCacheBytes > 0
-      ? ` · a step needs about ${(size.kvCacheBytes / MB).toFixed(1)} MB of KV cache to sample and ${(size.trainingSequenceBytes / MB).toFixed(1)} MB of activations per training sequence (micro-batched to the memory budget)`
+      ? ` · a step needs about ${(size.kvCacheBytes / MB).toFixed(1)} MB of KV cache to sample and ${activations}`
       : '';
   const held = onDevice
     ? `held on the GPU as stored (tfjs makes its ${(size.float32Bytes / MB).toFixed(1)} MB of float32 only if it runs the model)`
@@ -107,7 +111,12 @@ export async function baseSize(
     adapterBytes: perRole * roles * 4 * 4,
     kvCacheBytes: run ? kvCacheBytes(config, run) : 0,
     trainingSequenceBytes: run
-      ? llamaTrainingBytes(config, 1, CODER_PROMPT_TOKENS + run.grpo.maxProgramTokens)
+      ? trainingBytes(
+          llamaTransformerConfig(config),
+          1,
+          CODER_PROMPT_TOKENS + run.grpo.maxProgramTokens,
+          run.grpo.maxProgramTokens,
+        )
       : 0,
   };
 }

@@ -4,7 +4,7 @@
 // ends at 4 GB, and a tfjs-wasm op that cannot allocate leaves garbage instead of failing
 // (TESTING.md, "Memory of a GRPO step on wasm").
 import * as tf from '@tensorflow/tfjs-core';
-import type { ModelConfig } from './config';
+import type { TransformerConfig } from './transformerConfig';
 
 const FLOAT_BYTES = 4;
 const MIB = 1024 * 1024;
@@ -13,25 +13,49 @@ const MIB = 1024 * 1024;
 const MARGIN = 1.1;
 
 /**
- * Peak tensor bytes of one forward + backward over `rows` sequences padded to `width` tokens.
- * Fitted to tf.profile's peak on the tiny, small and base presets (tests/unit/microBatch.test.ts
- * checks it stays an upper bound): the backward holds ≈336 floats per token per layer per unit
- * of width d (activations, their gradients and GELU's and LayerNorm's intermediates, with the
- * MLP 4·d wide), plus the head's rows of V, plus per token pair each layer's attention
- * probabilities and their gradients per head.
+ * Floats one token holds per layer: a forward + backward (training), or a forward alone inside
+ * one tidy. One count for every config of the one transformer, by its widths: the residual
+ * stream d, the queries q = heads·headDim, the keys and values kv = kvHeads·headDim each, the
+ * MLP's inner width. Fitted to tf.profile's peak on the lab's GPT-2 presets (where it gives
+ * 336·d and 96·d, as before) and on Llama-family configs of several shapes under a LoRA
+ * adapter (tests/unit/microBatch.test.ts checks it stays an upper bound for both).
  */
-export function trainingBytes(config: ModelConfig, rows: number, width: number): number {
-  const { nEmbd: d, nLayer: L, nHead: H, vocabSize: V } = config;
-  const perToken = 336 * L * d + 8 * V;
-  const perPair = 4 * L * H;
-  return MARGIN * FLOAT_BYTES * rows * (perToken * width + perPair * width * width);
+function layerFloats(c: TransformerConfig, pass: 'training' | 'forward'): number {
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  return pass === 'training'
+    ? 72 * c.hidden + 62 * q + 45 * kv + 28 * c.intermediate
+    : 35 * c.hidden + 21 * q + 4 * kv + 8 * c.intermediate;
+}
+
+/**
+ * Peak tensor bytes of one forward + backward over `rows` sequences padded to `width` tokens:
+ * per token each layer's activations and their gradients, the head's rows of V (the logits,
+ * their log-softmax and entropy, and their gradients), and per token pair each layer's
+ * attention probabilities and their gradients per head. `scored`: the positions of a row
+ * whose logits are taken (the update's completion tokens; default all, an upper bound).
+ */
+export function trainingBytes(
+  c: TransformerConfig,
+  rows: number,
+  width: number,
+  scored = width,
+): number {
+  const perToken = c.layers * layerFloats(c, 'training');
+  const perScored = 32 * c.vocabSize;
+  const perPair = 4 * c.layers * c.heads;
+  return (
+    MARGIN *
+    FLOAT_BYTES *
+    rows *
+    (perToken * width + perScored * Math.min(scored, width) + perPair * width * width)
+  );
 }
 
 /** Peak tensor bytes of a forward alone inside one tidy (reference log-probs, a prefill). */
-export function forwardBytes(config: ModelConfig, rows: number, width: number): number {
-  const { nEmbd: d, nLayer: L, nHead: H, vocabSize: V } = config;
-  const perToken = 96 * L * d + 8 * V;
-  const perPair = 2 * L * H;
+export function forwardBytes(c: TransformerConfig, rows: number, width: number): number {
+  const perToken = c.layers * layerFloats(c, 'forward') + 8 * c.vocabSize;
+  const perPair = 2 * c.layers * c.heads;
   return MARGIN * FLOAT_BYTES * rows * (perToken * width + perPair * width * width);
 }
 
@@ -41,19 +65,19 @@ export function forwardBytes(config: ModelConfig, rows: number, width: number): 
  * (keys and values; old and new both alive during a step) and one decode step's scores.
  */
 export function samplingBytes(
-  config: ModelConfig,
+  c: TransformerConfig,
   rows: number,
   prefix: number,
   width: number,
   prefillRows = rows,
 ): number {
-  const { nEmbd: d, nLayer: L, nHead: H } = config;
-  const cache = 2 * (2 * L * width * d);
+  // Keys and values of one position in every layer.
+  const kvRow = 2 * c.layers * c.kvHeads * c.headDim;
   return (
-    forwardBytes(config, prefillRows, prefix) +
-    FLOAT_BYTES * rows * (cache + 4 * H * width) +
+    forwardBytes(c, prefillRows, prefix) +
+    FLOAT_BYTES * rows * (2 * kvRow * width + 4 * c.heads * width) +
     // The prefill's caches are copied to the rows: both alive for a moment.
-    FLOAT_BYTES * prefillRows * 2 * L * prefix * d
+    FLOAT_BYTES * prefillRows * kvRow * prefix
   );
 }
 

@@ -5,7 +5,6 @@
 // a micro-batch's memory; it holds no family-specific code itself.
 import type * as tf from '@tensorflow/tfjs-core';
 import { type LlamaModel, llamaTransformer } from './families/llama';
-import type { LlamaConfig } from './families/llamaConfig';
 import { type GPT, gptTransformer, trainableParams } from './gpt';
 import { loraParams } from './lora';
 import { trainingBytes } from './memory';
@@ -46,22 +45,7 @@ export function logitsAtOf(
   return logitsAt(transformerOf(model), ids, rows);
 }
 
-/**
- * Peak bytes of one forward + backward over `rows` sequences of `width` tokens. The Llama
- * family's is an estimate by the same count as GPT-2's (memory.ts): per token and layer the
- * saved activations and their gradients (residual, norms, q/k/v, attention output, the MLP's
- * three rows), the head's vocabulary row, and per token pair each head's probabilities.
- */
+/** Peak bytes of one forward + backward over `rows` sequences of `width` tokens (memory.ts). */
 export function trainingBytesOf(model: TrainableModel, rows: number, width: number): number {
-  return isLlamaModel(model)
-    ? llamaTrainingBytes(model.config, rows, width)
-    : trainingBytes(model.config, rows, width);
-}
-
-/** trainingBytesOf for a Llama-family config (the page states it before the weights load). */
-export function llamaTrainingBytes(c: LlamaConfig, rows: number, width: number): number {
-  const perLayer = 2 * (8 * c.hiddenSize + 4 * c.numHeads * c.headDim + 6 * c.intermediateSize);
-  const perToken = c.numLayers * perLayer + 8 * c.vocabSize;
-  const perPair = 4 * c.numLayers * c.numHeads;
-  return 1.1 * 4 * rows * (perToken * width + perPair * width * width);
+  return trainingBytes(transformerOf(model).config, rows, width);
 }

@@ -14,6 +14,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { ropeInverseFrequencies, ropeRow } from './families/rope';
 import { type Lora, loraDelta } from './lora';
+import { samplingBytes } from './memory';
 import {
   causalAttention,
   embed,
@@ -390,11 +391,7 @@ export function disposeCache(cache: readonly KvLayerCache[] | null): void {
 }
 
 /** The model behind the one policy interface (policy.ts) the sampler and the trainer talk to. */
-export function transformerLM(
-  t: Transformer,
-  family: CausalLM['family'],
-  samplingBytes: CausalLM['samplingBytes'],
-): CausalLM {
+export function transformerLM(t: Transformer, family: CausalLM['family']): CausalLM {
   const c = t.config;
   return {
     family,
@@ -407,6 +404,7 @@ export function transformerLM(
     forwardCached: (ids, start, cache) => forwardCached(t, ids, start, cache),
     decodeStep: (tokens, positions, firstKey, pastLength, cache) =>
       decodeStep(t, tokens, positions, firstKey, pastLength, cache),
-    samplingBytes,
+    samplingBytes: (rows, prefix, width, prefillRows) =>
+      samplingBytes(c, rows, prefix, width, prefillRows),
   };
 }

@@ -15,6 +15,7 @@ import {
   packByBudget,
   trainingBytes,
 } from '../model';
+import { gptTransformerConfig } from '../model/config';
 import { makeBatch } from './batches';
 
 export interface SftOptions {
@@ -86,7 +87,8 @@ export async function runSft(
   const optimizer = new AdamW(model, options.adamw);
   const variables = [...model.params.values()];
   const budget = options.memoryBudgetBytes ?? defaultMemoryBudgetBytes(tf.getBackend());
-  const bytesOf = (rows: number, width: number) => trainingBytes(model.config, rows, width);
+  const bytesOf = (rows: number, width: number) =>
+    trainingBytes(gptTransformerConfig(model.config), rows, width);
   const budgetSec = options.minutes !== undefined ? options.minutes * 60 : Number.POSITIVE_INFINITY;
   const maxSteps = options.steps ?? Number.POSITIVE_INFINITY;
   const start = now();

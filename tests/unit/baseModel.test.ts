@@ -14,6 +14,8 @@ import { defaultRunConfig } from '../../src/engine/session';
 import { CODER_PROMPT_TOKENS, PLANNER_PROMPT_TOKENS } from '../../src/engine/suggestedModels';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import type { CheckpointSource } from '../../src/model/families/hfCheckpoint';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
+import { trainingBytes } from '../../src/model/memory';
 import { fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
 
 let root: string;
@@ -83,14 +85,25 @@ describe('a base model’s size', () => {
             (CODER_PROMPT_TOKENS + g.maxProgramTokens),
         ),
     );
-    expect(withRun.trainingSequenceBytes).toBeGreaterThan(0);
+    // The one training estimate (model/memory.ts), the head over the program's tokens.
+    expect(withRun.trainingSequenceBytes).toBe(
+      trainingBytes(
+        llamaTransformerConfig(config),
+        1,
+        CODER_PROMPT_TOKENS + g.maxProgramTokens,
+        g.maxProgramTokens,
+      ),
+    );
     expect(describeBaseSize(withRun)).toMatch(
-      /a step needs about [\d.]+ MB of KV cache to sample and [\d.]+ MB of activations per training sequence/,
+      /a step needs about [\d.]+ MB of KV cache to sample and [\d.]+ MB of activations per training sequence on tfjs/,
     );
     expect(describeBaseSize(withRun)).toMatch(/ MB as float32 in tfjs/);
     // With the kernels on, the base lives on the device only (llamaWeights.ts).
     expect(describeBaseSize(withRun, true)).toMatch(
       /held on the GPU as stored \(tfjs makes its [\d.]+ MB of float32 only if it runs the model\)/,
+    );
+    expect(describeBaseSize(withRun, true)).toMatch(
+      /and activations micro-batched to the memory budget on the device$/,
     );
     expect(size.kvCacheBytes).toBe(0); // no run, no step to size
     const single = defaultRunConfig({ loraRank: 4, base: 'qwen3', grpo: { mode: 'single' } });

@@ -1,6 +1,9 @@
 // Gradient accumulation over micro-batches changes nothing but memory: the GRPO gradient, the
 // optimizer step after it, the warm start's step, and sampled tokens equal the one-pass ones.
 // The memory estimate that sizes the micro-batches stays an upper bound of tfjs's real peak.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
@@ -14,14 +17,27 @@ import {
   readValues,
   trainingBytes,
 } from '../../src/model';
-import { tokenLogProbs } from '../../src/model/logProbs';
+import { gptTransformerConfig } from '../../src/model/config';
+import { folderSource } from '../../src/model/families/folderSourceNode';
+import { llamaRole } from '../../src/model/families/llama';
+import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
+import { loadLlama } from '../../src/model/families/load';
+import { tokenEntropies, tokenLogProbs } from '../../src/model/logProbs';
+import { createLora } from '../../src/model/lora';
 import { forwardBytes, packByBudget, samplingBytes } from '../../src/model/memory';
+import {
+  logitsAtOf,
+  type TrainableModel,
+  trainableOf,
+  trainingBytesOf,
+} from '../../src/model/trainableModel';
 import type { LossType } from '../../src/rl/config';
 import { grpoLoss } from '../../src/rl/grpoLoss';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout/kvSampler';
 import { DEFAULT_SFT, runSft } from '../../src/sft';
 import { Rng } from '../../src/tasks/random';
+import { type FixtureName, fixtureSpec, writeHfCheckpoint } from './hf-fixtures';
 
 const CONFIG = makeConfig('tiny', 29, 'coder', { nEmbd: 16, nLayer: 2, nHead: 2, nCtx: 64 });
 
@@ -69,7 +85,7 @@ function maxRelativeDiff(a: Float32Array, b: Float32Array): number {
 /** A budget that fits `rows` of the longest sequence: forces several micro-batches. */
 function budgetFor(sequences: PolicySequence[], rows: number): number {
   const width = Math.max(...sequences.map((s) => s.prompt.length + s.completion.length));
-  return trainingBytes(CONFIG, rows, width);
+  return trainingBytes(gptTransformerConfig(CONFIG), rows, width);
 }
 
 describe('micro-batched GRPO update', () => {
@@ -225,7 +241,7 @@ describe('micro-batched warm start', () => {
       return values;
     };
     const whole = await run(Number.POSITIVE_INFINITY);
-    const split = await run(trainingBytes(CONFIG, 2, 40));
+    const split = await run(trainingBytes(gptTransformerConfig(CONFIG), 2, 40));
     for (const [name, values] of whole) {
       expect(maxRelativeDiff(values, split.get(name)!), name).toBeLessThan(1e-4);
     }
@@ -278,18 +294,162 @@ describe('memory estimate', () => {
         tf.tidy(() => maskedLoss(model, ids, mask));
       });
       const measuredForward = forwardOnly.peakBytes - base;
-      const estimate = trainingBytes(config, rows, width);
+      const transformer = gptTransformerConfig(config);
+      const estimate = trainingBytes(transformer, rows, width);
       const shape = `${preset} ${rows}×${width}`;
       expect(estimate, shape).toBeGreaterThanOrEqual(measured);
       expect(estimate, shape).toBeLessThan(2 * measured);
-      const forwardEstimate = forwardBytes(config, rows, width);
+      const forwardEstimate = forwardBytes(transformer, rows, width);
       expect(forwardEstimate, shape).toBeGreaterThanOrEqual(measuredForward);
       expect(forwardEstimate, shape).toBeLessThan(2 * measuredForward);
-      expect(samplingBytes(config, rows, width, width)).toBeGreaterThan(forwardEstimate);
+      expect(samplingBytes(transformer, rows, width, width)).toBeGreaterThan(forwardEstimate);
       tf.dispose([ids, mask]);
       disposeModel(model);
     }
     await initBackend('cpu');
+  });
+});
+
+/**
+ * tfjs's peak over the GRPO update's own pass (RoleTrainer.accumulate): logits at the scored
+ * rows, their log-probs and entropies, the gradient of what the model trains; or over the
+ * reference's forward alone.
+ */
+async function peakBytesOf(
+  model: TrainableModel,
+  rows: number,
+  width: number,
+  scoredPerRow = width - 1,
+  pass: 'training' | 'forward' = 'training',
+) {
+  const V = model.config.vocabSize - 10;
+  const ids = tf.tensor2d(
+    Array.from({ length: rows * width }, (_, i) => (i * 7) % V),
+    [rows, width],
+    'int32',
+  );
+  // Each row's last scoredPerRow positions that predict a next token (the completion's).
+  const first = width - 1 - scoredPerRow;
+  const scored = tf.tensor1d(
+    Array.from(
+      { length: rows * scoredPerRow },
+      (_, i) => Math.floor(i / scoredPerRow) * width + first + (i % scoredPerRow),
+    ),
+    'int32',
+  );
+  const targets = tf.tensor2d(
+    Array.from({ length: rows * scoredPerRow }, (_, i) => (i * 5) % V),
+    [rows, scoredPerRow],
+    'int32',
+  );
+  const base = tf.memory().numBytes;
+  // Read before any other profile: tf.profile's record is one object, reused by the next call.
+  const { peakBytes } = await tf.profile(() => {
+    if (pass === 'forward') {
+      // The reference's log-probs: a forward alone inside one tidy.
+      tf.tidy(() => tokenLogProbs(logitsAtOf(model, ids, scored), targets, 1));
+      return;
+    }
+    const { value, grads } = tf.variableGrads(
+      () => {
+        const logits = logitsAtOf(model, ids, scored);
+        const logp = tokenLogProbs(logits, targets, 1);
+        const entropy = tokenEntropies(logits, 1);
+        return tf.neg(tf.mean(tf.add(logp, tf.mul(0.01, entropy)))) as tf.Scalar;
+      },
+      [...trainableOf(model).values()] as tf.Variable[],
+    );
+    tf.dispose([value, ...Object.values(grads)]);
+  });
+  tf.dispose([ids, scored, targets]);
+  return peakBytes - base;
+}
+
+describe('one training estimate for every config', () => {
+  it("stays above the update's and the reference's measured peaks: the lab's GPT-2 and the Llama family under LoRA", async () => {
+    await initBackend('wasm');
+    const root = mkdtempSync(join(tmpdir(), 'memory-fit-'));
+    try {
+      const shapes: [string, FixtureName, Record<string, unknown>, number, number][] = [
+        ['qwen2 fixture', 'qwen2', {}, 4, 100],
+        ['llama fixture', 'llama', {}, 2, 128],
+        ['qwen3 fixture', 'qwen3', {}, 2, 200],
+        ['qwen2 wide', 'qwen2', { hidden_size: 128, intermediate_size: 344 }, 2, 128],
+        ['qwen2 deep, long', 'qwen2', { num_hidden_layers: 4 }, 1, 480],
+        ['qwen2 large vocabulary', 'qwen2', { vocab_size: 4000 }, 2, 96],
+        ['llama one kv head', 'llama', { num_key_value_heads: 1, intermediate_size: 256 }, 2, 128],
+      ];
+      for (const [label, family, overrides, rows, width] of shapes) {
+        const spec = fixtureSpec(family, (overrides.vocab_size as number) ?? 1000);
+        const dir = join(root, label.replaceAll(' ', '-').replace(',', ''));
+        writeHfCheckpoint(
+          dir,
+          { ...spec, config: { ...spec.config, max_position_embeddings: 512, ...overrides } },
+          3,
+        );
+        const { model: base } = await loadLlama(folderSource(dir));
+        const lora = createLora(
+          llamaTransformerConfig(base.config),
+          {
+            rank: 8,
+            alpha: 16,
+            targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+          },
+          1,
+        );
+        const role = llamaRole(base, lora);
+        const measured = await peakBytesOf(role, rows, width);
+        const estimate = trainingBytesOf(role, rows, width);
+        expect(estimate, label).toBeGreaterThanOrEqual(measured);
+        expect(estimate, label).toBeLessThan(2 * measured);
+        // The head over a quarter of each row (a completion after its prompt), as the page
+        // states a training sequence.
+        const completion = Math.floor(width / 4);
+        const measuredScored = await peakBytesOf(role, rows, width, completion);
+        const estimateScored = trainingBytes(
+          llamaTransformerConfig(base.config),
+          rows,
+          width,
+          completion,
+        );
+        expect(estimateScored, `${label}, completions scored`).toBeGreaterThanOrEqual(
+          measuredScored,
+        );
+        expect(estimateScored, `${label}, completions scored`).toBeLessThan(2 * measuredScored);
+        const forwardOnly = await peakBytesOf(role, rows, width, width - 1, 'forward');
+        const forwardEstimate = forwardBytes(llamaTransformerConfig(base.config), rows, width);
+        expect(forwardEstimate, `${label}, forward`).toBeGreaterThanOrEqual(forwardOnly);
+        // A forward without a tape frees each layer's attention scores before the next layer's:
+        // the estimate's every-layer pair term (GPT-2's fit) over-counts long rows of a tiny model.
+        expect(forwardEstimate, `${label}, forward`).toBeLessThan(2.5 * forwardOnly);
+        for (const t of base.weights.values()) t.dispose();
+      }
+      for (const [label, adapter] of [
+        ['tiny GPT-2, trained in full', false],
+        ['tiny GPT-2 under LoRA', true],
+      ] as const) {
+        const config = makeConfig('tiny', 1000, 'coder');
+        const full = createModel(config, 1);
+        const model = adapter
+          ? {
+              ...full,
+              lora: createLora(
+                gptTransformerConfig(config),
+                { rank: 8, alpha: 16, targets: ['c_attn', 'c_proj', 'c_fc'] },
+                1,
+              ),
+            }
+          : full;
+        const measured = await peakBytesOf(model, 2, 200);
+        const estimate = trainingBytesOf(model, 2, 200);
+        expect(estimate, label).toBeGreaterThanOrEqual(measured);
+        expect(estimate, label).toBeLessThan(2 * measured);
+        disposeModel(model);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      await initBackend('cpu');
+    }
   });
 });
 
@@ -304,7 +464,7 @@ describe('chunked sampling', () => {
       prompts,
       options,
     );
-    const budget = samplingBytes(CONFIG, 2, 6, 18);
+    const budget = samplingBytes(gptTransformerConfig(CONFIG), 2, 6, 18);
     const split = await new KvCacheSampler(model, budget).sample(prompts, options);
     expect(split.tokens).toEqual(whole.tokens);
     expect(split.finished).toEqual(whole.finished);

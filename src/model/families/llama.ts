@@ -62,17 +62,5 @@ export function llamaLastLogits(model: LlamaModel, ids: tf.Tensor2D): tf.Tensor2
 
 /** The Llama family behind the one policy interface (model/policy.ts) the sampler talks to. */
 export function llamaCausalLM(model: LlamaModel): CausalLM {
-  const c = model.config;
-  return transformerLM(llamaTransformer(model), 'llama', (rows, prefix, width, prefillRows) => {
-    const kv = 2 * c.numLayers * c.numKvHeads * c.headDim;
-    // A layer's live activations per prefill position: residual, norms, q/k/v, the MLP's
-    // three intermediate rows, a row of attention scores; the logits of the last position only.
-    const perPosition = 4 * c.hiddenSize + 3 * c.intermediateSize + c.numHeads * prefix;
-    return (
-      4 *
-      (rows * (kv * width + c.numHeads * width) +
-        prefillRows * (prefix * (perPosition + kv) + c.vocabSize) +
-        rows * c.vocabSize)
-    );
-  });
+  return transformerLM(llamaTransformer(model), 'llama');
 }
