@@ -18,7 +18,7 @@ import { sampledCounts } from '../src/gpu/engine/modelSampling';
 import { packBatch } from '../src/gpu/engine/packedBatch';
 import { loadCheckpointDir } from '../src/model/checkpointNode';
 import { folderSource } from '../src/model/families/folderSourceNode';
-import { loadLlama } from '../src/model/families/load';
+import { loadHubModel } from '../src/model/families/load';
 import { KvCacheSampler } from '../src/rollout';
 import type { SampleOptions } from '../src/rollout/types';
 
@@ -83,7 +83,7 @@ export async function samplingCountNotes(base: string): Promise<string[]> {
     stopId,
   });
 
-  const loaded = await loadLlama(folderSource(base));
+  const loaded = await loadHubModel(folderSource(base));
   const roles = createBaseRoles(defaultRunConfig({ loraRank: 4, base }), {
     id: base,
     model: loaded.model,

@@ -18,8 +18,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../src/gpu/backend';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { folderSource } from '../src/model/families/folderSourceNode';
-import { disposeLlamaModel } from '../src/model/families/llama';
-import { loadLlama } from '../src/model/families/load';
+import { disposeHubModel } from '../src/model/families/hubModel';
+import { loadHubModel } from '../src/model/families/load';
 import type { KvLayerCache } from '../src/model/policy';
 import {
   type LlamaCpp,
@@ -49,7 +49,7 @@ async function labWasm(
   decode: number,
 ): Promise<Speeds & { batched: Map<number, number> }> {
   await initBackend('wasm');
-  const loaded = await loadLlama(folderSource(dir));
+  const loaded = await loadHubModel(folderSource(dir));
   const lm = loaded.lm;
   const dispose = (cache: readonly KvLayerCache[]) => {
     for (const c of cache) tf.dispose([c.k, c.v]);
@@ -107,7 +107,7 @@ async function labWasm(
     await once(); // kernels and buffers warm
     return await once();
   } finally {
-    disposeLlamaModel(loaded.model);
+    disposeHubModel(loaded.model);
   }
 }
 

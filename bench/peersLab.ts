@@ -15,7 +15,7 @@ import { GpuRuntime } from '../src/gpu/engine/runtime';
 import { getKernelDevice } from '../src/gpu/kernels/device';
 import { folderSource } from '../src/model/families/folderSourceNode';
 import { readHfCheckpoint } from '../src/model/families/hfCheckpoint';
-import { llamaTransformerConfig } from '../src/model/families/llamaConfig';
+import { hubTransformerConfig } from '../src/model/families/hubConfig';
 import { type FixtureSpec, qwen05bSpec, writeHfCheckpoint } from '../tests/unit/hf-fixtures';
 import type { BenchSection, BenchTable } from './table';
 
@@ -88,7 +88,7 @@ export async function labKernels(
   await rt.load([...SHADERS]);
   const checkpoint = await readHfCheckpoint(folderSource(dir));
   const weights = checkpointTensors(checkpoint.weights);
-  const model = new DeviceTransformer(rt, llamaTransformerConfig(checkpoint.config), weights, {
+  const model = new DeviceTransformer(rt, hubTransformerConfig(checkpoint.config), weights, {
     contextLength: ids.length + decode + 1,
   });
   // One short prefill first: pipelines compile outside the timed runs.

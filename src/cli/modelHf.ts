@@ -1,6 +1,6 @@
-// `npm run model` for Hugging Face checkpoints of the Llama family (Llama, Qwen2, Qwen3), from a
-// folder or the Hub (`org/name[@revision]`, HF_ENDPOINT), with an optional PEFT adapter. The
-// lab's own GPT-2 folders keep model.ts' path; this file handles everything else.
+// `npm run model` for Hugging Face checkpoints (GPT-2, Llama, Qwen2, Qwen3), from a folder or the
+// Hub (`org/name[@revision]`, HF_ENDPOINT), with an optional PEFT adapter. The lab's own GPT-2
+// folders keep model.ts' path; this file handles everything else.
 
 import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs-core';
@@ -8,11 +8,10 @@ import { logitsOnDevice } from '../gpu/engine/deviceCalls';
 import { checkpointTensors } from '../gpu/engine/deviceCheckpoint';
 import { folderSource } from '../model/families/folderSourceNode';
 import type { CheckpointSource } from '../model/families/hfCheckpoint';
-import { readConfig, readHfCheckpoint } from '../model/families/hfCheckpoint';
-import { llamaParameterCount } from '../model/families/hfConfig';
-import { disposeLlamaModel, llamaLastLogits } from '../model/families/llama';
-import { llamaTransformerConfig } from '../model/families/llamaConfig';
-import { loadLlama } from '../model/families/load';
+import { readHfCheckpoint } from '../model/families/hfCheckpoint';
+import { hubParameterCount, hubTransformerConfig } from '../model/families/hubConfig';
+import { disposeHubModel, hubLastLogits } from '../model/families/hubModel';
+import { loadHubModel } from '../model/families/load';
 import { type HubProgress, hubSource, parseHubId } from '../model/hub/hub';
 import { nodeHubCache } from '../model/hub/hubCacheNode';
 import { checkLoraTargets, readLoraAdapter } from '../model/peft';
@@ -51,11 +50,20 @@ function printProgress(p: HubProgress): void {
   );
 }
 
-/** Whether the checkpoint is the lab's GPT-2 (model.ts' own path) rather than a Hugging Face family. */
+/**
+ * Whether the folder holds one of the lab's own GPT-2s (model.ts' path: a preset and a role in
+ * its config.json, the lab's tokenizer) rather than a Hugging Face checkpoint of any family.
+ */
 export async function isLabGpt2Folder(arg: string): Promise<boolean> {
   if (!existsSync(arg)) return false;
-  const { family } = await readConfig(folderSource(arg));
-  return family === 'gpt2';
+  const bytes = await folderSource(arg).read('config.json');
+  if (!bytes) return false;
+  try {
+    const json = JSON.parse(new TextDecoder().decode(bytes));
+    return json?.model_type === 'gpt2' && typeof json.preset === 'string';
+  } catch {
+    return false; // the Hugging Face path says what is wrong with it
+  }
 }
 
 export interface HfCommand {
@@ -76,18 +84,15 @@ export interface HfCommand {
 /** Runs one command and returns the JSON it prints. */
 export async function runHfCommand(c: HfCommand): Promise<unknown> {
   const source = checkpointSource(c.checkpoint);
-  const { family } = await readConfig(source);
-  if (family === 'gpt2')
-    throw new Error(`${source.label}: a GPT-2 checkpoint loads from a folder of the lab's own`);
   if (c.backend === 'kernels' && c.command === 'logits') return kernelLogits(source, c);
   const adapter = c.adapter ? checkpointSource(c.adapter, '--adapter') : undefined;
-  const loaded = await loadLlama(source, adapter);
+  const loaded = await loadHubModel(source, adapter);
   try {
     const { config } = loaded.checkpoint;
     if (c.command === 'info') {
       return {
         config,
-        parameters: llamaParameterCount(config),
+        parameters: hubParameterCount(config),
         dtypes: loaded.dtypes,
         stopIds: loaded.tokenizer.stopIds,
         chatTemplate: loaded.tokenizer.hasChatTemplate,
@@ -100,7 +105,7 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
     if (ids.length === 0) throw new Error('--text must not be empty');
     if (c.command === 'logits') {
       const last = tf.tidy(() =>
-        llamaLastLogits(loaded.model, tf.tensor2d([ids], [1, ids.length], 'int32')),
+        hubLastLogits(loaded.model, tf.tensor2d([ids], [1, ids.length], 'int32')),
       );
       const values = Array.from(await last.data());
       last.dispose();
@@ -124,22 +129,28 @@ export async function runHfCommand(c: HfCommand): Promise<unknown> {
       finished: out.finished[0],
     };
   } finally {
-    disposeLlamaModel(loaded.model);
+    disposeHubModel(loaded.model);
   }
 }
 
 /** `logits --backend kernels`: the checkpoint's weights as stored, onto the device, no tfjs copy. */
 async function kernelLogits(source: CheckpointSource, c: HfCommand) {
   const checkpoint = await readHfCheckpoint(source);
+  const config = hubTransformerConfig(checkpoint.config);
   const adapter = c.adapter
-    ? await readLoraAdapter(checkpointSource(c.adapter, '--adapter'))
+    ? await readLoraAdapter(checkpointSource(c.adapter, '--adapter'), {
+        conv1d: config.weightLayout === 'in-out',
+      })
     : undefined;
   if (adapter)
-    checkLoraTargets(new Map([...checkpoint.weights].map(([n, t]) => [n, t.shape])), adapter);
+    checkLoraTargets(
+      new Map([...checkpoint.weights].map(([n, t]) => [n, t.shape])),
+      adapter,
+      config.weightLayout,
+    );
   const { ids } = promptIds(checkpoint.tokenizer, c);
   if (ids.length === 0) throw new Error('--text must not be empty');
   const weights = checkpointTensors(checkpoint.weights);
-  const config = llamaTransformerConfig(checkpoint.config);
   const logits = await logitsOnDevice(config, weights, ids, adapter);
   return { ids, logits: Array.from(logits) };
 }

@@ -49,7 +49,7 @@ import {
   makeConfig,
 } from '../model';
 import { loadCheckpointDir, writeCheckpointDir } from '../model/checkpointNode';
-import { llamaTransformerConfig } from '../model/families/llamaConfig';
+import { hubTransformerConfig } from '../model/families/hubConfig';
 import { hasAgent, usesPlanner } from '../rl/config';
 import { createSandbox } from '../sandbox/nodeSandbox';
 import { loadSuite, SUITES } from '../tasks';
@@ -347,7 +347,7 @@ async function loadBase(config: RunConfig): Promise<BaseModel> {
   const { base, size, dtypes } = await loadBaseModel(source, name, config);
   log({ event: 'base', base: name, model: size.modelType, dtypes });
   // The kernels check what the base's config needs now, so the start event's selfCheck counts them.
-  backend = await checkKernelsForBase(backend, llamaTransformerConfig(base.model.config));
+  backend = await checkKernelsForBase(backend, hubTransformerConfig(base.model.config));
   return base;
 }
 

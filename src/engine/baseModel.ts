@@ -10,9 +10,9 @@ import {
   parseJsonFile,
   readConfig,
 } from '../model/families/hfCheckpoint';
-import { llamaParameterCount } from '../model/families/hfConfig';
+import { hubParameterCount } from '../model/families/hubConfig';
 import { type LlamaConfig, llamaTransformerConfig } from '../model/families/llamaConfig';
-import { loadLlama } from '../model/families/load';
+import { loadHubModel } from '../model/families/load';
 import { loraModules } from '../model/lora';
 import { loraSettingsOf } from '../model/loraSettings';
 import { trainingBytes } from '../model/memory';
@@ -79,12 +79,12 @@ export async function baseSize(
   /** The run, for its adapters' size (none without it). */
   run?: RunConfig,
 ): Promise<BaseSize> {
-  const { llama: config } = await readConfig(source);
-  if (!config)
+  const { config } = await readConfig(source);
+  if (config.family !== 'llama')
     throw new Error(
       `base ${name}: a GPT-2 folder as a base is not implemented yet; the lab's GPT-2 takes --checkpoint DIR with --lora-rank R`,
     );
-  const parameters = llamaParameterCount(config);
+  const parameters = hubParameterCount(config);
   const index = await source.read(INDEX_FILE);
   let fileBytes = parameters * 2;
   if (index) {
@@ -147,7 +147,7 @@ export async function loadBaseModel(
 ): Promise<{ base: BaseModel; size: BaseSize; dtypes: SafetensorsDtype[] }> {
   const size = await baseSize(source, name, run);
   checkBaseFits(size, name);
-  const loaded = await loadLlama(source, undefined, { onDemand: kernelEngine() !== null });
+  const loaded = await loadHubModel(source, undefined, { onDemand: kernelEngine() !== null });
   return {
     base: { id: name, model: loaded.model, tokenizer: loaded.tokenizer },
     size,

@@ -6,8 +6,8 @@
 // the base), never the base: --resume reads the base again from where the run named it.
 import { chatPrompts } from '../agents/chatPrompts';
 import type { RolePrompts } from '../agents/rolePrompts';
-import { type LlamaModel, llamaRole } from '../model/families/llama';
-import { llamaTransformerConfig } from '../model/families/llamaConfig';
+import { hubTransformerConfig } from '../model/families/hubConfig';
+import { type HubModel, hubRole } from '../model/families/hubModel';
 import { createLora, disposeLora } from '../model/lora';
 import { ADAPTER_FILES, adapterFiles, memorySource, readLora } from '../model/loraFiles';
 import { loraSettingsOf } from '../model/loraSettings';
@@ -20,7 +20,7 @@ import type { FileMap, RunConfig } from './types';
 export interface BaseModel {
   /** What PEFT records as base_model_name_or_path: the Hub id or the folder given. */
   id: string;
-  model: LlamaModel;
+  model: HubModel;
   tokenizer: HfTokenizer;
 }
 
@@ -28,7 +28,7 @@ export interface BaseModel {
 export interface BaseRoles {
   base: BaseModel;
   prompts: RolePrompts;
-  roles: Map<Role, LlamaModel>;
+  roles: Map<Role, HubModel>;
 }
 
 const ROLE_ORDER: readonly Role[] = ['planner', 'coder', 'debugger', 'retriever'];
@@ -39,17 +39,17 @@ function adaptedRoles(config: RunConfig): Role[] {
 }
 
 /** The base as the one transformer's config. */
-const configOf = (base: BaseModel) => llamaTransformerConfig(base.model.config);
+const configOf = (base: BaseModel) => hubTransformerConfig(base.model.config);
 
 /** Fresh adapters (B = 0: every role starts as the base), seeded per role. */
 export function createBaseRoles(config: RunConfig, base: BaseModel): BaseRoles {
-  const settings = loraSettingsOf(config, 'llama');
+  const settings = loraSettingsOf(config, base.model.config.family);
   if (!settings)
     throw new Error('base: every role trains a LoRA adapter over the base: give loraRank > 0');
-  const roles = new Map<Role, LlamaModel>();
+  const roles = new Map<Role, HubModel>();
   for (const role of adaptedRoles(config)) {
     const seed = config.grpo.seed * 7919 + ROLE_ORDER.indexOf(role) + 1;
-    roles.set(role, llamaRole(base.model, createLora(configOf(base), settings, seed)));
+    roles.set(role, hubRole(base.model, createLora(configOf(base), settings, seed)));
   }
   return { base, prompts: chatPrompts(base.tokenizer), roles };
 }
@@ -71,13 +71,13 @@ export async function restoreBaseRoles(
   config: RunConfig,
   base: BaseModel,
 ): Promise<BaseRoles> {
-  const roles = new Map<Role, LlamaModel>();
+  const roles = new Map<Role, HubModel>();
   for (const role of adaptedRoles(config)) {
     for (const file of ADAPTER_FILES)
       if (!files[`adapters/${role}/${file}`])
         throw new Error(`snapshot has no adapters/${role}/${file} (the run trains LoRA adapters)`);
     const lora = await readLora(memorySource(files, `adapters/${role}`), configOf(base));
-    roles.set(role, llamaRole(base.model, lora));
+    roles.set(role, hubRole(base.model, lora));
   }
   return { base, prompts: chatPrompts(base.tokenizer), roles };
 }

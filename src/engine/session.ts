@@ -37,7 +37,7 @@ import {
   memoryBudgetBytes,
   saveCheckpoint,
 } from '../model';
-import { disposeLlamaModel } from '../model/families/llama';
+import { disposeHubModel } from '../model/families/hubModel';
 import type { TrainableModel } from '../model/trainableModel';
 import {
   grpoLossOptions,
@@ -810,7 +810,7 @@ export class TrainingSession {
     this.trainers.clear();
     if (this.baseRoles) {
       disposeBaseRoles(this.baseRoles);
-      disposeLlamaModel(this.baseRoles.base.model);
+      disposeHubModel(this.baseRoles.base.model);
       return;
     }
     disposeModel(this.planner.model);

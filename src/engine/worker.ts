@@ -11,7 +11,7 @@ import {
 import { SELF_CHECK_ACTIVITY } from '../gpu/engine/gpuReportFormat';
 import { destroyKernelDevice } from '../gpu/engine/kernelEngine';
 import { fetchCheckpoint } from '../model';
-import { llamaTransformerConfig } from '../model/families/llamaConfig';
+import { hubTransformerConfig } from '../model/families/hubConfig';
 import { createBrowserSandbox } from '../sandbox/browser';
 import type { Sandbox } from '../sandbox/types';
 import { warmStartModels } from '../sft/warmStart';
@@ -358,7 +358,7 @@ async function baseOf(config: RunConfig) {
     post({ type: 'activity', activity: SELF_CHECK_ACTIVITY });
     const report = await checkKernelsForBase(
       before,
-      llamaTransformerConfig(loaded.base.model.config),
+      hubTransformerConfig(loaded.base.model.config),
     );
     backend = Promise.resolve(report);
     post({ type: 'backend', report });

@@ -1,6 +1,10 @@
 // Model configuration as plain data, with the presets the lab ships, and the lab's GPT-2 as a
 // configuration of the one transformer.
-import type { TransformerConfig, TransformerNames } from './transformerConfig';
+import {
+  type TransformerConfig,
+  type TransformerNames,
+  parameterCount as transformerParameterCount,
+} from './transformerConfig';
 
 export type PresetName = 'tiny' | 'tiny-2x' | 'small' | 'base';
 /** A model's role: one agent's weights, or one model shared by both (a role token in each prompt). */
@@ -53,25 +57,35 @@ export function makeConfig(
 }
 
 export function parameterCount(config: ModelConfig): number {
-  const { vocabSize: V, nCtx: T, nEmbd: d, nLayer: L, nInner: f } = config;
-  const perLayer = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * f + f) + (f * d + d);
-  return V * d + T * d + L * perLayer + 2 * d;
+  return transformerParameterCount(gptTransformerConfig(config));
 }
 
 /** The lab's GPT-2 as a configuration of the one transformer (transformer.ts). */
 export function gptTransformerConfig(config: ModelConfig): TransformerConfig {
-  const { nEmbd: d, nHead: H } = config;
-  return {
+  return gpt2TransformerConfig({
     vocabSize: config.vocabSize,
-    hidden: d,
+    hidden: config.nEmbd,
     layers: config.nLayer,
-    heads: H,
-    kvHeads: H,
-    headDim: d / H,
+    heads: config.nHead,
     intermediate: config.nInner,
     contextLength: config.nCtx,
-    norm: 'layernorm',
     normEps: config.layerNormEps,
+  });
+}
+
+/** GPT-2's sizes: what its config.json (the lab's or the Hub's) gives. */
+export type Gpt2Shape = Pick<
+  TransformerConfig,
+  'vocabSize' | 'hidden' | 'layers' | 'heads' | 'intermediate' | 'contextLength' | 'normEps'
+>;
+
+/** GPT-2 (Hugging Face's GPT2LMHeadModel, tied head) as a configuration of the one transformer. */
+export function gpt2TransformerConfig(shape: Gpt2Shape): TransformerConfig {
+  return {
+    ...shape,
+    kvHeads: shape.heads,
+    headDim: shape.hidden / shape.heads,
+    norm: 'layernorm',
     positions: 'learned',
     mlp: 'gelu',
     fusedQkv: true,
@@ -84,7 +98,8 @@ export function gptTransformerConfig(config: ModelConfig): TransformerConfig {
   };
 }
 
-/** Hugging Face's GPT-2 names (the lab's checkpoints are HF GPT-2 checkpoints). */
+/** Hugging Face's GPT-2 names (the lab's checkpoints are HF GPT-2 checkpoints; a Hub checkpoint
+ * without the `transformer.` prefix is read with it, as transformers does). */
 const GPT2_NAMES: TransformerNames = {
   embed: 'transformer.wte.weight',
   positions: 'transformer.wpe.weight',

@@ -3,7 +3,8 @@
 // 1/√(2·n_layer), biases 0, LayerNorm gains 1.
 import * as tf from '@tensorflow/tfjs-core';
 import { Rng } from '../tasks/random';
-import type { ModelConfig } from './config';
+import { gptTransformerConfig, type ModelConfig } from './config';
+import { weightSpecs } from './transformerConfig';
 
 export type ParamInit = 'normal' | 'residual' | 'zeros' | 'ones';
 
@@ -14,33 +15,18 @@ export interface ParamSpec {
 }
 
 export function parameterSpecs(config: ModelConfig): ParamSpec[] {
-  const { vocabSize: V, nCtx: T, nEmbd: d, nInner: f } = config;
-  const specs: ParamSpec[] = [
-    { name: 'transformer.wte.weight', shape: [V, d], init: 'normal' },
-    { name: 'transformer.wpe.weight', shape: [T, d], init: 'normal' },
-  ];
-  for (let i = 0; i < config.nLayer; i++) {
-    const h = `transformer.h.${i}`;
-    specs.push(
-      { name: `${h}.ln_1.weight`, shape: [d], init: 'ones' },
-      { name: `${h}.ln_1.bias`, shape: [d], init: 'zeros' },
-      { name: `${h}.attn.c_attn.weight`, shape: [d, 3 * d], init: 'normal' },
-      { name: `${h}.attn.c_attn.bias`, shape: [3 * d], init: 'zeros' },
-      { name: `${h}.attn.c_proj.weight`, shape: [d, d], init: 'residual' },
-      { name: `${h}.attn.c_proj.bias`, shape: [d], init: 'zeros' },
-      { name: `${h}.ln_2.weight`, shape: [d], init: 'ones' },
-      { name: `${h}.ln_2.bias`, shape: [d], init: 'zeros' },
-      { name: `${h}.mlp.c_fc.weight`, shape: [d, f], init: 'normal' },
-      { name: `${h}.mlp.c_fc.bias`, shape: [f], init: 'zeros' },
-      { name: `${h}.mlp.c_proj.weight`, shape: [f, d], init: 'residual' },
-      { name: `${h}.mlp.c_proj.bias`, shape: [d], init: 'zeros' },
-    );
-  }
-  specs.push(
-    { name: 'transformer.ln_f.weight', shape: [d], init: 'ones' },
-    { name: 'transformer.ln_f.bias', shape: [d], init: 'zeros' },
-  );
-  return specs;
+  return weightSpecs(gptTransformerConfig(config)).map(({ name, shape }) => ({
+    name,
+    shape,
+    init: initOf(name, shape),
+  }));
+}
+
+/** GPT-2's initialisation of a weight, by its name and shape. */
+function initOf(name: string, shape: number[]): ParamInit {
+  if (name.endsWith('.bias')) return 'zeros';
+  if (shape.length === 1) return 'ones'; // a LayerNorm's gain
+  return name.endsWith('.c_proj.weight') ? 'residual' : 'normal';
 }
 
 /** Seeded initial values, computed in JavaScript so every backend starts from the same numbers. */

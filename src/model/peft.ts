@@ -85,14 +85,18 @@ export async function readLoraAdapter(
 }
 
 /** Refuses an adapter whose targets the model lacks or whose shapes do not fit them. */
-export function checkLoraTargets(shapes: Map<string, number[]>, adapter: LoraAdapter): void {
+export function checkLoraTargets(
+  shapes: Map<string, number[]>,
+  adapter: LoraAdapter,
+  layout: 'in-out' | 'out-in' = 'out-in',
+): void {
   for (const [module, pair] of adapter.modules) {
     const shape = shapes.get(`${module}.weight`);
     if (!shape)
       throw new Error(
         `${adapter.label}: the adapter targets ${module}, which the model does not have`,
       );
-    const [out, inn] = shape as [number, number];
+    const [out, inn] = (layout === 'out-in' ? shape : [...shape].reverse()) as [number, number];
     if (
       shape.length !== 2 ||
       pair.a.length !== pair.rank * inn ||

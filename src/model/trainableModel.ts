@@ -1,25 +1,25 @@
 // What the GRPO update trains, whatever the family: the lab's GPT-2 (full weights or a LoRA
-// adapter) or a Llama-family role (a LoRA adapter over a frozen base, families/llama.ts' llamaRole).
+// adapter) or a Llama-family role (a LoRA adapter over a frozen base, families/llama.ts' hubRole).
 // The trainer asks this module for the variables to train, the KL reference (the base with the
 // adapter off, or a frozen copy for full fine-tuning), the logits at the scored positions, and
 // a micro-batch's memory; it holds no family-specific code itself.
 import type * as tf from '@tensorflow/tfjs-core';
-import { type LlamaModel, llamaTransformer } from './families/llama';
+import { type HubModel, hubTransformer } from './families/hubModel';
 import { type GPT, gptTransformer, trainableParams } from './gpt';
 import { loraParams } from './lora';
 import { trainingBytes } from './memory';
 import type { Params } from './params';
 import { logitsAt, type Transformer } from './transformer';
 
-export type TrainableModel = GPT | LlamaModel;
+export type TrainableModel = GPT | HubModel;
 
-export function isLlamaModel(model: TrainableModel): model is LlamaModel {
+export function isHubModel(model: TrainableModel): model is HubModel {
   return 'weights' in model;
 }
 
 /** The variables an update trains (a Llama-family base trains through its adapter only). */
 export function trainableOf(model: TrainableModel): Params {
-  if (!isLlamaModel(model)) return trainableParams(model);
+  if (!isHubModel(model)) return trainableParams(model);
   if (!model.lora)
     throw new Error('a Llama-family base trains LoRA adapters only (give loraRank > 0)');
   return loraParams(model.lora);
@@ -33,7 +33,7 @@ export function adapterOff(model: TrainableModel): TrainableModel {
 
 /** The model as the one transformer reads it (its weights and adapter, not copied). */
 export function transformerOf(model: TrainableModel): Transformer {
-  return isLlamaModel(model) ? llamaTransformer(model) : gptTransformer(model);
+  return isHubModel(model) ? hubTransformer(model) : gptTransformer(model);
 }
 
 /** Logits at the flattened positions `rows` of ids [B, T] → [B, L, V]; differentiable. */

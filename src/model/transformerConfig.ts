@@ -87,32 +87,106 @@ export interface Projection {
   out: number;
 }
 
-/** Every layer's projections in the order the block runs them, with their in and out sizes. */
-export function projections(c: TransformerConfig): Projection[] {
+/** One layer's linear layers by role, each [module under the layer, in, out]. */
+interface LayerProjections {
+  /** q|k|v fused, or q, k and v. */
+  attention: Triple[];
+  o: Triple;
+  /** fc (GELU), or gate and up (SwiGLU). */
+  mlp: Triple[];
+  down: Triple;
+}
+
+type Triple = readonly [module: string, inn: number, out: number];
+
+function layerProjections(c: TransformerConfig): LayerProjections {
   const n = c.names;
   const [d, f] = [c.hidden, c.intermediate];
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
-  const attention: [string | undefined, number, number][] = c.fusedQkv
-    ? [[n.qkv, d, q + 2 * kv]]
-    : [
-        [n.q, d, q],
-        [n.k, d, kv],
-        [n.v, d, kv],
-      ];
-  const mlp: [string | undefined, number, number][] =
-    c.mlp === 'gelu'
-      ? [[n.fc, d, f]]
+  const name = (module: string | undefined) => module as string;
+  return {
+    attention: c.fusedQkv
+      ? [[name(n.qkv), d, q + 2 * kv]]
       : [
-          [n.gate, d, f],
-          [n.up, d, f],
-        ];
-  const perLayer = [...attention, [n.o, q, d], ...mlp, [n.down, f, d]] as const;
+          [name(n.q), d, q],
+          [name(n.k), d, kv],
+          [name(n.v), d, kv],
+        ],
+    o: [n.o, q, d],
+    mlp:
+      c.mlp === 'gelu'
+        ? [[name(n.fc), d, f]]
+        : [
+            [name(n.gate), d, f],
+            [name(n.up), d, f],
+          ],
+    down: [n.down, f, d],
+  };
+}
+
+/** Every layer's projections in the order the block runs them, with their in and out sizes. */
+export function projections(c: TransformerConfig): Projection[] {
+  const p = layerProjections(c);
+  const perLayer = [...p.attention, p.o, ...p.mlp, p.down];
   return Array.from({ length: c.layers }, (_, i) =>
-    perLayer.map(([module, inn, out]) => ({ module: `${n.layer(i)}.${module}`, inn, out })),
+    perLayer.map(([module, inn, out]) => ({ module: `${c.names.layer(i)}.${module}`, inn, out })),
   ).flat();
 }
 
 /** A projection's last name (`c_proj`, `q_proj`): what a LoRA target names. */
 export const projectionTarget = (module: string): string =>
   module.slice(module.lastIndexOf('.') + 1);
+
+/** A checkpoint's tensor: its name and shape. */
+export interface WeightSpec {
+  name: string;
+  shape: number[];
+}
+
+/**
+ * Every tensor a checkpoint of this config holds, by its names, in the order a block runs them
+ * (a projection's weight, then its bias; q, k and v's weights before their biases): the
+ * embedding, learned positions, each layer, the final norm, an untied head.
+ */
+export function weightSpecs(c: TransformerConfig): WeightSpec[] {
+  const n = c.names;
+  const norm = (module: string, width = c.hidden): WeightSpec[] => [
+    { name: `${module}.weight`, shape: [width] },
+    ...(c.norm === 'layernorm' ? [{ name: `${module}.bias`, shape: [width] }] : []),
+  ];
+  const weight = ([module, inn, out]: Triple): WeightSpec => ({
+    name: `${module}.weight`,
+    shape: c.weightLayout === 'in-out' ? [inn, out] : [out, inn],
+  });
+  const bias = ([module, , out]: Triple): WeightSpec => ({ name: `${module}.bias`, shape: [out] });
+  /** Each projection's weight, then its bias where the config gives it one. */
+  const linear = (ps: Triple[], withBias: boolean) =>
+    ps.flatMap((p) => (withBias ? [weight(p), bias(p)] : [weight(p)]));
+  const p = layerProjections(c);
+  const specs: WeightSpec[] = [{ name: n.embed, shape: [c.vocabSize, c.hidden] }];
+  if (n.positions) specs.push({ name: n.positions, shape: [c.contextLength, c.hidden] });
+  for (let i = 0; i < c.layers; i++) {
+    const at = (module: string) => `${n.layer(i)}.${module}`;
+    const here = (ps: Triple[]) => ps.map(([m, inn, out]) => [at(m), inn, out] as const);
+    const attention = here(p.attention);
+    specs.push(...norm(at(n.inNorm)));
+    specs.push(...(c.fusedQkv ? linear(attention, c.qkvBias) : attention.map(weight)));
+    if (!c.fusedQkv && c.qkvBias) specs.push(...attention.map(bias));
+    if (c.qkNorm)
+      specs.push(
+        ...norm(at(n.qNorm as string), c.headDim),
+        ...norm(at(n.kNorm as string), c.headDim),
+      );
+    specs.push(...linear(here([p.o]), c.projBias), ...norm(at(n.postNorm)));
+    specs.push(...linear(here([...p.mlp, p.down]), c.projBias));
+  }
+  specs.push(...norm(n.finalNorm));
+  if (!c.tiedHead) specs.push({ name: n.head as string, shape: [c.vocabSize, c.hidden] });
+  return specs;
+}
+
+/** The parameters weightSpecs lists. */
+export function parameterCount(c: TransformerConfig): number {
+  return weightSpecs(c).reduce((sum, s) => sum + s.shape.reduce((a, b) => a * b, 1), 0);
+}

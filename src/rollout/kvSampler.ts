@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { distinctPrompts } from '../gpu/engine/deviceDraw';
 import { sampleGptOnDevice, sampleLlamaOnDevice } from '../gpu/engine/kernelRoles';
 import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
-import { type LlamaModel, llamaCausalLM } from '../model/families/llama';
+import { type HubModel, hubCausalLM } from '../model/families/hubModel';
 import type { KvLayerCache as LayerCache } from '../model/policy';
 import { type CausalLM, isCausalLM } from '../model/policy';
 import { disposeCache } from '../model/transformer';
@@ -25,10 +25,10 @@ export class KvCacheSampler implements Sampler {
   private readonly gpt: GPT | null;
 
   /** A Llama-family role over a base: the engine samples it with its adapter attached. */
-  private readonly llama: LlamaModel | null;
+  private readonly llama: HubModel | null;
 
   constructor(
-    model: GPT | CausalLM | LlamaModel,
+    model: GPT | CausalLM | HubModel,
     /** Bytes one batch of rows may hold (src/model/memory.ts); default: the backend's. */
     private readonly memoryBudgetBytes?: number,
   ) {
@@ -37,7 +37,7 @@ export class KvCacheSampler implements Sampler {
     this.lm = isCausalLM(model)
       ? model
       : 'weights' in model
-        ? llamaCausalLM(model)
+        ? hubCausalLM(model)
         : gptCausalLM(model);
   }
 

@@ -17,9 +17,9 @@ import { afterAll, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
 import { initBackend } from '../../src/gpu/backend';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { llamaForward, llamaRole } from '../../src/model/families/llama';
-import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
-import { loadLlama } from '../../src/model/families/load';
+import { hubTransformerConfig } from '../../src/model/families/hubConfig';
+import { hubForward, hubRole } from '../../src/model/families/hubModel';
+import { loadHubModel } from '../../src/model/families/load';
 import { createLora } from '../../src/model/lora';
 import { LLAMA_LORA_TARGETS } from '../../src/model/loraSettings';
 import { qwen05bSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
@@ -155,11 +155,11 @@ it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the 
 it('a LoRA forward + backward over the 0.5B base on tfjs wasm fits the wasm heap', async () => {
   await initBackend('wasm');
   const dir = join(root, 'qwen2.5-coder-0.5b');
-  const loaded = await loadLlama(folderSource(dir));
-  const role = llamaRole(
+  const loaded = await loadHubModel(folderSource(dir));
+  const role = hubRole(
     loaded.model,
     createLora(
-      llamaTransformerConfig(loaded.model.config),
+      hubTransformerConfig(loaded.model.config),
       { rank: 8, alpha: 16, targets: LLAMA_LORA_TARGETS },
       3,
     ),
@@ -175,7 +175,7 @@ it('a LoRA forward + backward over the 0.5B base on tfjs wasm fits the wasm heap
   for (let round = 0; round < 2; round++) {
     const norms = tf.tidy(() => {
       const { grads } = tf.variableGrads(
-        () => tf.mean(tf.logSoftmax(llamaForward(role, ids))) as tf.Scalar,
+        () => tf.mean(tf.logSoftmax(hubForward(role, ids))) as tf.Scalar,
       );
       return Object.values(grads).map((g) => tf.norm(g).dataSync()[0]!);
     });

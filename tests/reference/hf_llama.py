@@ -314,6 +314,9 @@ def main():
     w = read_weights(args.checkpoint)
     adapter = read_adapter(args.adapter) if args.adapter else None
     if cfg["model_type"] == "gpt2":
+        # GPT2LMHeadModel's base_model_prefix: the original checkpoints name h.0…, wte, ln_f
+        # without "transformer.", and transformers adds it on load.
+        w = {k if k.startswith("transformer.") or k == "lm_head.weight" else "transformer." + k: v for k, v in w.items()}
         logits = gpt2_logits(cfg, w, ids, adapter)
     elif cfg["model_type"] in ("llama", "qwen2", "qwen3"):
         logits = llama_logits(cfg, w, ids, adapter)

@@ -133,7 +133,10 @@ describe('a base model’s size', () => {
     expect(() => checkBaseFits(size, 'org/huge')).toThrow(
       /^base org\/huge cannot fit: qwen2 · [\d.]+B parameters · .* MB as float32 in tfjs, but tfjs holds at most 2048 MB/,
     );
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2' }));
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ model_type: 'gpt2', n_embd: 8, n_layer: 1, n_head: 2, vocab_size: 300 }),
+    );
     await expect(baseSize(folderSource(dir), 'org/gpt')).rejects.toThrow(
       /^base org\/gpt: a GPT-2 folder as a base is not implemented yet/,
     );

@@ -16,7 +16,7 @@ import { kernelEngine, markEngineFailed } from '../../src/gpu/engine/kernelEngin
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { sampledCounts } from '../../src/gpu/engine/modelSampling';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import type { LlamaWeights } from '../../src/model/families/llamaWeights';
+import type { HubWeights } from '../../src/model/families/hubWeights';
 import { grpoLossOptions } from '../../src/rl/config';
 import { RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
@@ -107,7 +107,7 @@ describe('a base the kernels hold', () => {
     // Every weight the forward reads, which is every weight of the checkpoint.
     const made = weights.size;
     expect(made).toBeGreaterThan(0);
-    (weights as LlamaWeights).makeAll();
+    (weights as HubWeights).makeAll();
     expect(weights.size).toBe(made);
     expect(onTfjs.tokens).toEqual(after.tokens);
     onTfjs.logProbs.forEach((row, r) => {

@@ -17,8 +17,8 @@ import { defaultRunConfig } from '../../src/engine/session';
 import type { FileMap } from '../../src/engine/types';
 import { initBackend } from '../../src/gpu/backend';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { llamaCausalLM } from '../../src/model/families/llama';
-import { loadLlama } from '../../src/model/families/load';
+import { hubCausalLM } from '../../src/model/families/hubModel';
+import { loadHubModel } from '../../src/model/families/load';
 import { decodeSafetensors } from '../../src/model/safetensors';
 import { grpoLossOptions } from '../../src/rl/config';
 import { RoleTrainer } from '../../src/rl/trainer';
@@ -46,7 +46,7 @@ function adapterTensors(dir: string) {
 describe('role adapters over one base, in process', () => {
   it('an update moves the Coder adapter only; its PEFT files load to the reference logits', async () => {
     await initBackend('cpu');
-    const loaded = await loadLlama(folderSource(base));
+    const loaded = await loadHubModel(folderSource(base));
     const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
     const roles = createBaseRoles(config, {
       id: base,
@@ -66,7 +66,7 @@ describe('role adapters over one base, in process', () => {
       '1. add them',
     );
     expect(loaded.tokenizer.decode(prompt)).toContain('<|im_start|>assistant\n');
-    const drawn = await new KvCacheSampler(llamaCausalLM(coder)).sample(
+    const drawn = await new KvCacheSampler(hubCausalLM(coder)).sample(
       [prompt, prompt, prompt, prompt],
       { maxNewTokens: 6, temperature: 1, topK: 0, seed: 4, stopId: roles.prompts.stopId },
     );

@@ -25,7 +25,7 @@ import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { parseLlamaConfig } from '../../src/model/families/hfConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
-import { loadLlama } from '../../src/model/families/load';
+import { loadHubModel } from '../../src/model/families/load';
 import { PEFT_PREFIX } from '../../src/model/lora';
 import { decodeSafetensors } from '../../src/model/safetensors';
 import { grpoLossOptions } from '../../src/rl/config';
@@ -48,7 +48,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 /** The chat fixture's roles on the kernels (β > 0: the KL term runs), and the Coder's update options. */
 async function coderOnKernels(onDemand: boolean) {
   expect((await initBackend('kernels')).kernels).toBe(true);
-  const loaded = await loadLlama(folderSource(base), undefined, { onDemand });
+  const loaded = await loadHubModel(folderSource(base), undefined, { onDemand });
   const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
   const roles = createBaseRoles(config, {
     id: base,

@@ -19,8 +19,8 @@ import { forward } from '../../src/model';
 import { loadCheckpointDir } from '../../src/model/checkpointNode';
 import { gptTransformerConfig } from '../../src/model/config';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { disposeLlamaModel, llamaLastLogits } from '../../src/model/families/llama';
-import { loadLlama } from '../../src/model/families/load';
+import { disposeHubModel, hubLastLogits } from '../../src/model/families/hubModel';
+import { loadHubModel } from '../../src/model/families/load';
 import { loraFromValues, loraModules } from '../../src/model/lora';
 import { adapterFiles } from '../../src/model/loraFiles';
 import { KvCacheSampler } from '../../src/rollout';
@@ -71,14 +71,14 @@ function logSoftmax(logits: ArrayLike<number>): Float64Array {
 }
 
 async function labLlama(name: string, adapter: string | null, eog: number[]): Promise<LabRun> {
-  const loaded = await loadLlama(
+  const loaded = await loadHubModel(
     folderSource(join(root, name)),
     adapter ? folderSource(join(root, adapter)) : undefined,
   );
   try {
     const promptIds = loaded.tokenizer.encode(LLAMA_PROMPT, false);
     const last = tf.tidy(() =>
-      llamaLastLogits(loaded.model, tf.tensor2d([promptIds], [1, promptIds.length], 'int32')),
+      hubLastLogits(loaded.model, tf.tensor2d([promptIds], [1, promptIds.length], 'int32')),
     );
     const firstLogProbs = logSoftmax(await last.data());
     last.dispose();
@@ -87,7 +87,7 @@ async function labLlama(name: string, adapter: string | null, eog: number[]): Pr
     });
     return { promptIds, tokens: out.tokens[0]!, logProbs: out.logProbs[0]!, firstLogProbs };
   } finally {
-    disposeLlamaModel(loaded.model);
+    disposeHubModel(loaded.model);
   }
 }
 

@@ -7,11 +7,8 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  llamaWeightSpecs,
-  parseLlamaConfig,
-  type WeightSpec,
-} from '../../src/model/families/hfConfig';
+import { parseLlamaConfig } from '../../src/model/families/hfConfig';
+import { hubWeightSpecs } from '../../src/model/families/hubConfig';
 import type { LlamaConfig } from '../../src/model/families/llamaConfig';
 import {
   encodeSafetensors,
@@ -19,6 +16,7 @@ import {
   f32ToF16,
   type SafetensorsDtype,
 } from '../../src/model/safetensors';
+import type { WeightSpec } from '../../src/model/transformerConfig';
 import { Rng } from '../../src/tasks/random';
 
 /** GPT-2's byte → printable character table (bytes_to_unicode). */
@@ -53,7 +51,10 @@ const MERGES: [string, string][] = [
 ];
 
 /** A byte-level BPE in tokenizer.json's format: 256 byte tokens, the merges, then the specials. */
-export function byteLevelTokenizerJson(): { json: object; size: number } {
+export function byteLevelTokenizerJson(specials: readonly string[] = SPECIAL_TOKENS): {
+  json: object;
+  size: number;
+} {
   const vocab: Record<string, number> = {};
   for (const ch of byteToUnicode()) vocab[ch] = Object.keys(vocab).length;
   for (const [a, b] of MERGES) vocab[a + b] = Object.keys(vocab).length;
@@ -62,7 +63,7 @@ export function byteLevelTokenizerJson(): { json: object; size: number } {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: SPECIAL_TOKENS.map((content, i) => ({
+    added_tokens: specials.map((content, i) => ({
       id: base + i,
       content,
       single_word: false,
@@ -98,7 +99,7 @@ export function byteLevelTokenizerJson(): { json: object; size: number } {
       merges: MERGES.map(([a, b]) => `${a} ${b}`),
     },
   };
-  return { json, size: base + SPECIAL_TOKENS.length };
+  return { json, size: base + specials.length };
 }
 
 /** Qwen2.5's chat template, shortened (no tools): a default system turn, then ChatML. */
@@ -260,7 +261,7 @@ export function qwen05bSpec(): FixtureSpec {
 
 /** Fills a tensor's values: norms near 1, everything else small and centred. */
 function filler(spec: WeightSpec, rng: Rng): (i: number) => number {
-  const isNorm = spec.name.endsWith('norm.weight');
+  const isNorm = /(norm|ln_[12f])\.weight$/.test(spec.name);
   const isBias = spec.name.endsWith('.bias');
   const std =
     isNorm || isBias ? 0.1 : spec.shape.length === 2 ? 1 / Math.sqrt(spec.shape[1]!) : 0.1;
@@ -314,7 +315,7 @@ function writeShard(path: string, specs: WeightSpec[], dtype: SafetensorsDtype, 
 export function writeHfCheckpoint(dir: string, spec: FixtureSpec, seed: number): LlamaConfig {
   mkdirSync(dir, { recursive: true });
   const config = parseLlamaConfig(spec.config);
-  const specs = llamaWeightSpecs(config);
+  const specs = hubWeightSpecs(config);
   const rng = new Rng(seed);
   const { json: tokenizer } = byteLevelTokenizerJson();
   const endOfText = 256 + MERGES.length;
@@ -395,7 +396,7 @@ export function writeLoraAdapter(
   ];
   const rng = new Rng(seed);
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
-  for (const spec of llamaWeightSpecs(config)) {
+  for (const spec of hubWeightSpecs(config)) {
     const module = spec.name.replace(/\.weight$/, '');
     if (!targets.some((t) => module.endsWith(`.${t}`))) continue;
     const [out, inn] = spec.shape as [number, number];
@@ -459,4 +460,144 @@ export function writeChatFixture(prefix: string): { root: string; base: string }
   const base = join(root, 'qwen2');
   writeHfCheckpoint(base, chatFixtureSpec(), 23);
   return { root, base };
+}
+
+/** A GPT-2 as the Hub holds it (openai-community/gpt2's layout, at a small size). */
+export interface Gpt2HubOptions {
+  nEmbd: number;
+  nLayer: number;
+  nHead: number;
+  nPositions: number;
+  /** The original checkpoints' names, without `transformer.`, and their attention-mask buffers. */
+  original: boolean;
+  /** A tied head's copy stored as lm_head.weight too. */
+  headCopy?: boolean;
+  dtype?: SafetensorsDtype;
+}
+
+/**
+ * A random GPT-2 in the Hub's layout: config.json with GPT-2's n_* fields (n_inner unset),
+ * generation_config.json, a byte-level BPE with `<|endoftext|>` only and no chat template,
+ * model.safetensors. Returns the folder's config.json.
+ */
+export function writeGpt2HubCheckpoint(
+  dir: string,
+  o: Gpt2HubOptions,
+  seed: number,
+): Record<string, unknown> {
+  mkdirSync(dir, { recursive: true });
+  const { json: tokenizer, size } = byteLevelTokenizerJson(['<|endoftext|>']);
+  const endOfText = size - 1;
+  const config = {
+    activation_function: 'gelu_new',
+    architectures: ['GPT2LMHeadModel'],
+    attn_pdrop: 0.1,
+    bos_token_id: endOfText,
+    embd_pdrop: 0.1,
+    eos_token_id: endOfText,
+    initializer_range: 0.02,
+    layer_norm_epsilon: 1e-5,
+    model_type: 'gpt2',
+    n_ctx: o.nPositions,
+    n_embd: o.nEmbd,
+    n_head: o.nHead,
+    n_layer: o.nLayer,
+    n_positions: o.nPositions,
+    resid_pdrop: 0.1,
+    vocab_size: size,
+  };
+  const write = (file: string, value: unknown) =>
+    writeFileSync(join(dir, file), `${JSON.stringify(value, null, 2)}\n`);
+  write('config.json', config);
+  write('generation_config.json', { bos_token_id: endOfText, eos_token_id: endOfText });
+  write('tokenizer.json', tokenizer);
+  write('tokenizer_config.json', {
+    model_max_length: o.nPositions,
+    tokenizer_class: 'GPT2Tokenizer',
+  });
+  // Written from GPT-2's own list, not the lab's: ln, attn.c_attn / c_proj, mlp.c_fc / c_proj, Conv1D [in, out].
+  const d = o.nEmbd;
+  const prefix = o.original ? '' : 'transformer.';
+  const specs: WeightSpec[] = [
+    { name: `${prefix}wte.weight`, shape: [size, d] },
+    { name: `${prefix}wpe.weight`, shape: [o.nPositions, d] },
+  ];
+  for (let i = 0; i < o.nLayer; i++) {
+    const h = `${prefix}h.${i}`;
+    specs.push(
+      { name: `${h}.ln_1.weight`, shape: [d] },
+      { name: `${h}.ln_1.bias`, shape: [d] },
+      ...(o.original
+        ? [{ name: `${h}.attn.bias`, shape: [1, 1, o.nPositions, o.nPositions] }]
+        : []),
+      { name: `${h}.attn.c_attn.weight`, shape: [d, 3 * d] },
+      { name: `${h}.attn.c_attn.bias`, shape: [3 * d] },
+      { name: `${h}.attn.c_proj.weight`, shape: [d, d] },
+      { name: `${h}.attn.c_proj.bias`, shape: [d] },
+      { name: `${h}.ln_2.weight`, shape: [d] },
+      { name: `${h}.ln_2.bias`, shape: [d] },
+      { name: `${h}.mlp.c_fc.weight`, shape: [d, 4 * d] },
+      { name: `${h}.mlp.c_fc.bias`, shape: [4 * d] },
+      { name: `${h}.mlp.c_proj.weight`, shape: [4 * d, d] },
+      { name: `${h}.mlp.c_proj.bias`, shape: [d] },
+    );
+  }
+  specs.push(
+    { name: `${prefix}ln_f.weight`, shape: [d] },
+    { name: `${prefix}ln_f.bias`, shape: [d] },
+  );
+  if (o.headCopy) specs.push({ name: 'lm_head.weight', shape: [size, d] });
+  writeShard(join(dir, 'model.safetensors'), specs, o.dtype ?? 'F32', new Rng(seed));
+  return config;
+}
+
+/** A PEFT adapter for a Hub GPT-2 (fan_in_fan_out: Conv1D), on c_attn, c_proj and c_fc. */
+export function writeGpt2LoraAdapter(
+  dir: string,
+  o: Pick<Gpt2HubOptions, 'nEmbd' | 'nLayer'>,
+  options: { r: number; alpha: number },
+  seed: number,
+): void {
+  mkdirSync(dir, { recursive: true });
+  const rng = new Rng(seed);
+  const d = o.nEmbd;
+  const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+  const random = (n: number) => Float32Array.from({ length: n }, () => (rng.next() * 2 - 1) * 0.2);
+  for (let i = 0; i < o.nLayer; i++)
+    for (const [module, inn, out] of [
+      ['attn.c_attn', d, 3 * d],
+      ['attn.c_proj', d, d],
+      ['mlp.c_fc', d, 4 * d],
+      ['mlp.c_proj', 4 * d, d],
+    ] as const) {
+      const name = `base_model.model.transformer.h.${i}.${module}`;
+      tensors.set(`${name}.lora_A.weight`, {
+        shape: [options.r, inn],
+        data: random(options.r * inn),
+      });
+      tensors.set(`${name}.lora_B.weight`, {
+        shape: [out, options.r],
+        data: random(out * options.r),
+      });
+    }
+  writeFileSync(
+    join(dir, 'adapter_model.safetensors'),
+    encodeSafetensors(tensors, { format: 'pt' }),
+  );
+  writeFileSync(
+    join(dir, 'adapter_config.json'),
+    JSON.stringify({
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      base_model_name_or_path: 'fixture',
+      r: options.r,
+      lora_alpha: options.alpha,
+      lora_dropout: 0.0,
+      use_rslora: false,
+      use_dora: false,
+      fan_in_fan_out: true,
+      bias: 'none',
+      target_modules: ['c_attn', 'c_proj', 'c_fc'],
+    }),
+  );
 }

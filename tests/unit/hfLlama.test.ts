@@ -25,8 +25,8 @@ import { initBackend } from '../../src/gpu/backend';
 import { createModel, disposeModel, makeConfig } from '../../src/model';
 import { loadCheckpointDir } from '../../src/model/checkpointNode';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { llamaForward } from '../../src/model/families/llama';
-import { loadLlama } from '../../src/model/families/load';
+import { hubForward } from '../../src/model/families/hubModel';
+import { loadHubModel } from '../../src/model/families/load';
 import { KvCacheSampler } from '../../src/rollout';
 import { gptCausalLM } from '../../src/rollout/gptPolicy';
 import { HfTokenizer } from '../../src/tokenizer/hfTokenizer';
@@ -131,7 +131,7 @@ describe('GPT-2, the lab family of its own models, against the same reference', 
 
 describe('sampling the Llama family with a KV cache', () => {
   it('gives the tokens and log-probs of full recomputation, rows of different lengths together', async () => {
-    const loaded = await loadLlama(folderSource(dir('qwen3')));
+    const loaded = await loadHubModel(folderSource(dir('qwen3')));
     try {
       const prompts = [
         loaded.tokenizer.encode('the fun'),
@@ -148,7 +148,7 @@ describe('sampling the Llama family with a KV cache', () => {
         const seq = [...prompt];
         for (let t = 0; t < 6; t++) {
           const row = tf.tidy(() => {
-            const logits = llamaForward(loaded.model, tf.tensor2d([seq], [1, seq.length], 'int32'));
+            const logits = hubForward(loaded.model, tf.tensor2d([seq], [1, seq.length], 'int32'));
             const last = tf.reshape(tf.slice(logits, [0, seq.length - 1, 0], [1, 1, -1]), [-1]);
             return tf.logSoftmax(last);
           });
@@ -166,7 +166,7 @@ describe('sampling the Llama family with a KV cache', () => {
   });
 
   it('logitsAt (the positions the GRPO update reads) equals the full forward at those rows, for both families', async () => {
-    const loaded = await loadLlama(folderSource(dir('llama')));
+    const loaded = await loadHubModel(folderSource(dir('llama')));
     const gpt = gptCausalLM(
       createModel(makeConfig('tiny', 40, 'coder', { nEmbd: 16, nLayer: 1, nHead: 2, nCtx: 16 }), 3),
     );
@@ -196,7 +196,7 @@ describe('sampling the Llama family with a KV cache', () => {
   });
 
   it('sample --chat renders the chat template and stops at an end-of-turn id', async () => {
-    const loaded = await loadLlama(folderSource(dir('qwen2')));
+    const loaded = await loadHubModel(folderSource(dir('qwen2')));
     try {
       expect(loaded.tokenizer.applyChatTemplate([{ role: 'user', content: 'hi' }])).toBe(
         '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',

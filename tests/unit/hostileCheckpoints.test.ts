@@ -1,5 +1,5 @@
 // The hostile-checkpoint suite (issue 34): every case of hostile-checkpoints.ts is refused by the
-// real loader (loadLlama over a folder, as `model logits` and a base load it) in one line naming
+// real loader (loadHubModel over a folder, as `model logits` and a base load it) in one line naming
 // the file, within 10 s, with no tensor left behind; a handful also go through the CLI as a user
 // runs it (`npm run --silent model -- logits --checkpoint DIR`) under /usr/bin/time: exit 1, one
 // line on stderr and no stack, within 10 s and under 1 GB of peak resident memory.
@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { loadLlama } from '../../src/model/families/load';
+import { loadHubModel } from '../../src/model/families/load';
 import { HOSTILE_CASES, type HostileCase, writeGoodCheckpoint } from './hostile-checkpoints';
 
 let root: string;
@@ -30,7 +30,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('hostile checkpoints, in process', () => {
   it('the checkpoint every case starts from loads', async () => {
-    const loaded = await loadLlama(folderSource(join(root, 'good')));
+    const loaded = await loadHubModel(folderSource(join(root, 'good')));
     expect(loaded.checkpoint.config.modelType).toBe('qwen2');
     for (const t of loaded.model.weights.values()) t.dispose();
   });
@@ -39,7 +39,7 @@ describe('hostile checkpoints, in process', () => {
     it(c.name, async () => {
       const tensors = tf.memory().numTensors;
       const started = performance.now();
-      const error = await loadLlama(folderSource(dirOf(c))).then(
+      const error = await loadHubModel(folderSource(dirOf(c))).then(
         () => null,
         (err: Error) => err,
       );

@@ -19,9 +19,9 @@ import {
 } from '../../src/model';
 import { gptTransformerConfig } from '../../src/model/config';
 import { folderSource } from '../../src/model/families/folderSourceNode';
-import { llamaRole } from '../../src/model/families/llama';
-import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
-import { loadLlama } from '../../src/model/families/load';
+import { hubTransformerConfig } from '../../src/model/families/hubConfig';
+import { hubRole } from '../../src/model/families/hubModel';
+import { loadHubModel } from '../../src/model/families/load';
 import { tokenEntropies, tokenLogProbs } from '../../src/model/logProbs';
 import { createLora } from '../../src/model/lora';
 import { forwardBytes, packByBudget, samplingBytes } from '../../src/model/memory';
@@ -387,9 +387,9 @@ describe('one training estimate for every config', () => {
           { ...spec, config: { ...spec.config, max_position_embeddings: 512, ...overrides } },
           3,
         );
-        const { model: base } = await loadLlama(folderSource(dir));
+        const { model: base } = await loadHubModel(folderSource(dir));
         const lora = createLora(
-          llamaTransformerConfig(base.config),
+          hubTransformerConfig(base.config),
           {
             rank: 8,
             alpha: 16,
@@ -397,7 +397,7 @@ describe('one training estimate for every config', () => {
           },
           1,
         );
-        const role = llamaRole(base, lora);
+        const role = hubRole(base, lora);
         const measured = await peakBytesOf(role, rows, width);
         const estimate = trainingBytesOf(role, rows, width);
         expect(estimate, label).toBeGreaterThanOrEqual(measured);
@@ -407,7 +407,7 @@ describe('one training estimate for every config', () => {
         const completion = Math.floor(width / 4);
         const measuredScored = await peakBytesOf(role, rows, width, completion);
         const estimateScored = trainingBytes(
-          llamaTransformerConfig(base.config),
+          hubTransformerConfig(base.config),
           rows,
           width,
           completion,
@@ -417,7 +417,7 @@ describe('one training estimate for every config', () => {
         );
         expect(estimateScored, `${label}, completions scored`).toBeLessThan(2 * measuredScored);
         const forwardOnly = await peakBytesOf(role, rows, width, width - 1, 'forward');
-        const forwardEstimate = forwardBytes(llamaTransformerConfig(base.config), rows, width);
+        const forwardEstimate = forwardBytes(hubTransformerConfig(base.config), rows, width);
         expect(forwardEstimate, `${label}, forward`).toBeGreaterThanOrEqual(forwardOnly);
         // A forward without a tape frees each layer's attention scores before the next layer's:
         // the estimate's every-layer pair term (GPT-2's fit) over-counts long rows of a tiny model.

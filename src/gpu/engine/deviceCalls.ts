@@ -10,15 +10,10 @@ import type { LoraAdapter } from '../../model/peft';
 import type { TransformerConfig } from '../../model/transformerConfig';
 import { getKernelDevice } from '../kernels/device';
 import { float32Tensors, type WeightTensors } from './deviceCheckpoint';
-import {
-  type Adapters,
-  adapterKey,
-  DevicePolicy,
-  LORA_TARGETS,
-  type LoraTarget,
-} from './devicePolicy';
+import { type Adapters, DevicePolicy, LORA_TARGETS, type LoraTarget } from './devicePolicy';
 import { DeviceTransformer, type DeviceTransformerOptions } from './deviceTransformer';
 import { loadEngineShaders } from './kernelEngine';
+import { GPT2_DEVICE_TARGETS, moduleKey, targetOfKey } from './loraAdapters';
 import { GpuRuntime } from './runtime';
 import { SELF_CHECK_SEED, START_SIZES } from './selfCheck';
 import { checksFor, runConfigChecks } from './selfCheck/checksByConfig';
@@ -122,23 +117,22 @@ export async function gptForDevice(
   return { config: gptTransformerConfig(model.config), weights };
 }
 
-const MODULE = /^model\.layers\.(\d+)\.(?:self_attn|mlp)\.([a-z_]+)$/;
-
 /** The adapter's modules as the kernels' policy holds them; a layer it leaves out adds 0. */
 function devicePolicyOf(rt: GpuRuntime, model: DeviceTransformer, adapter: LoraAdapter) {
   const given = new Map<string, { A: Float32Array; B: Float32Array }>();
   const targets = new Set<LoraTarget>();
+  const known: readonly LoraTarget[] = model.config.fusedQkv ? GPT2_DEVICE_TARGETS : LORA_TARGETS;
   let rank = 0;
   for (const [module, pair] of adapter.modules) {
-    const match = MODULE.exec(module);
-    const target = match?.[2] as LoraTarget | undefined;
-    if (!match || !target || !(LORA_TARGETS as readonly LoraTarget[]).includes(target))
+    const key = /\.(?:layers|h)\.\d+\./.test(module) ? moduleKey(module) : null;
+    const target = key === null ? null : targetOfKey(key);
+    if (key === null || target === null || !known.includes(target))
       throw new Error(
-        `${adapter.label}: adapts ${module}; the kernels adapt ${LORA_TARGETS.join(', ')} of each layer`,
+        `${adapter.label}: adapts ${module}; the kernels adapt ${known.join(', ')} of each layer`,
       );
     targets.add(target);
     rank = pair.rank;
-    given.set(adapterKey(Number(match[1]), target), { A: pair.a, B: pair.b });
+    given.set(key, { A: pair.a, B: pair.b });
   }
   // The reader's scale already holds alpha / r (or alpha / √r with rsLoRA).
   const policy = new DevicePolicy(rt, model, {

@@ -13,7 +13,7 @@ import type { AdamWState } from '../../model/adamw';
 import type { GPT } from '../../model/gpt';
 import { defaultMemoryBudgetBytes } from '../../model/memory';
 import type { SkipReason } from '../../model/safeUpdate';
-import { isLlamaModel, type TrainableModel } from '../../model/trainableModel';
+import { isHubModel, type TrainableModel } from '../../model/trainableModel';
 import {
   averageLossMetrics,
   grpoLossGradientReference,
@@ -26,8 +26,8 @@ import {
   adamStateOf,
   gptLoraSource,
   gptSource,
+  hubSource,
   importAdamState,
-  llamaSource,
   type RoleSource,
   referencePolicy,
   roleIsFresh,
@@ -76,7 +76,7 @@ function deviceRows(sequences: readonly PolicySequence[], grad: number[][]): Flo
 
 /** The role a model is on the kernels: a Llama-family role, or the lab's GPT-2 with its adapter or in full. */
 function sourceOf(model: TrainableModel, reference: GPT | null): RoleSource | null {
-  if (isLlamaModel(model)) return llamaSource(model);
+  if (isHubModel(model)) return hubSource(model);
   return model.lora ? gptLoraSource(model) : gptSource(model, false, reference);
 }
 

@@ -14,10 +14,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamWState } from '../../model/adamw';
 import { gptTransformerConfig } from '../../model/config';
-import { llamaParameterCount } from '../../model/families/hfConfig';
-import type { LlamaModel } from '../../model/families/llama';
-import { llamaTransformerConfig } from '../../model/families/llamaConfig';
-import { LlamaWeights } from '../../model/families/llamaWeights';
+import { hubParameterCount, hubTransformerConfig } from '../../model/families/hubConfig';
+import type { HubModel } from '../../model/families/hubModel';
+import { HubWeights } from '../../model/families/hubWeights';
 import type { GPT } from '../../model/gpt';
 import { decodeHalves, f32ToHalf, halfToF32 } from '../../model/halfFloat';
 import { type Lora, mergedProjections, PEFT_PREFIX } from '../../model/lora';
@@ -31,13 +30,7 @@ import {
   type WeightTensors,
 } from './deviceCheckpoint';
 import { devicePicks } from './deviceDraw';
-import {
-  type Adapters,
-  adapterKey,
-  DevicePolicy,
-  LORA_TARGETS,
-  type LoraTarget,
-} from './devicePolicy';
+import { type Adapters, DevicePolicy } from './devicePolicy';
 import { DeviceTransformer, fusesDecode } from './deviceTransformer';
 import { type DeviceWeights, writeNamed } from './deviceWeights';
 import {
@@ -47,6 +40,7 @@ import {
   kernelEngine,
   markEngineFailed,
 } from './kernelEngine';
+import { moduleKey, targetOfKey } from './loraAdapters';
 import { sampleOnModel } from './modelSampling';
 
 interface RoleOnDevice {
@@ -90,7 +84,7 @@ function asCheckpointTensor(shape: number[], data: Float32Array): WeightTensor {
 /**
  * What the kernels need of a role: its base (config, weights, and the object that names the
  * base, so roles over one base share its device copy) and its adapter. A Llama-family role
- * (llamaSource) or a LoRA role of the lab's GPT-2 (gptLoraSource): one engine runs both.
+ * (hubSource) or a LoRA role of the lab's GPT-2 (gptLoraSource): one engine runs both.
  */
 export interface RoleSource {
   /** What names the role's device copy: its adapter, or the weights it holds. */
@@ -117,15 +111,15 @@ export interface RoleSource {
 }
 
 /** A Llama-family role over its (shared) base. */
-export function llamaSource(model: LlamaModel): RoleSource | null {
+export function hubSource(model: HubModel): RoleSource | null {
   const lora = model.lora;
   if (!lora) return null;
   return {
     key: lora,
     mirrors: () => adapterVariables(lora),
     baseKey: model.weights,
-    config: llamaTransformerConfig(model.config),
-    tensors: async () => llamaTensors(model),
+    config: hubTransformerConfig(model.config),
+    tensors: async () => hubTensors(model),
     contextLength: Math.min(model.config.maxPositionEmbeddings || 512, 4096),
     lora,
     params: null,
@@ -230,9 +224,9 @@ const adapterVariables = (lora: Lora) =>
  * A Llama base's tensors: each weight from the checkpoint's stored tensor where tfjs has not
  * made it (a base loaded on demand: tfjs then never holds it), else from tfjs.
  */
-function llamaTensors(base: LlamaModel): WeightTensors {
+function hubTensors(base: HubModel): WeightTensors {
   const weights = base.weights;
-  const stored = weights instanceof LlamaWeights ? weights : null;
+  const stored = weights instanceof HubWeights ? weights : null;
   return {
     get(name) {
       const kept = stored?.storedTensor(name);
@@ -269,20 +263,6 @@ async function deviceBase(e: Engine, source: RoleSource): Promise<DeviceTransfor
   return model;
 }
 
-/**
- * A module's adapter key on the device: its layer and target (the Llama family's projections by
- * their last name, GPT-2's by module: attn.c_proj and mlp.c_proj share the last name).
- */
-export function moduleKey(module: string): string {
-  const match = /\.(?:layers|h)\.(\d+)\.(.+)$/.exec(module);
-  if (!match) throw new Error(`${module} is not a layer's projection`);
-  const rest = match[2] as string;
-  const last = rest.slice(rest.lastIndexOf('.') + 1);
-  const target = ((LORA_TARGETS as readonly string[]).includes(last) ? last : rest) as LoraTarget;
-  return adapterKey(Number(match[1]), target);
-}
-
-const targetOfKey = (key: string) => key.slice(key.indexOf('.') + 1) as LoraTarget;
 const dataIds = (variables: Iterable<tf.Variable>) =>
   [...variables].map((v) => (v as unknown as { dataId: unknown }).dataId);
 
@@ -363,14 +343,14 @@ async function writeBack(role: RoleOnDevice, source: RoleSource): Promise<void> 
  * caller samples on tfjs).
  */
 export async function sampleLlamaOnDevice(
-  model: LlamaModel,
+  model: HubModel,
   prompts: number[][],
   options: SampleOptions,
 ): Promise<SampleResult | null> {
-  const source = llamaSource(model);
+  const source = hubSource(model);
   const e = source ? await roleEngine(source) : null;
   // A small base samples from a merged f32 copy, where that copy decodes a layer in one dispatch.
-  const small = llamaParameterCount(model.config) * 4 <= MERGED_COPY_MAX_BYTES;
+  const small = hubParameterCount(model.config) * 4 <= MERGED_COPY_MAX_BYTES;
   const fused = e && source && small && fusesDecode(source.config, e.rt.device);
   const copy = fused && source && model.lora ? mergedSource(source, model.lora) : null;
   return sampleRoleOnDevice(copy ?? source, prompts, options);

@@ -48,6 +48,21 @@ export type Adapters = Map<string, AdapterTensors>;
 
 export const adapterKey = (layer: number, target: LoraTarget) => `${layer}.${target}`;
 
+/**
+ * A module's adapter key on the device: its layer and target (the Llama family's projections by
+ * their last name, GPT-2's by module: attn.c_proj and mlp.c_proj share the last name).
+ */
+export function moduleKey(module: string): string {
+  const match = /\.(?:layers|h)\.(\d+)\.(.+)$/.exec(module);
+  if (!match) throw new Error(`${module} is not a layer's projection`);
+  const rest = match[2] as string;
+  const last = rest.slice(rest.lastIndexOf('.') + 1);
+  const target = ((LORA_TARGETS as readonly string[]).includes(last) ? last : rest) as LoraTarget;
+  return adapterKey(Number(match[1]), target);
+}
+
+export const targetOfKey = (key: string) => key.slice(key.indexOf('.') + 1) as LoraTarget;
+
 export type { AdamWOptions } from './flatAdam';
 
 /** Where an adapter's output columns lie in the frozen projection's output rows. */

@@ -1,4 +1,4 @@
-// A Hugging Face checkpoint of the Llama family, read from any source of files (a folder in
+// A Hugging Face checkpoint of any family the lab runs (hubConfig.ts), read from any source of files (a folder in
 // Node, the Hub through its cache, a fetch in the browser): config.json, the weights
 // (model.safetensors, or the shards model.safetensors.index.json names), the tokenizer files.
 // Every file is untrusted input and is checked before anything is built — config.json's sizes
@@ -11,8 +11,8 @@
 import { HfTokenizer } from '../../tokenizer/hfTokenizer';
 import type { StoredTensor } from '../safetensors';
 import { MAX_SAFETENSORS_HEADER_BYTES, readSafetensors, readSafetensorsAt } from '../safetensors';
-import { familyOf, llamaParameterCount, llamaWeightSpecs, parseLlamaConfig } from './hfConfig';
-import type { LlamaConfig } from './llamaConfig';
+import { parseHubConfig } from './hfConfig';
+import { type HubConfig, hubParameterCount, hubWeightSpecs } from './hubConfig';
 
 export interface CheckpointSource {
   /** The folder or Hub id, for messages. */
@@ -49,10 +49,10 @@ async function forgettingOnRefusal<T>(
 
 export interface HfCheckpoint {
   label: string;
-  config: LlamaConfig;
+  config: HubConfig;
   /** config.json as parsed (fields the lab does not use included). */
   configJson: Record<string, unknown>;
-  /** Every weight llamaWeightSpecs names, as the file holds it (F32, F16 or BF16). */
+  /** Every weight hubWeightSpecs names, as the file holds it (F32, F16 or BF16). */
   weights: Map<string, StoredTensor>;
   /** tokenizer.json with tokenizer_config.json and generation_config.json, checked. */
   tokenizer: HfTokenizer;
@@ -63,6 +63,17 @@ export interface HfCheckpoint {
 }
 
 export const INDEX_FILE = 'model.safetensors.index.json';
+
+/**
+ * A stored tensor's name as the config's names read it. GPT-2's original checkpoints name the
+ * base model's tensors without `transformer.` (`h.0.attn.c_attn.weight`); transformers adds its
+ * base_model_prefix when GPT2LMHeadModel loads them, and so does the lab.
+ */
+function canonicalName(config: HubConfig, name: string): string {
+  return config.family === 'gpt2' && !name.startsWith('transformer.') && name !== 'lm_head.weight'
+    ? `transformer.${name}`
+    : name;
+}
 
 export function parseJsonFile<T>(bytes: Uint8Array, file: string, label: string): T {
   try {
@@ -95,21 +106,19 @@ export function shardFiles(index: unknown, label: string): string[] {
 }
 
 /**
- * The config alone: which family, and for the Llama family its parsed and checked config (sizes
- * that fit together and within the budget), before any other file is read.
+ * The config alone, parsed and checked (its family's fields, sizes that fit together and within
+ * the budget), before any other file is read.
  */
 export async function readConfig(
   source: CheckpointSource,
-): Promise<{ json: Record<string, unknown>; family: 'gpt2' | 'llama'; llama: LlamaConfig | null }> {
+): Promise<{ json: Record<string, unknown>; config: HubConfig }> {
   return forgettingOnRefusal(source, async () => {
     const json = parseJsonFile<Record<string, unknown>>(
       await required(source, 'config.json'),
       'config.json',
       source.label,
     );
-    const file = `${source.label}: config.json`;
-    const family = familyOf(json, file);
-    return { json, family, llama: family === 'llama' ? parseLlamaConfig(json, file) : null };
+    return { json, config: parseHubConfig(json, `${source.label}: config.json`) };
   });
 }
 
@@ -140,15 +149,14 @@ async function weightFile(
   );
 }
 
-/** Reads and checks a Llama-family checkpoint. */
+/** Reads and checks a checkpoint. */
 export function readHfCheckpoint(source: CheckpointSource): Promise<HfCheckpoint> {
   return forgettingOnRefusal(source, () => readChecked(source));
 }
 
 async function readChecked(source: CheckpointSource): Promise<HfCheckpoint> {
   const { label } = source;
-  const { json: configJson } = await readConfig(source);
-  const config = parseLlamaConfig(configJson, `${label}: config.json`);
+  const { json: configJson, config } = await readConfig(source);
   // The tokenizer before the weights: a hostile one is refused before the big download.
   const tokenizerJson = parseJsonFile<unknown>(
     await required(source, 'tokenizer.json'),
@@ -176,7 +184,7 @@ async function readChecked(source: CheckpointSource): Promise<HfCheckpoint> {
   const files = index ? shardFiles(index, label) : ['model.safetensors'];
   const found = new Map<string, { tensor: StoredTensor; file: string }>();
   // No weight file can be larger than every weight at 4 bytes and the largest header.
-  const maxWeightFileBytes = llamaParameterCount(config) * 4 + MAX_SAFETENSORS_HEADER_BYTES + 8;
+  const maxWeightFileBytes = hubParameterCount(config) * 4 + MAX_SAFETENSORS_HEADER_BYTES + 8;
   for (const file of files) {
     const tensors = await weightFile(source, file, maxWeightFileBytes);
     if (!tensors) {
@@ -186,10 +194,11 @@ async function readChecked(source: CheckpointSource): Promise<HfCheckpoint> {
           : `${label}: model.safetensors is missing (and there is no ${INDEX_FILE})`,
       );
     }
-    for (const [name, tensor] of tensors) {
+    for (const [stored, tensor] of tensors) {
       const map = (index as { weight_map: Record<string, string> } | null)?.weight_map;
-      if (map && (!Object.hasOwn(map, name) || map[name] !== file))
-        throw new Error(`${label}: ${file} holds ${name}, which ${INDEX_FILE} places elsewhere`);
+      if (map && (!Object.hasOwn(map, stored) || map[stored] !== file))
+        throw new Error(`${label}: ${file} holds ${stored}, which ${INDEX_FILE} places elsewhere`);
+      const name = canonicalName(config, stored);
       const twice = found.get(name);
       if (twice) throw new Error(`${label}: ${file} and ${twice.file} both hold ${name}`);
       found.set(name, { tensor, file });
@@ -197,13 +206,13 @@ async function readChecked(source: CheckpointSource): Promise<HfCheckpoint> {
   }
   if (index) {
     const map = (index as { weight_map: Record<string, string> }).weight_map;
-    const absent = Object.keys(map).find((name) => !found.has(name));
+    const absent = Object.keys(map).find((name) => !found.has(canonicalName(config, name)));
     if (absent)
       throw new Error(`${label}: ${map[absent]} has no ${absent} (${INDEX_FILE} says it does)`);
   }
 
   const weights = new Map<string, StoredTensor>();
-  for (const spec of llamaWeightSpecs(config)) {
+  for (const spec of hubWeightSpecs(config)) {
     const hit = found.get(spec.name);
     if (!hit)
       throw new Error(`${label}: the weights have no ${spec.name} (config.json implies it)`);
@@ -214,9 +223,11 @@ async function readChecked(source: CheckpointSource): Promise<HfCheckpoint> {
     }
     weights.set(spec.name, hit.tensor);
   }
-  // A tied head's copy and old rotary buffers are harmless; anything else means another model.
+  // A tied head's copy, old rotary buffers and GPT-2's attention masks are harmless (buffers,
+  // not weights); anything else means another model.
   const ignorable = (name: string) =>
     name.endsWith('.rotary_emb.inv_freq') ||
+    (config.family === 'gpt2' && /\.attn\.(bias|masked_bias)$/.test(name)) ||
     (config.tieWordEmbeddings && name === 'lm_head.weight');
   const extra = [...found.keys()].filter((name) => !weights.has(name) && !ignorable(name));
   if (extra.length)

@@ -1,7 +1,8 @@
-// config.json → which family, and the Llama family's config (llamaConfig.ts). `model_type`
-// picks the family; anything the lab does not implement (an unknown model_type, a rope_scaling
-// type other than linear and llama3, a sliding window, biases beyond Qwen2's q/k/v) is refused
-// by name, never run wrongly.
+// config.json → which family, and its config (hubConfig.ts: the Llama family's or GPT-2's).
+// `model_type` picks the family; anything the lab does not implement (an unknown model_type, a
+// rope_scaling type other than linear and llama3, a sliding window, biases beyond Qwen2's q/k/v,
+// GPT-2's exact-erf GELU or per-layer attention scaling) is refused by name, never run wrongly.
+import { type Gpt2Config, type HubConfig, hubParameterCount } from './hubConfig';
 import type { LlamaConfig, LlamaModelType, RopeScaling } from './llamaConfig';
 
 export const LLAMA_MODEL_TYPES: readonly LlamaModelType[] = ['llama', 'qwen2', 'qwen3'];
@@ -148,7 +149,7 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
     tieWordEmbeddings: json.tie_word_embeddings ?? false,
     maxPositionEmbeddings: int('max_position_embeddings', 2048),
   };
-  checkLlamaBudget(config, fail);
+  checkBudget(config, fail);
   return config;
 }
 
@@ -164,81 +165,94 @@ export const MAX_CHECKPOINT_LAYERS = 1024;
 const MAX_TENSOR_ELEMENTS = 2 ** 31 - 1;
 
 /** Refuses, from the numbers alone and before anything is allocated, a config too big to hold. */
-function checkLlamaBudget(c: LlamaConfig, fail: (why: string) => never): void {
+function checkBudget(c: HubConfig, fail: (why: string) => never): void {
   if (c.numLayers > MAX_CHECKPOINT_LAYERS)
-    fail(`num_hidden_layers ${c.numLayers} is over the ${MAX_CHECKPOINT_LAYERS} the lab reads`);
+    fail(
+      `${c.family === 'gpt2' ? 'n_layer' : 'num_hidden_layers'} ${c.numLayers} is over the ${MAX_CHECKPOINT_LAYERS} the lab reads`,
+    );
   const largest = Math.max(
     c.vocabSize * c.hiddenSize,
     c.intermediateSize * c.hiddenSize,
     c.numHeads * c.headDim * c.hiddenSize,
+    c.family === 'gpt2' ? c.maxPositionEmbeddings * c.hiddenSize : 0,
   );
   if (largest > MAX_TENSOR_ELEMENTS)
     fail(
-      `a weight of ${largest} elements (vocab_size ${c.vocabSize}, hidden_size ${c.hiddenSize}, intermediate_size ${c.intermediateSize}) is over the ${MAX_TENSOR_ELEMENTS} one tensor can hold`,
+      `a weight of ${largest} elements (vocabulary ${c.vocabSize}, hidden ${c.hiddenSize}, MLP ${c.intermediateSize}) is over the ${MAX_TENSOR_ELEMENTS} one tensor can hold`,
     );
-  const parameters = llamaParameterCount(c);
+  const parameters = hubParameterCount(c);
   if (parameters > MAX_CHECKPOINT_PARAMETERS)
     fail(
       `${(parameters / 1e9).toFixed(1)}B parameters (${((parameters * 4) / 1024 ** 3).toFixed(1)} GiB as float32) is over the budget of ${MAX_CHECKPOINT_PARAMETERS / 1024 ** 3} Gi parameters`,
     );
 }
 
-export interface WeightSpec {
-  name: string;
-  shape: number[];
+/** Hugging Face's config.json fields GPT-2 (GPT2LMHeadModel) reads. */
+interface Gpt2ConfigJson {
+  vocab_size: number;
+  n_embd: number;
+  n_layer: number;
+  n_head: number;
+  n_positions?: number;
+  n_ctx?: number;
+  n_inner?: number | null;
+  activation_function?: string;
+  layer_norm_epsilon?: number;
+  scale_attn_weights?: boolean;
+  scale_attn_by_inverse_layer_idx?: boolean;
+  add_cross_attention?: boolean;
+  tie_word_embeddings?: boolean;
 }
 
-/** Every tensor a Llama-family checkpoint holds, under Hugging Face's names ([out, in] weights). */
-export function llamaWeightSpecs(c: LlamaConfig): WeightSpec[] {
-  const d = c.hiddenSize;
-  const q = c.numHeads * c.headDim;
-  const kv = c.numKvHeads * c.headDim;
-  const specs: WeightSpec[] = [{ name: 'model.embed_tokens.weight', shape: [c.vocabSize, d] }];
-  for (let i = 0; i < c.numLayers; i++) {
-    const p = `model.layers.${i}`;
-    specs.push(
-      { name: `${p}.input_layernorm.weight`, shape: [d] },
-      { name: `${p}.self_attn.q_proj.weight`, shape: [q, d] },
-      { name: `${p}.self_attn.k_proj.weight`, shape: [kv, d] },
-      { name: `${p}.self_attn.v_proj.weight`, shape: [kv, d] },
+/** GPT-2's "gelu_new" and PyTorch's tanh GELU are the same function: the lab's (model/ops.ts). */
+const GPT2_ACTIVATIONS = ['gelu_new', 'gelu_pytorch_tanh'];
+
+export function parseGpt2Config(raw: unknown, file = 'config.json'): Gpt2Config {
+  const json = raw as Gpt2ConfigJson;
+  const fail = (why: string): never => {
+    throw new Error(`${file}: ${why}`);
+  };
+  const int = (key: keyof Gpt2ConfigJson, fallback?: number): number => {
+    const v = json[key] ?? fallback;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
+      fail(`${key} must be a positive integer, got ${JSON.stringify(v ?? null)}`);
+    return v as number;
+  };
+  const hiddenSize = int('n_embd');
+  const numHeads = int('n_head');
+  if (hiddenSize % numHeads !== 0)
+    fail(`n_embd ${hiddenSize} is not a multiple of n_head ${numHeads}`);
+  const activation = json.activation_function ?? 'gelu_new';
+  if (!GPT2_ACTIVATIONS.includes(activation))
+    fail(
+      `activation_function "${activation}" is not implemented (the lab's GELU is the tanh one: ${GPT2_ACTIVATIONS.join(', ')})`,
     );
-    if (c.attentionBias) {
-      specs.push(
-        { name: `${p}.self_attn.q_proj.bias`, shape: [q] },
-        { name: `${p}.self_attn.k_proj.bias`, shape: [kv] },
-        { name: `${p}.self_attn.v_proj.bias`, shape: [kv] },
-      );
-    }
-    if (c.qkNorm) {
-      specs.push(
-        { name: `${p}.self_attn.q_norm.weight`, shape: [c.headDim] },
-        { name: `${p}.self_attn.k_norm.weight`, shape: [c.headDim] },
-      );
-    }
-    specs.push(
-      { name: `${p}.self_attn.o_proj.weight`, shape: [d, q] },
-      { name: `${p}.post_attention_layernorm.weight`, shape: [d] },
-      { name: `${p}.mlp.gate_proj.weight`, shape: [c.intermediateSize, d] },
-      { name: `${p}.mlp.up_proj.weight`, shape: [c.intermediateSize, d] },
-      { name: `${p}.mlp.down_proj.weight`, shape: [d, c.intermediateSize] },
-    );
-  }
-  specs.push({ name: 'model.norm.weight', shape: [d] });
-  if (!c.tieWordEmbeddings) specs.push({ name: 'lm_head.weight', shape: [c.vocabSize, d] });
-  return specs;
+  if (json.scale_attn_weights === false) fail('scale_attn_weights false is not implemented');
+  if (json.scale_attn_by_inverse_layer_idx)
+    fail('scale_attn_by_inverse_layer_idx true is not implemented');
+  if (json.add_cross_attention) fail('add_cross_attention true is not implemented');
+  const eps = json.layer_norm_epsilon ?? 1e-5;
+  if (typeof eps !== 'number' || !Number.isFinite(eps) || eps <= 0)
+    fail(`layer_norm_epsilon must be a positive number, got ${JSON.stringify(eps)}`);
+  const config: Gpt2Config = {
+    family: 'gpt2',
+    modelType: 'gpt2',
+    vocabSize: int('vocab_size'),
+    hiddenSize,
+    intermediateSize: int('n_inner', 4 * hiddenSize),
+    numLayers: int('n_layer'),
+    numHeads,
+    numKvHeads: numHeads,
+    headDim: hiddenSize / numHeads,
+    layerNormEps: eps,
+    maxPositionEmbeddings: int('n_positions', json.n_ctx ?? 1024),
+    tieWordEmbeddings: json.tie_word_embeddings ?? true,
+  };
+  checkBudget(config, fail);
+  return config;
 }
 
-/** The parameters llamaWeightSpecs lists, counted from the numbers (nothing listed, nothing allocated). */
-export function llamaParameterCount(c: LlamaConfig): number {
-  const d = c.hiddenSize;
-  const q = c.numHeads * c.headDim;
-  const kv = c.numKvHeads * c.headDim;
-  const layer =
-    2 * d +
-    (q + 2 * kv) * d +
-    (c.attentionBias ? q + 2 * kv : 0) +
-    (c.qkNorm ? 2 * c.headDim : 0) +
-    d * q +
-    3 * c.intermediateSize * d;
-  return c.vocabSize * d * (c.tieWordEmbeddings ? 1 : 2) + c.numLayers * layer + d;
+/** config.json of any family the lab runs, parsed and checked. */
+export function parseHubConfig(raw: unknown, file = 'config.json'): HubConfig {
+  return familyOf(raw, file) === 'gpt2' ? parseGpt2Config(raw, file) : parseLlamaConfig(raw, file);
 }

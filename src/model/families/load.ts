@@ -1,4 +1,4 @@
-// A Llama-family checkpoint from any source (hfCheckpoint.ts), with its tokenizer and an
+// A Hugging Face checkpoint (any family of hubConfig.ts) from any source (hfCheckpoint.ts), with its tokenizer and an
 // optional PEFT adapter, as a tfjs model behind the policy interface. Everything is read and
 // checked first (weights, tokenizer, chat template, the adapter's targets); only then are the
 // weights widened to float32 one at a time and handed to tfjs (llamaWeights.ts), so a refusal
@@ -9,12 +9,13 @@ import { checkLoraTargets, type LoraAdapter, mergeLora, readLoraAdapter } from '
 import type { CausalLM } from '../policy';
 import type { SafetensorsDtype } from '../safetensors';
 import { type CheckpointSource, type HfCheckpoint, readHfCheckpoint } from './hfCheckpoint';
-import { disposeLlamaModel, type LlamaModel, llamaCausalLM } from './llama';
-import { LlamaWeights } from './llamaWeights';
+import { hubTransformerConfig } from './hubConfig';
+import { disposeHubModel, type HubModel, hubCausalLM } from './hubModel';
+import { HubWeights } from './hubWeights';
 
-export interface LoadedLlama {
+export interface LoadedHubModel {
   checkpoint: HfCheckpoint;
-  model: LlamaModel;
+  model: HubModel;
   lm: CausalLM;
   tokenizer: HfTokenizer;
   adapter: LoraAdapter | null;
@@ -22,16 +23,20 @@ export interface LoadedLlama {
   dtypes: SafetensorsDtype[];
 }
 
-export async function loadLlama(
+export async function loadHubModel(
   source: CheckpointSource,
   adapterSource?: CheckpointSource,
   /** onDemand: tfjs makes each weight when a forward first reads it (a base the kernels hold). */
   options: { onDemand?: boolean } = {},
-): Promise<LoadedLlama> {
+): Promise<LoadedHubModel> {
   const checkpoint = await readHfCheckpoint(source);
   const { config, weights, tokenizer } = checkpoint;
-  const adapter = adapterSource ? await readLoraAdapter(adapterSource) : null;
-  if (adapter) checkLoraTargets(new Map([...weights].map(([n, t]) => [n, t.shape])), adapter);
+  const { weightLayout: layout } = hubTransformerConfig(config);
+  const adapter = adapterSource
+    ? await readLoraAdapter(adapterSource, { conv1d: layout === 'in-out' })
+    : null;
+  if (adapter)
+    checkLoraTargets(new Map([...weights].map(([n, t]) => [n, t.shape])), adapter, layout);
 
   const dtypes = [...new Set([...weights.values()].map((t) => t.dtype))];
   const merge = adapter
@@ -40,27 +45,27 @@ export async function loadLlama(
         if (pair)
           mergeLora(
             data,
-            shape[1] as number,
-            shape[0] as number,
+            shape[layout === 'out-in' ? 1 : 0] as number,
+            shape[layout === 'out-in' ? 0 : 1] as number,
             pair.a,
             pair.b,
             pair.rank,
             adapter.scale,
-            'out-in',
+            layout,
           );
       }
     : undefined;
-  const model: LlamaModel = { config, weights: new LlamaWeights(new Map(weights), merge) };
+  const model: HubModel = { config, weights: new HubWeights(new Map(weights), merge) };
   if (!options.onDemand) {
     try {
-      (model.weights as LlamaWeights).makeAll();
+      (model.weights as HubWeights).makeAll();
     } catch (err) {
-      disposeLlamaModel(model);
+      disposeHubModel(model);
       throw err;
     }
   }
   // The checkpoint's own map is let go: the model's weights hold what is still needed (nothing
   // once tfjs holds every weight; the stored tensors while they are made on demand).
   weights.clear();
-  return { checkpoint, model, lm: llamaCausalLM(model), tokenizer, adapter, dtypes };
+  return { checkpoint, model, lm: hubCausalLM(model), tokenizer, adapter, dtypes };
 }

@@ -85,6 +85,8 @@ export function llamaGguf({ checkpoint, adapter, dtype, name }: LlamaGgufInput):
   const c = checkpoint.config;
   const arch = c.modelType;
   const label = checkpoint.label;
+  if (c.family !== 'llama')
+    throw new Error(`${label}: a ${arch} base has no GGUF export here (the Llama family's only)`);
   if (c.ropeScaling?.type === 'llama3' && arch !== 'llama')
     throw new Error(`${label}: llama3 rope scaling on ${arch} has no GGUF form in llama.cpp`);
   if (adapter)

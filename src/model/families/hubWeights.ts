@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { type StoredTensor, toFloat32 } from '../safetensors';
 
-export class LlamaWeights extends Map<string, tf.Tensor> {
+export class HubWeights extends Map<string, tf.Tensor> {
   private stored: ReadonlyMap<string, StoredTensor> | null;
 
   /** `merge` changes a weight's float32 values before tfjs takes them (a PEFT adapter merged). */
