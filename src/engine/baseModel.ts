@@ -10,8 +10,11 @@ import {
   parseJsonFile,
   readConfig,
 } from '../model/families/hfCheckpoint';
-import { hubParameterCount } from '../model/families/hubConfig';
-import { type LlamaConfig, llamaTransformerConfig } from '../model/families/llamaConfig';
+import {
+  type HubConfig,
+  hubParameterCount,
+  hubTransformerConfig,
+} from '../model/families/hubConfig';
 import { loadHubModel } from '../model/families/load';
 import { loraModules } from '../model/lora';
 import { loraSettingsOf } from '../model/loraSettings';
@@ -79,10 +82,11 @@ export async function baseSize(
   /** The run, for its adapters' size (none without it). */
   run?: RunConfig,
 ): Promise<BaseSize> {
-  const { config } = await readConfig(source);
-  if (config.family !== 'llama')
+  const { json, config } = await readConfig(source);
+  // The lab's own checkpoints (a preset in config.json, the lab's tokenizer) train as themselves.
+  if (typeof json.preset === 'string')
     throw new Error(
-      `base ${name}: a GPT-2 folder as a base is not implemented yet; the lab's GPT-2 takes --checkpoint DIR with --lora-rank R`,
+      `base ${name}: a folder of the lab's own GPT-2; it trains as itself with --checkpoint DIR (--lora-rank R for adapters)`,
     );
   const parameters = hubParameterCount(config);
   const index = await source.read(INDEX_FILE);
@@ -95,9 +99,9 @@ export async function baseSize(
     )?.metadata?.total_size;
     if (typeof total === 'number' && total > 0) fileBytes = total;
   }
-  const lora = run ? loraSettingsOf(run, 'llama') : null;
+  const lora = run ? loraSettingsOf(run, config.family) : null;
   const perRole = lora
-    ? loraModules(llamaTransformerConfig(config), lora.targets).reduce(
+    ? loraModules(hubTransformerConfig(config), lora.targets).reduce(
         (n, m) => n + lora.rank * (m.inn + m.out),
         0,
       )
@@ -112,7 +116,7 @@ export async function baseSize(
     kvCacheBytes: run ? kvCacheBytes(config, run) : 0,
     trainingSequenceBytes: run
       ? trainingBytes(
-          llamaTransformerConfig(config),
+          hubTransformerConfig(config),
           1,
           CODER_PROMPT_TOKENS + run.grpo.maxProgramTokens,
           run.grpo.maxProgramTokens,
@@ -122,7 +126,7 @@ export async function baseSize(
 }
 
 /** Keys and values of every layer, float32, for the largest batch the run samples at once. */
-function kvCacheBytes(config: LlamaConfig, run: RunConfig): number {
+function kvCacheBytes(config: HubConfig, run: RunConfig): number {
   const perToken = config.numLayers * 2 * config.numKvHeads * config.headDim * 4;
   return perToken * Math.max(...samplingStages(run).map((s) => s.sequences * s.tokens));
 }

@@ -112,7 +112,7 @@ describe('a base model’s size', () => {
     );
   });
 
-  it('refuses in words a base whose float32 weights tfjs cannot hold, and a GPT-2 folder', async () => {
+  it('refuses in words a base whose float32 weights tfjs cannot hold; sizes a Hub GPT-2 as any other', async () => {
     const dir = join(root, 'huge');
     writeHfCheckpoint(dir, fixtureSpec('qwen2'), 4);
     const json = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
@@ -133,12 +133,30 @@ describe('a base model’s size', () => {
     expect(() => checkBaseFits(size, 'org/huge')).toThrow(
       /^base org\/huge cannot fit: qwen2 · [\d.]+B parameters · .* MB as float32 in tfjs, but tfjs holds at most 2048 MB/,
     );
+    // The lab's own GPT-2 folder trains as itself, not as a base.
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        model_type: 'gpt2',
+        n_embd: 8,
+        n_layer: 1,
+        n_head: 2,
+        vocab_size: 300,
+        preset: 'tiny',
+      }),
+    );
+    await expect(baseSize(folderSource(dir), 'lab')).rejects.toThrow(
+      /^base lab: a folder of the lab's own GPT-2; it trains as itself with --checkpoint DIR/,
+    );
     writeFileSync(
       join(dir, 'config.json'),
       JSON.stringify({ model_type: 'gpt2', n_embd: 8, n_layer: 1, n_head: 2, vocab_size: 300 }),
     );
-    await expect(baseSize(folderSource(dir), 'org/gpt')).rejects.toThrow(
-      /^base org\/gpt: a GPT-2 folder as a base is not implemented yet/,
+    // A Hub GPT-2 is a base like any other (issue 31): sized from its config.json.
+    const gpt2 = await baseSize(folderSource(dir), 'org/gpt');
+    expect(gpt2.modelType).toBe('gpt2');
+    expect(gpt2.parameters).toBe(
+      300 * 8 + 1024 * 8 + (4 * 8 + 8 * 24 + 24 + 8 * 8 + 8 + 8 * 32 + 32 + 32 * 8 + 8) + 2 * 8,
     );
   });
 });

@@ -6,16 +6,30 @@
 // (tests/reference/hf_llama.py's gpt2_logits) on tfjs and on the kernels, a PEFT adapter on its
 // Conv1D layers (fan_in_fan_out) included. What GPT2LMHeadModel would not run as the lab does is
 // refused by name.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
+import { createBaseRoles, putBaseAdapters } from '../../src/engine/baseRoles';
+import { defaultRunConfig } from '../../src/engine/session';
+import type { FileMap } from '../../src/engine/types';
 import { initBackend } from '../../src/gpu/backend';
+import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
+import { adapterGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
+import { moduleKey } from '../../src/gpu/engine/loraAdapters';
+import { folderSource } from '../../src/model/families/folderSourceNode';
 import { parseGpt2Config } from '../../src/model/families/hfConfig';
 import { hubParameterCount } from '../../src/model/families/hubConfig';
+import { loadHubModel } from '../../src/model/families/load';
+import { PEFT_PREFIX } from '../../src/model/lora';
 import { decodeSafetensors, encodeSafetensors } from '../../src/model/safetensors';
+import { grpoLossOptions } from '../../src/rl/config';
+import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
+import { KvCacheSampler } from '../../src/rollout';
+import { Rng } from '../../src/tasks/random';
 import {
   type Gpt2HubOptions,
   relativeError,
@@ -46,6 +60,8 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'hf-gpt2-'));
   CASES.forEach(([, options], i) => writeGpt2HubCheckpoint(dir(`gpt2-${i}`), options, 40 + i));
   writeGpt2LoraAdapter(dir('gpt2-lora'), SHAPE, { r: 4, alpha: 8 }, 50);
+  // Room for the lab's Coder prompts (a few hundred byte-level tokens) as a base.
+  writeGpt2HubCheckpoint(dir('gpt2-base'), { ...SHAPE, nPositions: 1024, original: true }, 70);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -138,4 +154,147 @@ describe('a Hub GPT-2 config', () => {
       /model\.safetensors and model\.safetensors both hold transformer\.wte\.weight/,
     );
   });
+});
+
+/** The base's roles (β > 0: the KL term runs), the Coder, its update options and a prompt. */
+async function coderOverGpt2(backend: 'cpu' | 'kernels') {
+  expect((await initBackend(backend)).kernels === true).toBe(backend === 'kernels');
+  const base = dir('gpt2-base');
+  const loaded = await loadHubModel(folderSource(base), undefined, {
+    onDemand: backend === 'kernels',
+  });
+  const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
+  const roles = createBaseRoles(config, {
+    id: base,
+    model: loaded.model,
+    tokenizer: loaded.tokenizer,
+  });
+  const options = {
+    learningRate: 1e-2,
+    temperature: 1,
+    numIterations: 1,
+    maxGradNorm: 1,
+    loss: grpoLossOptions(config.grpo, 'coder'),
+    padId: roles.prompts.stopId,
+  };
+  const prompt = roles.prompts.coder(
+    { statement: 'Return the sum of a and b.', entryPoint: 'add' },
+    '1. add them',
+  );
+  const coder = roles.roles.get('coder')!;
+  const drawn = await new KvCacheSampler(coder).sample([prompt, prompt, prompt, prompt], {
+    maxNewTokens: 6,
+    temperature: 1,
+    topK: 0,
+    seed: 4,
+    stopId: roles.prompts.stopId,
+  });
+  const sequences: PolicySequence[] = drawn.tokens.map((completion, i) => ({
+    prompt,
+    completion,
+    oldLogProbs: drawn.logProbs[i]!,
+    advantage: [1, -1, 0.5, -0.5][i]!,
+  }));
+  return { base, loaded, roles, coder, options, sequences };
+}
+
+describe('a Hub GPT-2 as a base: role adapters on its Conv1D layers', () => {
+  it('an update moves the Coder adapter only; its PEFT files load to the reference logits', async () => {
+    const { base, loaded, roles, coder, options, sequences } = await coderOverGpt2('cpu');
+    const before = new Map([...loaded.model.weights].map(([n, t]) => [n, t.dataSync().slice()]));
+    const trainer = new RoleTrainer(coder, options);
+    const update = await trainer.update(sequences);
+    expect(update.gradNorm).toBeGreaterThan(0);
+    expect(update.metrics.kl).not.toBeNull();
+    for (const [name, t] of loaded.model.weights)
+      expect(Array.from(t.dataSync()), name).toEqual(Array.from(before.get(name)!));
+    const bSum = (role: 'coder' | 'planner') =>
+      [...roles.roles.get(role)!.lora!.modules.values()].reduce(
+        (s, { b }) => s + tf.sum(tf.abs(b)).dataSync()[0]!,
+        0,
+      );
+    expect(bSum('coder')).toBeGreaterThan(0);
+    expect(bSum('planner')).toBe(0);
+    trainer.dispose();
+
+    const files: FileMap = {};
+    await putBaseAdapters(files, roles);
+    const adapter = dir('gpt2-base-coder');
+    mkdirSync(adapter, { recursive: true });
+    for (const file of ['adapter_config.json', 'adapter_model.safetensors'])
+      writeFileSync(join(adapter, file), files[`adapters/coder/${file}`]!);
+    expect(JSON.parse(readFileSync(join(adapter, 'adapter_config.json'), 'utf8'))).toMatchObject({
+      r: 4,
+      fan_in_fan_out: true,
+      target_modules: ['c_attn', 'c_proj', 'c_fc'],
+    });
+    const out = await command(base, { adapter });
+    const ref = reference([base, '--ids', out.ids.join(','), '--adapter', adapter]).logits!;
+    expect(relativeError(out.logits, ref)).toBeLessThan(1e-5);
+    const plain = reference([base, '--ids', out.ids.join(',')]).logits!;
+    expect(relativeError(plain, ref)).toBeGreaterThan(1e-5); // the trained adapter is not a no-op
+    for (const t of loaded.model.weights.values()) t.dispose();
+  }, 120_000);
+
+  it("one update's adapter gradients on the kernels equal tfjs's, and the update runs there", async () => {
+    const { loaded, coder, options, sequences } = await coderOverGpt2('kernels');
+    // B random too (fresh B is zero, which leaves A's gradient zero).
+    const rng = new Rng(11);
+    for (const { b } of coder.lora!.modules.values())
+      b.assign(
+        tf.tensor(
+          Float32Array.from({ length: b.size }, () => 0.2 * (rng.next() - 0.5)),
+          b.shape,
+        ),
+      );
+    const trainer = new RoleTrainer(coder, options);
+    const host = await trainer.gradients(sequences);
+    const device = await adapterGradientsOnDevice(
+      coder,
+      options,
+      trainer.batchLossOptions(sequences),
+      sequences,
+    );
+    for (const module of coder.lora!.modules.keys())
+      for (const side of ['A', 'B'] as const) {
+        const want = host.grads.get(`${PEFT_PREFIX}${module}.lora_${side}.weight`)!.dataSync();
+        const got = device.grads.get(moduleKey(module))![side];
+        const largest = Math.max(...Array.from(want, Math.abs));
+        expect(largest, `${module} ${side}`).toBeGreaterThan(0);
+        const worst = Math.max(...Array.from(want, (w, i) => Math.abs(got[i]! - w)));
+        expect(worst / largest, `${module} ${side}`).toBeLessThan(1e-3);
+      }
+    tf.dispose([...host.grads.values()]);
+    const updates = roleDeviceCalls.update;
+    expect((await trainer.update(sequences)).gradNorm).toBeGreaterThan(0);
+    expect(roleDeviceCalls.update).toBe(updates + 1);
+    trainer.dispose();
+    for (const t of loaded.model.weights.values()) t.dispose();
+    await initBackend('cpu');
+  }, 300_000);
+
+  it('train -- grpo --base runs two steps on wasm and on the kernels: the same samples, both adapters', () => {
+    const samples = ['wasm', 'kernels'].map((backend) => {
+      const out = dir(`run-${backend}`);
+      const run = spawnSync(
+        'npm',
+        [
+          ...['run', '--silent', 'train', '--', 'grpo', '--base', dir('gpt2-base')],
+          ...['--lora-rank', '4', '--steps', '2', '--seed', '1', '--eval-every', '0'],
+          ...['--tasks-per-step', '1', '--plans', '2', '--programs', '2'],
+          ...['--plan-tokens', '16', '--program-tokens', '24', '--backend', backend, '--out', out],
+        ],
+        { encoding: 'utf8', timeout: 300_000 },
+      );
+      expect(run.status, run.stderr + run.stdout).toBe(0);
+      const start = run.stdout.split('\n').find((line) => line.includes('"event":"start"'))!;
+      expect(JSON.parse(start).backend).toBe(backend);
+      for (const role of ['planner', 'coder'])
+        expect(
+          JSON.parse(readFileSync(join(out, 'adapters', role, 'adapter_config.json'), 'utf8')),
+        ).toMatchObject({ fan_in_fan_out: true });
+      return readFileSync(join(out, 'samples.jsonl'), 'utf8');
+    });
+    expect(samples[1]).toBe(samples[0]);
+  }, 600_000);
 });
