@@ -1,6 +1,6 @@
 // Role adapters over one pretrained base (RunConfig.base): the base is held once and frozen,
 // and every role in the topology (the Planner unless `single`, the Coder) is its own LoRA
-// adapter over it (model/families/llamaLora.ts), seeded per role as the lab's GPT-2 adapters are
+// adapter over it (model/lora.ts), seeded per role as the lab's GPT-2 adapters are
 // (engine/loraRoles.ts). The reference policy for the KL term is the base itself. A snapshot
 // carries the adapters only, as PEFT's files under `adapters/<role>/` (adapter_config.json names
 // the base), never the base: --resume reads the base again from where the run named it.

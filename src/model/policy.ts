@@ -1,6 +1,6 @@
 // The one interface the sampler (and, for training, the trainer) talks to, whatever the family:
 // a causal language model with a KV cache. GPT-2 (model/gpt.ts)
-// and the Llama family (model/families/llama.ts), each a configuration of model/transformer.ts.
+// and a Hub checkpoint's model (model/families/hubModel.ts: GPT-2 or the Llama family), each a configuration of model/transformer.ts.
 import type * as tf from '@tensorflow/tfjs-core';
 
 /** One layer's cached keys and values: [B·cacheHeads, T, hd] each. */

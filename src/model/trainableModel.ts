@@ -1,5 +1,5 @@
 // What the GRPO update trains, whatever the family: the lab's GPT-2 (full weights or a LoRA
-// adapter) or a Llama-family role (a LoRA adapter over a frozen base, families/llama.ts' hubRole).
+// adapter) or a Hub base's role (a LoRA adapter over a frozen base, families/hubModel.ts' hubRole).
 // The trainer asks this module for the variables to train, the KL reference (the base with the
 // adapter off, or a frozen copy for full fine-tuning), the logits at the scored positions, and
 // a micro-batch's memory; it holds no family-specific code itself.
@@ -17,7 +17,7 @@ export function isHubModel(model: TrainableModel): model is HubModel {
   return 'weights' in model;
 }
 
-/** The variables an update trains (a Llama-family base trains through its adapter only). */
+/** The variables an update trains (a Hub base trains through its adapter only). */
 export function trainableOf(model: TrainableModel): Params {
   if (!isHubModel(model)) return trainableParams(model);
   if (!model.lora)

@@ -6,7 +6,7 @@
 //               x += mlp(norm(x)):  down(gelu(fc(·)))  or  down(silu(gate(·)) · up(·))
 //   logits = norm(x)·Eᵀ (tied) or ·headᵀ
 // The lab's tiny GPT-2 and Hugging Face's GPT-2, Llama, Qwen2 and Qwen3 are configurations of
-// it (gpt.ts' gptTransformer, families/llama.ts' hubTransformer): their differences are the
+// it (gpt.ts' gptTransformer, families/hubModel.ts' hubTransformer): their differences are the
 // fields of TransformerConfig and a map of weight names, never a family's name in here. A role's
 // LoRA adapter (lora.ts) adds s·(x·Aᵀ)·Bᵀ to any projection it targets. The same embedding,
 // blocks and head serve training (whole sequences) and sampling (a KV cache), so a sample is

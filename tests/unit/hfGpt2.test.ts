@@ -58,7 +58,8 @@ const dir = (name: string) => join(root, name);
 beforeAll(async () => {
   await initBackend('cpu');
   root = mkdtempSync(join(tmpdir(), 'hf-gpt2-'));
-  CASES.forEach(([, options], i) => writeGpt2HubCheckpoint(dir(`gpt2-${i}`), options, 40 + i));
+  for (const [i, [, options]] of CASES.entries())
+    writeGpt2HubCheckpoint(dir(`gpt2-${i}`), options, 40 + i);
   writeGpt2LoraAdapter(dir('gpt2-lora'), SHAPE, { r: 4, alpha: 8 }, 50);
   // Room for the lab's Coder prompts (a few hundred byte-level tokens) as a base.
   writeGpt2HubCheckpoint(dir('gpt2-base'), { ...SHAPE, nPositions: 1024, original: true }, 70);

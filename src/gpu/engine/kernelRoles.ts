@@ -1,5 +1,5 @@
 // Roles on the lab's kernels, every model as the one model (deviceTransformer.ts) and a
-// DevicePolicy over it (a RoleSource says which): a Llama-family base's LoRA roles
+// DevicePolicy over it (a RoleSource says which): a Hub base's LoRA roles (GPT-2 or the Llama family)
 // (engine/baseRoles.ts' roles with backend kernels), the lab's GPT-2 with --lora-rank, and the
 // lab's GPT-2 trained in full (the defaults: its weights f32 in one buffer, trained in place). A
 // base is held once on the device (16-bit where its values are). tfjs stays the run's source of

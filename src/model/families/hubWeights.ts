@@ -1,4 +1,4 @@
-// A Llama-family base's frozen weights as tfjs reads them (Hugging Face's names → float32
+// A Hub base's frozen weights as tfjs reads them (Hugging Face's names → float32
 // tensors), each made from the checkpoint's stored tensor when a forward first asks for it. A
 // run on the lab's kernels holds the base on the device (16-bit, uploaded from the stored
 // tensors themselves), so tfjs never asks and holds no copy of it; where tfjs runs the model

@@ -1,6 +1,6 @@
 // The Llama family (Llama, Qwen2, Qwen3) as Hugging Face's config.json describes it, in the
 // lab's names, and as the one transformer's config (llamaTransformerConfig: its switches and
-// Hugging Face's weight names). Plain data: the tfjs forward (model/families/llama.ts) and the
+// Hugging Face's weight names). Plain data: the tfjs forward (model/families/hubModel.ts) and the
 // WGSL engine (gpu/engine) both read it, so a checkpoint means the same thing on both paths.
 import type { RopeScaling, TransformerConfig, TransformerNames } from '../transformerConfig';
 

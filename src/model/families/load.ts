@@ -1,7 +1,7 @@
-// A Hugging Face checkpoint (any family of hubConfig.ts) from any source (hfCheckpoint.ts), with its tokenizer and an
-// optional PEFT adapter, as a tfjs model behind the policy interface. Everything is read and
+// A Hugging Face checkpoint (any family of hubConfig.ts) from any source (hfCheckpoint.ts), with
+// its tokenizer and an optional PEFT adapter, as a tfjs model behind the policy interface. Everything is read and
 // checked first (weights, tokenizer, chat template, the adapter's targets); only then are the
-// weights widened to float32 one at a time and handed to tfjs (llamaWeights.ts), so a refusal
+// weights widened to float32 one at a time and handed to tfjs (hubWeights.ts), so a refusal
 // leaves nothing behind, and the files' bytes are let go, so a 0.5B model holds its float32
 // weights and no more; or, for a base the kernels hold, each is made when tfjs first reads it.
 import type { HfTokenizer } from '../../tokenizer/hfTokenizer';
