@@ -1,19 +1,18 @@
 // `npm run --silent model -- export-gguf --checkpoint DIR_OR_ID [--adapter RUN/adapters/<role>]
 // --out FILE.gguf [--dtype f16|bf16|f32]`: the base with the role's LoRA merged in, as GGUF v3
-// for llama.cpp (model/gguf/). The Llama family from a folder or the Hub; the lab's own GPT-2
-// from a folder. Everything is read and checked before a byte is written, and the file is
+// for llama.cpp (model/gguf/): any checkpoint the one Hugging Face loader reads — GPT-2 (the
+// lab's own or the Hub's) or the Llama family — from a folder or the Hub. Everything is read and checked before a byte is written, and the file is
 // written beside its destination and renamed into place, so a refusal leaves nothing behind.
 import { createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { readCheckpointDir } from '../model/checkpointNode';
 import { folderSource } from '../model/families/folderSourceNode';
 import { readHfCheckpoint } from '../model/families/hfCheckpoint';
+import { hubTransformerConfig } from '../model/families/hubConfig';
+import { checkpointGguf } from '../model/gguf/checkpointGguf';
 import { type GgufContents, ggufParts } from '../model/gguf/ggufFile';
-import { gpt2Gguf } from '../model/gguf/ggufGpt2';
-import { llamaGguf } from '../model/gguf/ggufLlama';
 import type { GgufDtype } from '../model/gguf/ggufTensors';
 import { readLoraAdapter } from '../model/peft';
-import { checkpointSource, isLabGpt2Folder } from './modelHf';
+import { checkpointSource } from './modelHf';
 
 export interface ExportGgufRequest {
   checkpoint: string;
@@ -42,28 +41,12 @@ function adapterFolder(path: string) {
 async function contents(r: ExportGgufRequest): Promise<{ gguf: GgufContents; dtype: GgufDtype }> {
   const name =
     basename(resolve(r.checkpoint)) + (r.adapter ? `+${basename(resolve(r.adapter))}` : '');
-  if (await isLabGpt2Folder(r.checkpoint)) {
-    const files = await readCheckpointDir(r.checkpoint);
-    const adapter = r.adapter
-      ? await readLoraAdapter(adapterFolder(r.adapter), { conv1d: true })
-      : null;
-    const dtype = r.dtype ?? 'f32';
-    const gguf = gpt2Gguf({
-      label: r.checkpoint,
-      configJson: files['config.json'],
-      weights: files['model.safetensors'],
-      tokenizerJson: files['tokenizer.json'],
-      adapter,
-      dtype,
-      name,
-    });
-    return { gguf, dtype };
-  }
   const checkpoint = await readHfCheckpoint(checkpointSource(r.checkpoint));
-  const adapter = r.adapter ? await readLoraAdapter(adapterFolder(r.adapter)) : null;
+  const conv1d = hubTransformerConfig(checkpoint.config).weightLayout === 'in-out';
+  const adapter = r.adapter ? await readLoraAdapter(adapterFolder(r.adapter), { conv1d }) : null;
   const first = checkpoint.weights.values().next().value;
   const dtype = r.dtype ?? ((first?.dtype.toLowerCase() ?? 'f16') as GgufDtype);
-  return { gguf: llamaGguf({ checkpoint, adapter, dtype, name }), dtype };
+  return { gguf: checkpointGguf({ checkpoint, adapter, dtype, name }), dtype };
 }
 
 export async function exportGguf(r: ExportGgufRequest): Promise<ExportGgufResult> {

@@ -3,8 +3,9 @@
 // base is read through the same Cache Storage the run loaded it from, so nothing is downloaded
 // again; the matrices keep the base's own type.
 import { type CheckpointSource, readHfCheckpoint } from '../model/families/hfCheckpoint';
+import { hubTransformerConfig } from '../model/families/hubConfig';
+import { checkpointGguf } from '../model/gguf/checkpointGguf';
 import { ggufParts } from '../model/gguf/ggufFile';
-import { llamaGguf } from '../model/gguf/ggufLlama';
 import type { GgufDtype } from '../model/gguf/ggufTensors';
 import { cacheStorageHubCache, hubSource, parseHubId } from '../model/hub/hub';
 import { memorySource } from '../model/loraFiles';
@@ -38,10 +39,12 @@ export async function roleGguf(
       `the run has no adapter for the ${role} (adapters/${role}/ is not in its snapshot)`,
     );
   const checkpoint = await readHfCheckpoint(source ?? cachedHubBase(base, hub));
-  const adapter = await readLoraAdapter(memorySource(snapshot.files, `adapters/${role}`));
+  const adapter = await readLoraAdapter(memorySource(snapshot.files, `adapters/${role}`), {
+    conv1d: hubTransformerConfig(checkpoint.config).weightLayout === 'in-out',
+  });
   const first = checkpoint.weights.values().next().value;
   const dtype = (first?.dtype.toLowerCase() ?? 'f16') as GgufDtype;
   const label = `${base}+${role}`;
-  const parts = ggufParts(llamaGguf({ checkpoint, adapter, dtype, name: label }));
+  const parts = ggufParts(checkpointGguf({ checkpoint, adapter, dtype, name: label }));
   return { name: `${label.replace(/[^\w.-]+/g, '_')}.gguf`, parts };
 }

@@ -16,8 +16,16 @@ import type { RunSnapshot } from '../../src/engine/types';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { ggufParts } from '../../src/model/gguf/ggufFile';
 import { readSafetensors, toFloat32 } from '../../src/model/safetensors';
+import { gpt2LastLogProbs } from './gguf-gpt2-reference';
 import { readGguf } from './gguf-reader';
-import { type FixtureName, fixtureSpec, writeHfCheckpoint, writeLoraAdapter } from './hf-fixtures';
+import {
+  type FixtureName,
+  fixtureSpec,
+  writeGpt2HubCheckpoint,
+  writeGpt2LoraAdapter,
+  writeHfCheckpoint,
+  writeLoraAdapter,
+} from './hf-fixtures';
 
 const TINY = join(__dirname, '../../public/checkpoints/tiny/coder');
 let root: string;
@@ -46,6 +54,9 @@ beforeAll(() => {
     const config = writeHfCheckpoint(join(root, name), fixtureSpec(name), 100 + i);
     writeLoraAdapter(join(root, `${name}-lora`), config, { r: 4, alpha: 8 }, 200 + i);
   });
+  const gpt2 = { nEmbd: 32, nLayer: 2, nHead: 4, nPositions: 64 };
+  writeGpt2HubCheckpoint(join(root, 'gpt2-hub'), { ...gpt2, original: true }, 300);
+  writeGpt2LoraAdapter(join(root, 'gpt2-hub-lora'), gpt2, { r: 4, alpha: 8 }, 301);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -246,6 +257,47 @@ describe('export-gguf', () => {
     expect(tokens[10]).toBe('Ġ'); // ' '
     expect(tokens[1]).toBe('<|endoftext|>');
     expect(g.metadata.get('tokenizer.ggml.pre')).toBe('default');
+  });
+
+  it("writes a Hub GPT-2 (its original names) with a PEFT adapter as llama.cpp's gpt2: the numpy reference's logits", async () => {
+    const checkpoint = join(root, 'gpt2-hub');
+    const adapter = join(root, 'gpt2-hub-lora');
+    const out = join(root, 'gpt2-hub.gguf');
+    expect(await exportGguf({ checkpoint, adapter, out })).toMatchObject({
+      architecture: 'gpt2',
+      dtype: 'f32',
+      tensors: 4 + 2 * 12 + 1,
+    });
+    const g = readGguf(readFileSync(out));
+    expect(g.metadata.get('gpt2.context_length')).toBe(64);
+    expect(g.metadata.get('tokenizer.ggml.eos_token_id')).toBe(269);
+    const ids = [116, 104, 101, 32, 102, 117, 110];
+    const reference = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          join(__dirname, '../reference/hf_llama.py'),
+          checkpoint,
+          '--ids',
+          ids.join(','),
+          '--adapter',
+          adapter,
+        ],
+        { encoding: 'utf8' },
+      ),
+    ).logits as number[];
+    const top = Math.max(...reference);
+    const norm = Math.log(reference.reduce((s, v) => s + Math.exp(v - top), 0)) + top;
+    const logProbs = gpt2LastLogProbs(g, ids, 'exact');
+    const gap = (values: Float64Array) =>
+      Math.max(...reference.map((v, i) => Math.abs(v - norm - values[i]!)));
+    expect(gap(logProbs)).toBeLessThan(1e-4); // measured 1.1e-6
+    // The adapter is in the file: the base alone is far from the reference.
+    const plainOut = join(root, 'gpt2-hub-plain.gguf');
+    await exportGguf({ checkpoint, out: plainOut });
+    expect(gap(gpt2LastLogProbs(readGguf(readFileSync(plainOut)), ids, 'exact'))).toBeGreaterThan(
+      1e-2,
+    );
   });
 
   it('refuses a missing adapter folder and an adapter for another base in one line, writing nothing', async () => {

@@ -9,8 +9,8 @@ import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../src/cli/chromium';
 import { folderSource } from '../../src/model/families/folderSourceNode';
 import { readHfCheckpoint } from '../../src/model/families/hfCheckpoint';
+import { checkpointGguf } from '../../src/model/gguf/checkpointGguf';
 import { ggufParts } from '../../src/model/gguf/ggufFile';
-import { llamaGguf } from '../../src/model/gguf/ggufLlama';
 import type { GgufDtype } from '../../src/model/gguf/ggufTensors';
 import { readLoraAdapter } from '../../src/model/peft';
 
@@ -211,7 +211,7 @@ export async function writeRenderableLlamaGguf(
 ): Promise<void> {
   const hf = await readHfCheckpoint(folderSource(checkpoint));
   const lora = adapter ? await readLoraAdapter(folderSource(adapter)) : null;
-  const gguf = llamaGguf({ checkpoint: hf, adapter: lora, dtype, name: basename(checkpoint) });
+  const gguf = checkpointGguf({ checkpoint: hf, adapter: lora, dtype, name: basename(checkpoint) });
   const tokens = gguf.metadata.find(([key]) => key === 'tokenizer.ggml.tokens')?.[1];
   if (tokens?.type !== 'array-string') throw new Error('no token list');
   const texts = [...tokens.value];

@@ -1,25 +1,13 @@
-// The lab's own GPT-2 (model.safetensors with GPT-2's names, config.json, tokenizer.json), with
-// a role's LoRA merged in, as GGUF for llama.cpp's `gpt2` architecture. GPT-2's Conv1D weights
+// GPT-2 (the lab's own or the Hub's, read by the one Hugging Face loader), with a role's LoRA
+// merged in, as GGUF for llama.cpp's `gpt2` architecture. GPT-2's Conv1D weights
 // are [in, out]; llama.cpp's are [out, in] rows like every other linear layer, so each is
 // transposed (as convert_hf_to_gguf.py's GPT2Model does). The head is tied: the embedding is
 // written again as `output`, as that converter does.
-import { fromGpt2Config } from '../checkpoint';
-import type { LoraAdapter } from '../peft';
 import { mergeLora } from '../peft';
-import { decodeSafetensors, type NamedTensor } from '../safetensors';
+import { type NamedTensor, toFloat32 } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
-import { FILE_TYPE, type GgufDtype, ggufTensor } from './ggufTensors';
+import { type CheckpointGgufInput, FILE_TYPE, ggufTensor } from './ggufTensors';
 import { ggufTokenizerMetadata } from './ggufTokenizer';
-
-export interface Gpt2GgufInput {
-  label: string;
-  configJson: string;
-  weights: Uint8Array;
-  tokenizerJson: string;
-  adapter: LoraAdapter | null;
-  dtype: GgufDtype;
-  name: string;
-}
 
 /** [rows, cols] → [cols, rows]. */
 function transpose(values: Float32Array, rows: number, cols: number): Float32Array {
@@ -45,42 +33,45 @@ const LAYER: Array<[string, string, boolean]> = [
   ['mlp.c_proj.bias', 'ffn_down.bias', false],
 ];
 
-export function gpt2Gguf(input: Gpt2GgufInput): GgufContents {
-  const { label, dtype } = input;
-  const json = JSON.parse(input.configJson) as Record<string, unknown>;
-  const config = fromGpt2Config(json);
-  const { tensors: weights } = decodeSafetensors(input.weights, `${label}: model.safetensors`);
+export function gpt2Gguf({ checkpoint, adapter, dtype, name }: CheckpointGgufInput): GgufContents {
+  const { config, label } = checkpoint;
+  if (config.family !== 'gpt2') throw new Error(`${label}: not a GPT-2 checkpoint`);
+  const json = checkpoint.configJson;
+  // Float32 copies: an adapter is merged into them.
+  const weights = new Map(
+    [...checkpoint.weights].map(([n, t]) => [n, { shape: t.shape, data: toFloat32(t) }] as const),
+  );
   const get = (name: string): NamedTensor => {
     const t = weights.get(name);
-    if (!t) throw new Error(`${label}: model.safetensors has no ${name}`);
+    if (!t) throw new Error(`${label}: the weights have no ${name}`);
     return t;
   };
-  if (input.adapter) {
-    for (const [module, pair] of input.adapter.modules) {
+  if (adapter) {
+    for (const [module, pair] of adapter.modules) {
       const w = weights.get(`${module}.weight`);
       const [inn, out] = (w?.shape ?? []) as [number, number];
       if (!w || pair.a.length !== pair.rank * inn || pair.b.length !== out * pair.rank)
-        throw new Error(`${input.adapter.label}: the adapter's ${module} does not fit ${label}`);
-      mergeLora(w.data, inn, out, pair.a, pair.b, pair.rank, input.adapter.scale, 'in-out');
+        throw new Error(`${adapter.label}: the adapter's ${module} does not fit ${label}`);
+      mergeLora(w.data, inn, out, pair.a, pair.b, pair.rank, adapter.scale, 'in-out');
     }
   }
   const u32 = (value: number): GgufValue => ({ type: 'u32', value });
   const metadata: Array<[string, GgufValue]> = [
     ['general.architecture', { type: 'string', value: 'gpt2' }],
-    ['general.name', { type: 'string', value: input.name }],
+    ['general.name', { type: 'string', value: name }],
     ['general.file_type', u32(FILE_TYPE[dtype])],
     ['general.quantization_version', u32(2)],
     ['gpt2.vocab_size', u32(config.vocabSize)],
-    ['gpt2.context_length', u32(config.nCtx)],
-    ['gpt2.embedding_length', u32(config.nEmbd)],
-    ['gpt2.feed_forward_length', u32(config.nInner)],
-    ['gpt2.block_count', u32(config.nLayer)],
-    ['gpt2.attention.head_count', u32(config.nHead)],
+    ['gpt2.context_length', u32(config.maxPositionEmbeddings)],
+    ['gpt2.embedding_length', u32(config.hiddenSize)],
+    ['gpt2.feed_forward_length', u32(config.intermediateSize)],
+    ['gpt2.block_count', u32(config.numLayers)],
+    ['gpt2.attention.head_count', u32(config.numHeads)],
     ['gpt2.attention.layer_norm_epsilon', { type: 'f32', value: config.layerNormEps }],
     ...ggufTokenizerMetadata({
       label,
-      tokenizerJson: JSON.parse(input.tokenizerJson),
-      tokenizerConfig: null,
+      tokenizerJson: checkpoint.tokenizerJson,
+      tokenizerConfig: checkpoint.tokenizerConfig,
       vocabSize: config.vocabSize,
       bosId: typeof json.bos_token_id === 'number' ? json.bos_token_id : null,
       eosId: typeof json.eos_token_id === 'number' ? json.eos_token_id : null,
@@ -97,7 +88,7 @@ export function gpt2Gguf(input: Gpt2GgufInput): GgufContents {
     tensor('token_embd.weight', wte),
     tensor('position_embd.weight', get('transformer.wpe.weight')),
   ];
-  for (let i = 0; i < config.nLayer; i++)
+  for (let i = 0; i < config.numLayers; i++)
     for (const [from, to, conv1d] of LAYER)
       tensors.push(tensor(`blk.${i}.${to}`, get(`transformer.h.${i}.${from}`), conv1d));
   tensors.push(

@@ -4,12 +4,11 @@
 // token_embd / blk.N.attn_q … / output_norm / output. For `llama` the q and k rows are permuted
 // within each head from Hugging Face's rotate-half order to the interleaved pairs llama.cpp's
 // RoPE rotates; Qwen2 and Qwen3 run llama.cpp's NeoX RoPE, which is rotate-half: no permutation.
-import type { HfCheckpoint } from '../families/hfCheckpoint';
 import { ropeInverseFrequencies } from '../families/rope';
-import { checkLoraTargets, type LoraAdapter, mergeLora } from '../peft';
+import { checkLoraTargets, mergeLora } from '../peft';
 import { toFloat32 } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
-import { FILE_TYPE, type GgufDtype, ggufTensor } from './ggufTensors';
+import { type CheckpointGgufInput, FILE_TYPE, ggufTensor } from './ggufTensors';
 import { ggufTokenizerMetadata } from './ggufTokenizer';
 
 /** Hugging Face's tensor name → llama.cpp's (the layer's prefix aside). */
@@ -73,15 +72,7 @@ function firstId(...values: unknown[]): number | null {
   return null;
 }
 
-export interface LlamaGgufInput {
-  checkpoint: HfCheckpoint;
-  adapter: LoraAdapter | null;
-  dtype: GgufDtype;
-  /** general.name */
-  name: string;
-}
-
-export function llamaGguf({ checkpoint, adapter, dtype, name }: LlamaGgufInput): GgufContents {
+export function llamaGguf({ checkpoint, adapter, dtype, name }: CheckpointGgufInput): GgufContents {
   const c = checkpoint.config;
   const arch = c.modelType;
   const label = checkpoint.label;

@@ -1,8 +1,19 @@
 // A weight as a GGUF tensor: float32 values in PyTorch's row-major shape, narrowed to the
 // file's type, with the dims reversed into ggml's innermost-first order. Norms and biases (1-D)
 // stay F32 whatever the file's type, as llama.cpp's converter writes them.
+import type { HfCheckpoint } from '../families/hfCheckpoint';
+import type { LoraAdapter } from '../peft';
 import { f32ToBf16, f32ToF16 } from '../safetensors';
 import type { GgmlTypeName, GgufTensor } from './ggufFile';
+
+/** What a GGUF export takes: a checkpoint as the one loader read it, a role's adapter to merge. */
+export interface CheckpointGgufInput {
+  checkpoint: HfCheckpoint;
+  adapter: LoraAdapter | null;
+  dtype: GgufDtype;
+  /** general.name */
+  name: string;
+}
 
 /** What `--dtype` names: the type of the file's matrices. */
 export const GGUF_DTYPES = ['f32', 'f16', 'bf16'] as const;
