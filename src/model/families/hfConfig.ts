@@ -94,24 +94,30 @@ interface LlamaConfigJson {
   max_position_embeddings?: number;
 }
 
-export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfig {
-  familyOf(raw, file);
-  const json = raw as LlamaConfigJson;
+/** config.json's fields read with their checks; each refusal names the file and the field. */
+function fieldReader<J extends object>(json: J, file: string) {
   const fail = (why: string): never => {
     throw new Error(`${file}: ${why}`);
   };
-  const int = (key: keyof LlamaConfigJson, fallback?: number): number => {
+  const field = (key: keyof J, fallback: number | undefined, integer: boolean): number => {
     const v = json[key] ?? fallback;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
-      fail(`${key} must be a positive integer, got ${JSON.stringify(v ?? null)}`);
+    if (typeof v !== 'number' || !(integer ? Number.isInteger(v) : Number.isFinite(v)) || v <= 0)
+      fail(
+        `${String(key)} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(v ?? null)}`,
+      );
     return v as number;
   };
-  const num = (key: keyof LlamaConfigJson, fallback: number): number => {
-    const v = json[key] ?? fallback;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
-      fail(`${key} must be a positive number, got ${JSON.stringify(v)}`);
-    return v as number;
+  return {
+    fail,
+    int: (key: keyof J, fallback?: number) => field(key, fallback, true),
+    num: (key: keyof J, fallback: number) => field(key, fallback, false),
   };
+}
+
+export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfig {
+  familyOf(raw, file);
+  const json = raw as LlamaConfigJson;
+  const { fail, int, num } = fieldReader(json, file);
   const modelType = json.model_type as LlamaModelType;
   const hiddenSize = int('hidden_size');
   const numHeads = int('num_attention_heads');
@@ -209,15 +215,7 @@ const GPT2_ACTIVATIONS = ['gelu_new', 'gelu_pytorch_tanh'];
 
 export function parseGpt2Config(raw: unknown, file = 'config.json'): Gpt2Config {
   const json = raw as Gpt2ConfigJson;
-  const fail = (why: string): never => {
-    throw new Error(`${file}: ${why}`);
-  };
-  const int = (key: keyof Gpt2ConfigJson, fallback?: number): number => {
-    const v = json[key] ?? fallback;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
-      fail(`${key} must be a positive integer, got ${JSON.stringify(v ?? null)}`);
-    return v as number;
-  };
+  const { fail, int, num } = fieldReader(json, file);
   const hiddenSize = int('n_embd');
   const numHeads = int('n_head');
   if (hiddenSize % numHeads !== 0)
@@ -231,9 +229,6 @@ export function parseGpt2Config(raw: unknown, file = 'config.json'): Gpt2Config 
   if (json.scale_attn_by_inverse_layer_idx)
     fail('scale_attn_by_inverse_layer_idx true is not implemented');
   if (json.add_cross_attention) fail('add_cross_attention true is not implemented');
-  const eps = json.layer_norm_epsilon ?? 1e-5;
-  if (typeof eps !== 'number' || !Number.isFinite(eps) || eps <= 0)
-    fail(`layer_norm_epsilon must be a positive number, got ${JSON.stringify(eps)}`);
   const config: Gpt2Config = {
     family: 'gpt2',
     modelType: 'gpt2',
@@ -244,7 +239,7 @@ export function parseGpt2Config(raw: unknown, file = 'config.json'): Gpt2Config 
     numHeads,
     numKvHeads: numHeads,
     headDim: hiddenSize / numHeads,
-    layerNormEps: eps,
+    layerNormEps: num('layer_norm_epsilon', 1e-5),
     maxPositionEmbeddings: int('n_positions', json.n_ctx ?? 1024),
     tieWordEmbeddings: json.tie_word_embeddings ?? true,
   };

@@ -10,24 +10,13 @@ import {
   type WeightSpec,
   weightSpecs,
 } from '../transformerConfig';
-import { type LlamaConfig, llamaTransformerConfig } from './llamaConfig';
+import { type HubSizes, type LlamaConfig, llamaTransformerConfig } from './llamaConfig';
 
-/** A Hub GPT-2 (GPT2LMHeadModel): config.json's n_* fields in the lab's names. */
-export interface Gpt2Config {
+/** A Hub GPT-2 (GPT2LMHeadModel): config.json's n_* fields in the lab's names (as many key/value heads as heads). */
+export interface Gpt2Config extends HubSizes {
   family: 'gpt2';
   modelType: 'gpt2';
-  vocabSize: number;
-  hiddenSize: number;
-  intermediateSize: number;
-  numLayers: number;
-  numHeads: number;
-  /** No grouped-query attention: as many key/value heads as heads. */
-  numKvHeads: number;
-  headDim: number;
   layerNormEps: number;
-  /** n_positions: the learned positions' rows. */
-  maxPositionEmbeddings: number;
-  tieWordEmbeddings: boolean;
 }
 
 export type HubConfig = LlamaConfig | Gpt2Config;

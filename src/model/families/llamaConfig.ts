@@ -8,10 +8,8 @@ export type { RopeScaling };
 
 export type LlamaModelType = 'llama' | 'qwen2' | 'qwen3';
 
-export interface LlamaConfig {
-  family: 'llama';
-  /** config.json's `model_type`. */
-  modelType: LlamaModelType;
+/** The sizes every Hugging Face config gives (hubConfig.ts' families), in the lab's names. */
+export interface HubSizes {
   vocabSize: number;
   hiddenSize: number;
   intermediateSize: number;
@@ -22,6 +20,16 @@ export interface LlamaConfig {
   numKvHeads: number;
   /** Per-head width: config.json's `head_dim` when given, else hiddenSize / numHeads. */
   headDim: number;
+  /** The longest sequence: RoPE's max_position_embeddings, GPT-2's n_positions. */
+  maxPositionEmbeddings: number;
+  /** The head reuses the embedding (no lm_head.weight). */
+  tieWordEmbeddings: boolean;
+}
+
+export interface LlamaConfig extends HubSizes {
+  family: 'llama';
+  /** config.json's `model_type`. */
+  modelType: LlamaModelType;
   ropeTheta: number;
   /** Absent: the default rotary embedding (inverse frequencies θ^(−2i/headDim)). */
   ropeScaling?: RopeScaling;
@@ -30,9 +38,6 @@ export interface LlamaConfig {
   attentionBias: boolean;
   /** RMSNorm over each head's q and k before RoPE (Qwen3). */
   qkNorm: boolean;
-  /** The head reuses the embedding (no lm_head.weight). */
-  tieWordEmbeddings: boolean;
-  maxPositionEmbeddings: number;
 }
 
 /** The config as the one transformer reads it. */
