@@ -1,5 +1,6 @@
 // The page over a pretrained base from a Hub: a tiny random Qwen2 checkpoint (tests/unit's
-// fixtures) served by a real HTTP server on 127.0.0.1 in the Hub's layout, the page opened with
+// fixtures; and a GPT-2 in openai-community/gpt2's layout) served by a real HTTP server on
+// 127.0.0.1 in the Hub's layout, the page opened with
 // base= and hub= (and no lora=: rank-8 adapters at the LoRA rate, said on the page). It
 // downloads the base in its Worker, names it, steps, and after a reload reads
 // the weights from Cache Storage (the server sees model.safetensors once). A missing model, an
@@ -12,7 +13,12 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readGguf } from '../unit/gguf-reader';
-import { chatFixtureSpec, fixtureSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
+import {
+  chatFixtureSpec,
+  fixtureSpec,
+  writeGpt2HubCheckpoint,
+  writeHfCheckpoint,
+} from '../unit/hf-fixtures';
 import {
   backendLine,
   bannerMessages,
@@ -26,6 +32,8 @@ import {
 } from './browser';
 
 const REPO = 'lab-test/tiny-qwen2';
+/** A random GPT-2 in openai-community/gpt2's layout (its original names, no chat template). */
+const GPT2 = 'lab-test/tiny-gpt2';
 /** config.json only: Qwen2.5-1.5B's shape, whose float32 weights tfjs cannot hold. */
 const HUGE = 'lab-test/huge-qwen2';
 /**
@@ -43,6 +51,11 @@ const served = new Map<string, number>();
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'hub-base-'));
   writeHfCheckpoint(join(root, REPO), chatFixtureSpec(), 23);
+  writeGpt2HubCheckpoint(
+    join(root, GPT2),
+    { nEmbd: 32, nLayer: 2, nHead: 4, nPositions: 1024, original: true },
+    24,
+  );
   writeHfCheckpoint(join(root, HUGE), fixtureSpec('qwen2'), 5);
   writeFileSync(
     join(root, HUGE, 'config.json'),
@@ -191,6 +204,30 @@ describe('the page over a base model from a Hub', () => {
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
     await waitIdle(page);
     expect(await line()).toMatch(/^kernels · verified on /);
+    expect(await bannerMessages(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("takes a Hub GPT-2 as its base: steps, and exports the Coder as llama.cpp's gpt2", async () => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    const progressSeen = await recordProgress(page);
+    await page.goto(pageUrl(GPT2));
+    await confirmDownload(page);
+    await waitIdle(page, 240_000);
+    expect(await page.getByTestId('base-model').textContent()).toContain(GPT2);
+    expect((await progressSeen()).join('\n')).toMatch(/gpt2 · [\d.]+M parameters/);
+    await page.getByRole('button', { name: 'Step' }).click();
+    await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
+    await waitIdle(page);
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export as GGUF' }).click();
+    const gguf = readGguf(readFileSync((await (await download).path()) as string));
+    expect(gguf.metadata.get('general.architecture')).toBe('gpt2');
+    expect(gguf.tensors.get('blk.1.attn_qkv.weight')?.dims).toEqual([32, 96]);
     expect(await bannerMessages(page)).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
