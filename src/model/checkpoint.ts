@@ -4,6 +4,7 @@
 import type { CharTokenizer, TokenizerJson } from '../tokenizer';
 import { fromTokenizerJson, toTokenizerJson } from '../tokenizer';
 import { isPresetName, type ModelConfig, type ModelRole } from './config';
+import { parseGpt2Config } from './families/hfConfig';
 import type { GPT } from './gpt';
 import { makeVariables, parameterSpecs, readValues } from './params';
 import { decodeSafetensors, encodeSafetensors, type NamedTensor } from './safetensors';
@@ -65,36 +66,27 @@ export function toGpt2Config(
   };
 }
 
+/** The lab's model config from its config.json: GPT-2's fields as any GPT-2's, and the lab's own. */
 export function fromGpt2Config(json: Partial<Gpt2ConfigJson>): ModelConfig {
   if (json?.model_type !== 'gpt2')
     throw new Error(`config.json: model_type must be "gpt2", got ${String(json?.model_type)}`);
   const preset = String(json.preset);
   if (!isPresetName(preset)) throw new Error(`config.json: unknown preset "${preset}"`);
-  const int = (key: keyof Gpt2ConfigJson): number => {
-    const v = json[key];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0)
-      throw new Error(`config.json: ${key} must be a positive integer`);
-    return v;
-  };
-  if (json.activation_function !== 'gelu_new')
-    throw new Error('config.json: activation_function must be gelu_new');
   const role = json.role ?? 'shared';
   if (!['planner', 'coder', 'shared'].includes(role))
     throw new Error(`config.json: unknown role "${role}"`);
-  const config: ModelConfig = {
+  const c = parseGpt2Config(json);
+  return {
     preset,
     role,
-    vocabSize: int('vocab_size'),
-    nCtx: int('n_positions'),
-    nEmbd: int('n_embd'),
-    nLayer: int('n_layer'),
-    nHead: int('n_head'),
-    nInner: int('n_inner'),
-    layerNormEps: json.layer_norm_epsilon ?? 1e-5,
+    vocabSize: c.vocabSize,
+    nCtx: c.maxPositionEmbeddings,
+    nEmbd: c.hiddenSize,
+    nLayer: c.numLayers,
+    nHead: c.numHeads,
+    nInner: c.intermediateSize,
+    layerNormEps: c.layerNormEps,
   };
-  if (config.nEmbd % config.nHead !== 0)
-    throw new Error('config.json: n_embd must be divisible by n_head');
-  return config;
 }
 
 export async function saveCheckpoint(
