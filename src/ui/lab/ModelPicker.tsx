@@ -19,7 +19,7 @@ const OTHER = 'other';
 const SLOW_STEP_SECONDS = 60;
 
 const MODEL_HELP =
-  'The models that train. The lab’s tiny models (the default) learn in CPU minutes. A Hugging Face model of the Llama family (Llama, Qwen2, Qwen3) is downloaded once into the browser’s cache and held frozen; the Planner and the Coder each train a LoRA adapter over it, prompted through its chat template, on the task set chosen below. Its size and the memory check show before the weights download.';
+  'The models that train. The lab’s tiny models (the default) learn in CPU minutes. A Hugging Face model (GPT-2, or the Llama family: Llama, Qwen2, Qwen3) is downloaded once into the browser’s cache and held frozen; the Planner and the Coder each train a LoRA adapter over it, prompted through its chat template (plain text where it has none), on the task set chosen below. Its size and the memory check show before the weights download.';
 
 /**
  * With a base: the run's rank, or a base's 8 where it had none or 0 (a base trains adapters
@@ -95,7 +95,7 @@ export function ModelPicker() {
       {choice === OTHER && (
         <TextField
           label="Hub id"
-          help="org/name (or org/name@revision) of a Llama, Qwen2 or Qwen3 model on the hub below."
+          help="org/name (or org/name@revision) of a GPT-2, Llama, Qwen2 or Qwen3 model on the hub below."
           name="base"
           placeholder="org/name"
           value={suggested ? '' : (base ?? '')}
