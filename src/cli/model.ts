@@ -6,7 +6,7 @@
 // Options: --backend auto|kernels|tfjs-webgpu|wasm|cpu (default cpu: exact and quick for one sequence);
 // `logits --backend kernels` runs the kernels' one model (gpu/engine/deviceTransformer.ts) for GPT-2 and
 // the Llama family alike.
-// DIR may also be a Hugging Face checkpoint of the Llama family (Llama, Qwen2, Qwen3), in a folder
+// DIR may also be a Hugging Face checkpoint (GPT-2, Llama, Qwen2, Qwen3), in a folder
 // or on the Hub (`org/name[@revision]`, HF_ENDPOINT), with `--adapter DIR` (PEFT LoRA) and
 // `--chat` (the text as one user turn of the chat template): see modelHf.ts. Over the lab's own
 // GPT-2 folders `--adapter DIR` is a PEFT LoRA adapter of GPT-2's layout (what train --lora-rank

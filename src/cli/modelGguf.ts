@@ -1,8 +1,9 @@
 // `npm run --silent model -- export-gguf --checkpoint DIR_OR_ID [--adapter RUN/adapters/<role>]
 // --out FILE.gguf [--dtype f16|bf16|f32]`: the base with the role's LoRA merged in, as GGUF v3
 // for llama.cpp (model/gguf/): any checkpoint the one Hugging Face loader reads — GPT-2 (the
-// lab's own or the Hub's) or the Llama family — from a folder or the Hub. Everything is read and checked before a byte is written, and the file is
-// written beside its destination and renamed into place, so a refusal leaves nothing behind.
+// lab's own or the Hub's) or the Llama family — from a folder or the Hub. Everything is read and
+// checked before a byte is written, and the file is written beside its destination and renamed
+// into place, so a refusal leaves nothing behind.
 import { createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { folderSource } from '../model/families/folderSourceNode';

@@ -1,5 +1,5 @@
 // The page's Model choice as plain data (no tfjs: the main thread reads it through api.ts): a
-// few Hugging Face models of the Llama family the lab loads (engine/baseModel.ts), their size
+// few Hugging Face models of the Llama family the lab loads (any GPT-2 loads too, by id) (engine/baseModel.ts), their size
 // as published, and a rough step-time estimate so a model that would take minutes a step on
 // this machine says so before Train. The exact size is read from the model's config.json when
 // it loads; these figures only guide the choice.

@@ -10,7 +10,7 @@
 // were drawn. The reference is a frozen copy of the weights the role started from; with
 // β = 0 it is never created and its forward pass is skipped. With LoRA (model.lora) only the
 // adapter trains and the reference is the frozen base itself, the adapter off (no copy). The
-// model is the lab's GPT-2 or a Llama-family role over a base (model/trainableModel.ts).
+// model is the lab's GPT-2 or a role over a Hub base (model/trainableModel.ts).
 import * as tf from '@tensorflow/tfjs-core';
 import { updateOnDevice } from '../gpu/engine/kernelRoleTraining';
 import {
@@ -80,7 +80,7 @@ export class RoleTrainer {
   async update(sequences: readonly PolicySequence[]): Promise<RoleUpdate> {
     // The lab's WebGPU engine when it is on; null: train here. Every model on the kernels' one
     // model (gpu/engine/kernelRoleTraining.ts): GPT-2's weights in full or its LoRA adapter, a
-    // Llama-family role's adapter.
+    // Hub base's role's adapter.
     const onDevice = await updateOnDevice(
       this.model,
       this.options,

@@ -9,7 +9,7 @@
 // to the policy interface (model/policy.ts); a GPT is wrapped by rollout/gptPolicy.ts.
 import * as tf from '@tensorflow/tfjs-core';
 import { distinctPrompts } from '../gpu/engine/deviceDraw';
-import { sampleGptOnDevice, sampleLlamaOnDevice } from '../gpu/engine/kernelRoles';
+import { sampleGptOnDevice, sampleHubRoleOnDevice } from '../gpu/engine/kernelRoles';
 import { copyRows, defaultMemoryBudgetBytes, type GPT } from '../model';
 import { type HubModel, hubCausalLM } from '../model/families/hubModel';
 import type { KvLayerCache as LayerCache } from '../model/policy';
@@ -24,15 +24,15 @@ export class KvCacheSampler implements Sampler {
   /** The GPT, when it is one: the lab's WebGPU engine samples GPTs on the device. */
   private readonly gpt: GPT | null;
 
-  /** A Llama-family role over a base: the engine samples it with its adapter attached. */
-  private readonly llama: HubModel | null;
+  /** A role over a Hub base: the engine samples it with its adapter attached. */
+  private readonly hub: HubModel | null;
 
   constructor(
     model: GPT | CausalLM | HubModel,
     /** Bytes one batch of rows may hold (src/model/memory.ts); default: the backend's. */
     private readonly memoryBudgetBytes?: number,
   ) {
-    this.llama = 'weights' in model ? model : null;
+    this.hub = 'weights' in model ? model : null;
     this.gpt = isCausalLM(model) || 'weights' in model ? null : model;
     this.lm = isCausalLM(model)
       ? model
@@ -56,8 +56,8 @@ export class KvCacheSampler implements Sampler {
     // The lab's WebGPU engine, when it is on (gpu/engine/kernelEngine.ts); null: sample here.
     // Every model on the kernels' one model: a GPT-2's own weights, or a LoRA role's base with
     // its adapter attached (gpu/engine/kernelRoles.ts).
-    const onDevice = this.llama
-      ? await sampleLlamaOnDevice(this.llama, prompts, options)
+    const onDevice = this.hub
+      ? await sampleHubRoleOnDevice(this.hub, prompts, options)
       : this.gpt
         ? await sampleGptOnDevice(this.gpt, prompts, options)
         : null;

@@ -342,7 +342,7 @@ async function writeBack(role: RoleOnDevice, source: RoleSource): Promise<void> 
  * device does not do (top-k past 64, more than two stop tokens), or a device failure (the
  * caller samples on tfjs).
  */
-export async function sampleLlamaOnDevice(
+export async function sampleHubRoleOnDevice(
   model: HubModel,
   prompts: number[][],
   options: SampleOptions,
