@@ -1,4 +1,4 @@
-// A role's GRPO update on the kernels' one model — a Llama-family role's adapter, the lab's
+// A role's GRPO update on the kernels' one model — a Hub base's role's adapter, the lab's
 // GPT-2's adapter, or the lab's GPT-2's own weights in full (kernelRoles.ts holds the base and
 // what the role trains on the device): per iteration the device's log-probs of the batch (and
 // its entropies, for the metrics), the loss and ∂loss/∂logπ on the host by the lab's reference
@@ -74,7 +74,7 @@ function deviceRows(sequences: readonly PolicySequence[], grad: number[][]): Flo
   });
 }
 
-/** The role a model is on the kernels: a Llama-family role, or the lab's GPT-2 with its adapter or in full. */
+/** The role a model is on the kernels: a Hub base's role, or the lab's GPT-2 with its adapter or in full. */
 function sourceOf(model: TrainableModel, reference: GPT | null): RoleSource | null {
   if (isHubModel(model)) return hubSource(model);
   return model.lora ? gptLoraSource(model) : gptSource(model, false, reference);
@@ -125,7 +125,7 @@ export interface HostOptimizer {
 }
 
 /**
- * A role's update on the kernels' one model: a Llama-family role's adapter, the lab's GPT-2's
+ * A role's update on the kernels' one model: a Hub base's role's adapter, the lab's GPT-2's
  * adapter, or (no adapter) its own weights in full. The tfjs optimizer stays Adam's source of
  * truth, as tfjs's variables stay the weights': its moments go to the device when tfjs moved the
  * trained variables without it (a resume, an update on tfjs), and come back after every device

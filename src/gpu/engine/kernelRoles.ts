@@ -1,6 +1,6 @@
 // Roles on the lab's kernels, every model as the one model (deviceTransformer.ts) and a
-// DevicePolicy over it (a RoleSource says which): a Hub base's LoRA roles (GPT-2 or the Llama family)
-// (engine/baseRoles.ts' roles with backend kernels), the lab's GPT-2 with --lora-rank, and the
+// DevicePolicy over it (a RoleSource says which): a Hub base's LoRA roles (GPT-2 or the Llama
+// family; engine/baseRoles.ts' roles with backend kernels), the lab's GPT-2 with --lora-rank, and the
 // lab's GPT-2 trained in full (the defaults: its weights f32 in one buffer, trained in place). A
 // base is held once on the device (16-bit where its values are). tfjs stays the run's source of
 // truth: a role's adapter or weights are uploaded only when tfjs changed them, and after each
@@ -83,7 +83,7 @@ function asCheckpointTensor(shape: number[], data: Float32Array): WeightTensor {
 
 /**
  * What the kernels need of a role: its base (config, weights, and the object that names the
- * base, so roles over one base share its device copy) and its adapter. A Llama-family role
+ * base, so roles over one base share its device copy) and its adapter. A Hub base's role
  * (hubSource) or a LoRA role of the lab's GPT-2 (gptLoraSource): one engine runs both.
  */
 export interface RoleSource {
@@ -110,7 +110,7 @@ export interface RoleSource {
   checkSizes?: boolean;
 }
 
-/** A Llama-family role over its (shared) base. */
+/** A role over its (shared) Hub base. */
 export function hubSource(model: HubModel): RoleSource | null {
   const lora = model.lora;
   if (!lora) return null;
@@ -161,7 +161,7 @@ export function gptSource(model: GPT, frozen = false, reference?: GPT | null): R
 const mergedKeys = new WeakMap<Lora, object>();
 
 /**
- * Largest f32 sampling copy a Llama-family LoRA role gets (beside its 16-bit base); a larger
+ * Largest f32 sampling copy a Hub base's LoRA role gets (beside its 16-bit base); a larger
  * base decodes layer by layer with the adapter attached.
  */
 export const MERGED_COPY_MAX_BYTES = 256 * 2 ** 20;
@@ -221,7 +221,7 @@ const adapterVariables = (lora: Lora) =>
   [...lora.modules.values()].flatMap((pair) => [pair.a, pair.b]);
 
 /**
- * A Llama base's tensors: each weight from the checkpoint's stored tensor where tfjs has not
+ * A Hub base's tensors: each weight from the checkpoint's stored tensor where tfjs has not
  * made it (a base loaded on demand: tfjs then never holds it), else from tfjs.
  */
 function hubTensors(base: HubModel): WeightTensors {
