@@ -384,7 +384,6 @@ export function writeLoraAdapter(
   options: AdapterOptions,
   seed: number,
 ): void {
-  mkdirSync(dir, { recursive: true });
   const targets = options.targets ?? [
     'q_proj',
     'k_proj',
@@ -394,19 +393,32 @@ export function writeLoraAdapter(
     'up_proj',
     'down_proj',
   ];
+  const modules = hubWeightSpecs(config)
+    .map((spec) => [spec.name.replace(/\.weight$/, ''), spec.shape] as const)
+    .filter(([module]) => targets.some((t) => module.endsWith(`.${t}`)))
+    .map(([module, [out, inn]]) => [module, inn as number, out as number] as const);
+  writePeftAdapter(dir, modules, { ...options, targets }, false, seed);
+}
+
+/** PEFT's two files: random A [r, in] and B [out, r] for each [module, in, out], then its config. */
+function writePeftAdapter(
+  dir: string,
+  modules: readonly (readonly [string, number, number])[],
+  options: AdapterOptions & { targets: string[] },
+  fanInFanOut: boolean,
+  seed: number,
+): void {
+  mkdirSync(dir, { recursive: true });
   const rng = new Rng(seed);
+  const random = (n: number) => Float32Array.from({ length: n }, () => (rng.next() * 2 - 1) * 0.2);
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
-  for (const spec of hubWeightSpecs(config)) {
-    const module = spec.name.replace(/\.weight$/, '');
-    if (!targets.some((t) => module.endsWith(`.${t}`))) continue;
-    const [out, inn] = spec.shape as [number, number];
-    const random = (n: number) =>
-      Float32Array.from({ length: n }, () => (rng.next() * 2 - 1) * 0.2);
-    tensors.set(`base_model.model.${module}.lora_A.weight`, {
+  for (const [module, inn, out] of modules) {
+    const name = `base_model.model.${module}`;
+    tensors.set(`${name}.lora_A.weight`, {
       shape: [options.r, inn],
       data: random(options.r * inn),
     });
-    tensors.set(`base_model.model.${module}.lora_B.weight`, {
+    tensors.set(`${name}.lora_B.weight`, {
       shape: [out, options.r],
       data: random(out * options.r),
     });
@@ -427,9 +439,9 @@ export function writeLoraAdapter(
         lora_dropout: 0.0,
         use_rslora: options.rslora ?? false,
         use_dora: false,
-        fan_in_fan_out: false,
+        fan_in_fan_out: fanInFanOut,
         bias: 'none',
-        target_modules: targets,
+        target_modules: options.targets,
         rank_pattern: {},
         alpha_pattern: {},
       },
@@ -558,46 +570,16 @@ export function writeGpt2LoraAdapter(
   options: { r: number; alpha: number },
   seed: number,
 ): void {
-  mkdirSync(dir, { recursive: true });
-  const rng = new Rng(seed);
   const d = o.nEmbd;
-  const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
-  const random = (n: number) => Float32Array.from({ length: n }, () => (rng.next() * 2 - 1) * 0.2);
-  for (let i = 0; i < o.nLayer; i++)
-    for (const [module, inn, out] of [
-      ['attn.c_attn', d, 3 * d],
-      ['attn.c_proj', d, d],
-      ['mlp.c_fc', d, 4 * d],
-      ['mlp.c_proj', 4 * d, d],
-    ] as const) {
-      const name = `base_model.model.transformer.h.${i}.${module}`;
-      tensors.set(`${name}.lora_A.weight`, {
-        shape: [options.r, inn],
-        data: random(options.r * inn),
-      });
-      tensors.set(`${name}.lora_B.weight`, {
-        shape: [out, options.r],
-        data: random(out * options.r),
-      });
-    }
-  writeFileSync(
-    join(dir, 'adapter_model.safetensors'),
-    encodeSafetensors(tensors, { format: 'pt' }),
-  );
-  writeFileSync(
-    join(dir, 'adapter_config.json'),
-    JSON.stringify({
-      peft_type: 'LORA',
-      task_type: 'CAUSAL_LM',
-      base_model_name_or_path: 'fixture',
-      r: options.r,
-      lora_alpha: options.alpha,
-      lora_dropout: 0.0,
-      use_rslora: false,
-      use_dora: false,
-      fan_in_fan_out: true,
-      bias: 'none',
-      target_modules: ['c_attn', 'c_proj', 'c_fc'],
-    }),
-  );
+  const modules = Array.from({ length: o.nLayer }, (_, i) =>
+    (
+      [
+        ['attn.c_attn', d, 3 * d],
+        ['attn.c_proj', d, d],
+        ['mlp.c_fc', d, 4 * d],
+        ['mlp.c_proj', 4 * d, d],
+      ] as const
+    ).map(([module, inn, out]) => [`transformer.h.${i}.${module}`, inn, out] as const),
+  ).flat();
+  writePeftAdapter(dir, modules, { ...options, targets: ['c_attn', 'c_proj', 'c_fc'] }, true, seed);
 }
