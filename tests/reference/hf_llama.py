@@ -250,7 +250,9 @@ def gpt2_logits(cfg, w, ids, adapter=None):
         h = gelu_new(h @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
         x = x + h @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
     x = layer_norm(x, w["transformer.ln_f.weight"], w["transformer.ln_f.bias"], eps)
-    return (x[-1:] @ w["transformer.wte.weight"].T)[0]
+    # GPT2LMHeadModel ties lm_head to wte unless tie_word_embeddings is false.
+    head = w["transformer.wte.weight"] if cfg.get("tie_word_embeddings", True) else w["lm_head.weight"]
+    return (x[-1:] @ head.T)[0]
 
 
 # ---- byte-level BPE (GPT-2's byte-to-unicode table, merges by rank), ASCII pre-split -------

@@ -57,6 +57,7 @@ beforeAll(() => {
   const gpt2 = { nEmbd: 32, nLayer: 2, nHead: 4, nPositions: 64 };
   writeGpt2HubCheckpoint(join(root, 'gpt2-hub'), { ...gpt2, original: true }, 300);
   writeGpt2LoraAdapter(join(root, 'gpt2-hub-lora'), gpt2, { r: 4, alpha: 8 }, 301);
+  writeGpt2HubCheckpoint(join(root, 'gpt2-untied'), { ...gpt2, original: true, untied: true }, 302);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -298,6 +299,24 @@ describe('export-gguf', () => {
     expect(gap(gpt2LastLogProbs(readGguf(readFileSync(plainOut)), ids, 'exact'))).toBeGreaterThan(
       1e-2,
     );
+    // An untied head (tie_word_embeddings false) is written as its own output.weight.
+    const untied = join(root, 'gpt2-untied');
+    const untiedOut = join(root, 'gpt2-untied.gguf');
+    await exportGguf({ checkpoint: untied, out: untiedOut });
+    const untiedRef = JSON.parse(
+      execFileSync(
+        'python3',
+        [join(__dirname, '../reference/hf_llama.py'), untied, '--ids', ids.join(',')],
+        { encoding: 'utf8' },
+      ),
+    ).logits as number[];
+    const untiedTop = Math.max(...untiedRef);
+    const untiedNorm =
+      Math.log(untiedRef.reduce((s, v) => s + Math.exp(v - untiedTop), 0)) + untiedTop;
+    const untiedLogProbs = gpt2LastLogProbs(readGguf(readFileSync(untiedOut)), ids, 'exact');
+    expect(
+      Math.max(...untiedRef.map((v, i) => Math.abs(v - untiedNorm - untiedLogProbs[i]!))),
+    ).toBeLessThan(1e-4);
   });
 
   it('refuses a missing adapter folder and an adapter for another base in one line, writing nothing', async () => {

@@ -484,6 +484,8 @@ export interface Gpt2HubOptions {
   original: boolean;
   /** A tied head's copy stored as lm_head.weight too. */
   headCopy?: boolean;
+  /** tie_word_embeddings false: a head of its own, lm_head.weight. */
+  untied?: boolean;
   dtype?: SafetensorsDtype;
 }
 
@@ -517,6 +519,7 @@ export function writeGpt2HubCheckpoint(
     n_positions: o.nPositions,
     resid_pdrop: 0.1,
     vocab_size: size,
+    ...(o.untied ? { tie_word_embeddings: false } : {}),
   };
   const write = (file: string, value: unknown) =>
     writeFileSync(join(dir, file), `${JSON.stringify(value, null, 2)}\n`);
@@ -558,7 +561,7 @@ export function writeGpt2HubCheckpoint(
     { name: `${prefix}ln_f.weight`, shape: [d] },
     { name: `${prefix}ln_f.bias`, shape: [d] },
   );
-  if (o.headCopy) specs.push({ name: 'lm_head.weight', shape: [size, d] });
+  if (o.headCopy || o.untied) specs.push({ name: 'lm_head.weight', shape: [size, d] });
   writeShard(join(dir, 'model.safetensors'), specs, o.dtype ?? 'F32', new Rng(seed));
   return config;
 }

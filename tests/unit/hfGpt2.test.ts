@@ -46,6 +46,10 @@ const CASES: [string, Gpt2HubOptions][] = [
     'prefixed names with the head copied, BF16',
     { ...SHAPE, original: false, headCopy: true, dtype: 'BF16' },
   ],
+  [
+    'a head of its own (tie_word_embeddings false), F16',
+    { ...SHAPE, original: true, untied: true, dtype: 'F16' },
+  ],
 ];
 
 function reference(args: string[]): { logits?: number[]; ids?: number[] } {

@@ -1,8 +1,8 @@
 // GPT-2 (the lab's own or the Hub's, read by the one Hugging Face loader), with a role's LoRA
 // merged in, as GGUF for llama.cpp's `gpt2` architecture. GPT-2's Conv1D weights
 // are [in, out]; llama.cpp's are [out, in] rows like every other linear layer, so each is
-// transposed (as convert_hf_to_gguf.py's GPT2Model does). The head is tied: the embedding is
-// written again as `output`, as that converter does.
+// transposed (as convert_hf_to_gguf.py's GPT2Model does). A tied head: the embedding is
+// written again as `output`, as that converter does; an untied one writes its lm_head.
 import { mergeLora } from '../peft';
 import { type NamedTensor, toFloat32 } from '../safetensors';
 import type { GgufContents, GgufTensor, GgufValue } from './ggufFile';
@@ -94,7 +94,7 @@ export function gpt2Gguf({ checkpoint, adapter, dtype, name }: CheckpointGgufInp
   tensors.push(
     tensor('output_norm.weight', get('transformer.ln_f.weight')),
     tensor('output_norm.bias', get('transformer.ln_f.bias')),
-    tensor('output.weight', wte),
+    tensor('output.weight', config.tieWordEmbeddings ? wte : get('lm_head.weight')),
   );
   return { metadata, tensors };
 }
