@@ -140,6 +140,9 @@ describe('a Hub GPT-2 config', () => {
       [{ add_cross_attention: true }, /add_cross_attention true is not implemented/],
       [{ n_head: 5 }, /n_embd 32 is not a multiple of n_head 5/],
       [{ n_layer: 1e6 }, /n_layer 1000000 is over the 1024 the lab reads/],
+      // A learned-positions table past what one tensor holds, refused before anything is read.
+      [{ n_positions: 2 ** 27 }, /a weight of 4294967296 elements .* is over the 2147483647/],
+      [{ layer_norm_epsilon: -1 }, /layer_norm_epsilon must be a positive number, got -1/],
     ] as const)
       expect(() => parseGpt2Config({ ...base, ...change }), JSON.stringify(change)).toThrow(why);
     expect(hubParameterCount(parseGpt2Config({ ...base, n_inner: 64 }))).toBeLessThan(
