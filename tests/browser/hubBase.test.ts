@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readGguf } from '../unit/gguf-reader';
 import {
@@ -110,6 +110,13 @@ afterAll(async () => {
 const pageUrl = (base: string, hubUrl = hub) =>
   `${inject('baseUrl')}?base=${encodeURIComponent(base)}&hub=${encodeURIComponent(hubUrl)}&${RUN}`;
 
+/** The page's Export as GGUF, the downloaded file read back. */
+async function exportGgufFrom(page: Page) {
+  const download = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export as GGUF' }).click();
+  return readGguf(readFileSync((await (await download).path()) as string));
+}
+
 describe('the page over a base model from a Hub', () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -119,13 +126,19 @@ describe('the page over a base model from a Hub', () => {
     await browser?.close();
   });
 
-  it('downloads the base in its Worker, steps, and after a reload reads it from Cache Storage', async () => {
+  /** A fresh context on `url`, its page errors and download progress recorded. */
+  async function openPage(url: string) {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     const progressSeen = await recordProgress(page);
-    await page.goto(pageUrl(REPO));
+    await page.goto(url);
+    return { context, page, errors, progressSeen };
+  }
+
+  it('downloads the base in its Worker, steps, and after a reload reads it from Cache Storage', async () => {
+    const { context, page, errors, progressSeen } = await openPage(pageUrl(REPO));
     // A foreign hub's model not yet cached: the page asks before it downloads.
     await confirmDownload(page);
     await waitIdle(page, 240_000);
@@ -153,9 +166,7 @@ describe('the page over a base model from a Hub', () => {
 
     // Export as GGUF (issue 32): the Coder's adapter merged into the base, read again from Cache
     // Storage, one file in llama.cpp's layout.
-    const download = page.waitForEvent('download');
-    await page.getByRole('button', { name: 'Export as GGUF' }).click();
-    const gguf = readGguf(readFileSync((await (await download).path()) as string));
+    const gguf = await exportGgufFrom(page);
     expect(gguf.metadata.get('general.architecture')).toBe('qwen2');
     expect(gguf.metadata.get('general.name')).toBe(`${REPO}+coder`);
     expect(gguf.tensors.get('blk.1.attn_q.bias')?.dims).toEqual([32]);
@@ -210,12 +221,7 @@ describe('the page over a base model from a Hub', () => {
   });
 
   it("takes a Hub GPT-2 as its base: steps, and exports the Coder as llama.cpp's gpt2", async () => {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    const progressSeen = await recordProgress(page);
-    await page.goto(pageUrl(GPT2));
+    const { context, page, errors, progressSeen } = await openPage(pageUrl(GPT2));
     await confirmDownload(page);
     await waitIdle(page, 240_000);
     expect(await page.getByTestId('base-model').textContent()).toContain(GPT2);
@@ -223,9 +229,7 @@ describe('the page over a base model from a Hub', () => {
     await page.getByRole('button', { name: 'Step' }).click();
     await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
     await waitIdle(page);
-    const download = page.waitForEvent('download');
-    await page.getByRole('button', { name: 'Export as GGUF' }).click();
-    const gguf = readGguf(readFileSync((await (await download).path()) as string));
+    const gguf = await exportGgufFrom(page);
     expect(gguf.metadata.get('general.architecture')).toBe('gpt2');
     expect(gguf.tensors.get('blk.1.attn_qkv.weight')?.dims).toEqual([32, 96]);
     expect(await bannerMessages(page)).toEqual([]);

@@ -11,18 +11,15 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBaseRoles, putBaseAdapters } from '../../src/engine/baseRoles';
+import { putBaseAdapters } from '../../src/engine/baseRoles';
 import { BASE_LORA_LEARNING_RATE, DEFAULT_BASE_LORA_RANK } from '../../src/engine/loraDefaults';
-import { defaultRunConfig } from '../../src/engine/session';
 import type { FileMap } from '../../src/engine/types';
 import { initBackend } from '../../src/gpu/backend';
-import { folderSource } from '../../src/model/families/folderSourceNode';
 import { hubCausalLM } from '../../src/model/families/hubModel';
-import { loadHubModel } from '../../src/model/families/load';
 import { decodeSafetensors } from '../../src/model/safetensors';
-import { grpoLossOptions } from '../../src/rl/config';
 import { RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
+import { baseRolesOf } from './base-roles-fixtures';
 import { writeChatFixture } from './hf-fixtures';
 
 let root: string;
@@ -46,17 +43,10 @@ function adapterTensors(dir: string) {
 describe('role adapters over one base, in process', () => {
   it('an update moves the Coder adapter only; its PEFT files load to the reference logits', async () => {
     await initBackend('cpu');
-    const loaded = await loadHubModel(folderSource(base));
-    const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
-    const roles = createBaseRoles(config, {
-      id: base,
-      model: loaded.model,
-      tokenizer: loaded.tokenizer,
-    });
+    const { loaded, roles, coder, options } = await baseRolesOf(base);
     const before = new Map(
       [...loaded.model.weights].map(([name, t]) => [name, t.dataSync().slice()]),
     );
-    const coder = roles.roles.get('coder')!;
     const planner = roles.roles.get('planner')!;
     expect(coder.weights).toBe(loaded.model.weights);
     expect(planner.weights).toBe(loaded.model.weights);
@@ -70,14 +60,7 @@ describe('role adapters over one base, in process', () => {
       [prompt, prompt, prompt, prompt],
       { maxNewTokens: 6, temperature: 1, topK: 0, seed: 4, stopId: roles.prompts.stopId },
     );
-    const trainer = new RoleTrainer(coder, {
-      learningRate: 1e-2,
-      temperature: 1,
-      numIterations: 1,
-      maxGradNorm: 1,
-      loss: grpoLossOptions(config.grpo, 'coder'),
-      padId: roles.prompts.stopId,
-    });
+    const trainer = new RoleTrainer(coder, options);
     const update = await trainer.update(
       drawn.tokens.map((completion, i) => ({
         prompt,

@@ -11,10 +11,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBaseRoles } from '../../src/engine/baseRoles';
-import { defaultRunConfig } from '../../src/engine/session';
 import { initBackend } from '../../src/gpu/backend';
-import { adapterKey, type LoraTarget } from '../../src/gpu/engine/devicePolicy';
 import { destroyKernelDevice, kernelEngineReport } from '../../src/gpu/engine/kernelEngine';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { adapterGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
@@ -22,16 +19,14 @@ import { sampledCounts } from '../../src/gpu/engine/modelSampling';
 import '../../src/gpu/engine/selfCheck'; // registers the start's checks
 import { checksFor } from '../../src/gpu/engine/selfCheck/checksByConfig';
 import { kernelChecks } from '../../src/gpu/engine/selfCheck/registry';
-import { folderSource } from '../../src/model/families/folderSourceNode';
 import { parseLlamaConfig } from '../../src/model/families/hfConfig';
 import { llamaTransformerConfig } from '../../src/model/families/llamaConfig';
-import { loadHubModel } from '../../src/model/families/load';
 import { PEFT_PREFIX } from '../../src/model/lora';
 import { decodeSafetensors } from '../../src/model/safetensors';
-import { grpoLossOptions } from '../../src/rl/config';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
 import { Rng } from '../../src/tasks/random';
+import { baseRolesOf, expectDeviceGradients, randomizeB } from './base-roles-fixtures';
 import { writeChatFixture } from './hf-fixtures';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -48,36 +43,13 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 /** The chat fixture's roles on the kernels (β > 0: the KL term runs), and the Coder's update options. */
 async function coderOnKernels(onDemand: boolean) {
   expect((await initBackend('kernels')).kernels).toBe(true);
-  const loaded = await loadHubModel(folderSource(base), undefined, { onDemand });
-  const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
-  const roles = createBaseRoles(config, {
-    id: base,
-    model: loaded.model,
-    tokenizer: loaded.tokenizer,
-  });
-  const options = {
-    learningRate: 1e-2,
-    temperature: 1,
-    numIterations: 1,
-    maxGradNorm: 1,
-    loss: grpoLossOptions(config.grpo, 'coder'),
-    padId: roles.prompts.stopId,
-  };
-  return { roles, coder: roles.roles.get('coder')!, options };
+  return baseRolesOf(base, onDemand);
 }
 
 describe('role adapters over one base on the kernels, in process', () => {
   it("one update's adapter gradients equal tfjs's for the same batch", async () => {
     const { roles, coder, options } = await coderOnKernels(false);
-    // B random too (fresh B is zero, which leaves A's gradient zero).
-    const rng = new Rng(11);
-    for (const { b } of coder.lora!.modules.values())
-      b.assign(
-        tf.tensor(
-          Float32Array.from({ length: b.size }, () => 0.2 * (rng.next() - 0.5)),
-          b.shape,
-        ),
-      );
+    const rng = randomizeB(coder, 11);
 
     const prompt = roles.prompts.coder(
       { statement: 'Return the sum of a and b.', entryPoint: 'add' },
@@ -125,25 +97,7 @@ describe('role adapters over one base on the kernels, in process', () => {
       sequences,
     );
     expect(device.metrics.kl).not.toBeNull();
-    let compared = 0;
-    for (const module of coder.lora!.modules.keys()) {
-      const layer = Number(/layers\.(\d+)\./.exec(module)![1]);
-      const target = module.slice(module.lastIndexOf('.') + 1) as LoraTarget;
-      const onDevice = device.grads.get(adapterKey(layer, target))!;
-      for (const [side, values] of [
-        ['A', onDevice.A],
-        ['B', onDevice.B],
-      ] as const) {
-        const want = host.grads.get(`${PEFT_PREFIX}${module}.lora_${side}.weight`)!.dataSync();
-        const largest = Math.max(...Array.from(want, Math.abs));
-        expect(largest, `${module} ${side}`).toBeGreaterThan(0);
-        let worst = 0;
-        for (let i = 0; i < want.length; i++)
-          worst = Math.max(worst, Math.abs(values[i]! - want[i]!));
-        expect(worst / largest, `${module} ${side}`).toBeLessThan(1e-3);
-        compared++;
-      }
-    }
+    const compared = expectDeviceGradients(coder, host.grads, device.grads);
     expect(compared).toBe(2 * coder.lora!.modules.size);
     tf.dispose([...host.grads.values()]);
 

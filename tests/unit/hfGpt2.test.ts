@@ -13,23 +13,17 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHfCommand } from '../../src/cli/modelHf';
-import { createBaseRoles, putBaseAdapters } from '../../src/engine/baseRoles';
-import { defaultRunConfig } from '../../src/engine/session';
+import { putBaseAdapters } from '../../src/engine/baseRoles';
 import type { FileMap } from '../../src/engine/types';
 import { initBackend } from '../../src/gpu/backend';
 import { roleDeviceCalls } from '../../src/gpu/engine/kernelRoles';
 import { adapterGradientsOnDevice } from '../../src/gpu/engine/kernelRoleTraining';
-import { moduleKey } from '../../src/gpu/engine/loraAdapters';
-import { folderSource } from '../../src/model/families/folderSourceNode';
 import { parseGpt2Config } from '../../src/model/families/hfConfig';
 import { hubParameterCount } from '../../src/model/families/hubConfig';
-import { loadHubModel } from '../../src/model/families/load';
-import { PEFT_PREFIX } from '../../src/model/lora';
 import { decodeSafetensors, encodeSafetensors } from '../../src/model/safetensors';
-import { grpoLossOptions } from '../../src/rl/config';
 import { type PolicySequence, RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
-import { Rng } from '../../src/tasks/random';
+import { baseRolesOf, expectDeviceGradients, randomizeB } from './base-roles-fixtures';
 import {
   type Gpt2HubOptions,
   relativeError,
@@ -164,32 +158,15 @@ describe('a Hub GPT-2 config', () => {
   });
 });
 
-/** The base's roles (β > 0: the KL term runs), the Coder, its update options and a prompt. */
+/** The GPT-2 base's roles (β > 0: the KL term runs), the Coder, its update options, a batch. */
 async function coderOverGpt2(backend: 'cpu' | 'kernels') {
   expect((await initBackend(backend)).kernels === true).toBe(backend === 'kernels');
   const base = dir('gpt2-base');
-  const loaded = await loadHubModel(folderSource(base), undefined, {
-    onDemand: backend === 'kernels',
-  });
-  const config = defaultRunConfig({ loraRank: 4, base, grpo: { beta: 0.04 } });
-  const roles = createBaseRoles(config, {
-    id: base,
-    model: loaded.model,
-    tokenizer: loaded.tokenizer,
-  });
-  const options = {
-    learningRate: 1e-2,
-    temperature: 1,
-    numIterations: 1,
-    maxGradNorm: 1,
-    loss: grpoLossOptions(config.grpo, 'coder'),
-    padId: roles.prompts.stopId,
-  };
+  const { loaded, roles, coder, options } = await baseRolesOf(base, backend === 'kernels');
   const prompt = roles.prompts.coder(
     { statement: 'Return the sum of a and b.', entryPoint: 'add' },
     '1. add them',
   );
-  const coder = roles.roles.get('coder')!;
   const drawn = await new KvCacheSampler(coder).sample([prompt, prompt, prompt, prompt], {
     maxNewTokens: 6,
     temperature: 1,
@@ -246,15 +223,7 @@ describe('a Hub GPT-2 as a base: role adapters on its Conv1D layers', () => {
 
   it("one update's adapter gradients on the kernels equal tfjs's, and the update runs there", async () => {
     const { loaded, coder, options, sequences } = await coderOverGpt2('kernels');
-    // B random too (fresh B is zero, which leaves A's gradient zero).
-    const rng = new Rng(11);
-    for (const { b } of coder.lora!.modules.values())
-      b.assign(
-        tf.tensor(
-          Float32Array.from({ length: b.size }, () => 0.2 * (rng.next() - 0.5)),
-          b.shape,
-        ),
-      );
+    randomizeB(coder, 11);
     const trainer = new RoleTrainer(coder, options);
     const host = await trainer.gradients(sequences);
     const device = await adapterGradientsOnDevice(
@@ -263,15 +232,7 @@ describe('a Hub GPT-2 as a base: role adapters on its Conv1D layers', () => {
       trainer.batchLossOptions(sequences),
       sequences,
     );
-    for (const module of coder.lora!.modules.keys())
-      for (const side of ['A', 'B'] as const) {
-        const want = host.grads.get(`${PEFT_PREFIX}${module}.lora_${side}.weight`)!.dataSync();
-        const got = device.grads.get(moduleKey(module))![side];
-        const largest = Math.max(...Array.from(want, Math.abs));
-        expect(largest, `${module} ${side}`).toBeGreaterThan(0);
-        const worst = Math.max(...Array.from(want, (w, i) => Math.abs(got[i]! - w)));
-        expect(worst / largest, `${module} ${side}`).toBeLessThan(1e-3);
-      }
+    expectDeviceGradients(coder, host.grads, device.grads);
     tf.dispose([...host.grads.values()]);
     const updates = roleDeviceCalls.update;
     expect((await trainer.update(sequences)).gradNorm).toBeGreaterThan(0);

@@ -2,7 +2,7 @@
 // `model_type` picks the family; anything the lab does not implement (an unknown model_type, a
 // rope_scaling type other than linear and llama3, a sliding window, biases beyond Qwen2's q/k/v,
 // GPT-2's exact-erf GELU or per-layer attention scaling) is refused by name, never run wrongly.
-import { type Gpt2Config, type HubConfig, hubParameterCount } from './hubConfig';
+import { type Gpt2Config, type HubConfig, hubWeightSpecs } from './hubConfig';
 import type { LlamaConfig, LlamaModelType, RopeScaling } from './llamaConfig';
 
 export const LLAMA_MODEL_TYPES: readonly LlamaModelType[] = ['llama', 'qwen2', 'qwen3'];
@@ -176,17 +176,14 @@ function checkBudget(c: HubConfig, fail: (why: string) => never): void {
     fail(
       `${c.family === 'gpt2' ? 'n_layer' : 'num_hidden_layers'} ${c.numLayers} is over the ${MAX_CHECKPOINT_LAYERS} the lab reads`,
     );
-  const largest = Math.max(
-    c.vocabSize * c.hiddenSize,
-    c.intermediateSize * c.hiddenSize,
-    c.numHeads * c.headDim * c.hiddenSize,
-    c.family === 'gpt2' ? c.maxPositionEmbeddings * c.hiddenSize : 0,
-  );
+  // The checkpoint's tensors from the numbers (a list of names and shapes, nothing allocated).
+  const sizes = hubWeightSpecs(c).map((spec) => spec.shape.reduce((a, b) => a * b, 1));
+  const largest = Math.max(...sizes);
   if (largest > MAX_TENSOR_ELEMENTS)
     fail(
       `a weight of ${largest} elements (vocabulary ${c.vocabSize}, hidden ${c.hiddenSize}, MLP ${c.intermediateSize}) is over the ${MAX_TENSOR_ELEMENTS} one tensor can hold`,
     );
-  const parameters = hubParameterCount(c);
+  const parameters = sizes.reduce((a, b) => a + b, 0);
   if (parameters > MAX_CHECKPOINT_PARAMETERS)
     fail(
       `${(parameters / 1e9).toFixed(1)}B parameters (${((parameters * 4) / 1024 ** 3).toFixed(1)} GiB as float32) is over the budget of ${MAX_CHECKPOINT_PARAMETERS / 1024 ** 3} Gi parameters`,
