@@ -23,6 +23,7 @@ import { loadHubModel } from '../../src/model/families/load';
 import { createLora } from '../../src/model/lora';
 import { LLAMA_LORA_TARGETS } from '../../src/model/loraSettings';
 import { qwen05bSpec, writeHfCheckpoint } from '../unit/hf-fixtures';
+import { referenceLogits } from '../unit/hf-reference';
 
 const root = mkdtempSync(join(tmpdir(), 'hf-05b-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -90,16 +91,7 @@ it('a random Qwen2.5-Coder-0.5B loads on tfjs cpu and on the kernels, gives the 
   const peak = peakRssBytes();
 
   t = Date.now();
-  const reference = JSON.parse(
-    execFileSync(
-      'python3',
-      [join(__dirname, '../reference/hf_llama.py'), dir, '--ids', out.ids.join(',')],
-      {
-        encoding: 'utf8',
-        maxBuffer: 1 << 26,
-      },
-    ),
-  ).logits as number[];
+  const reference = referenceLogits(dir, out.ids);
   const referenceSeconds = (Date.now() - t) / 1000;
 
   expect(out.logits).toHaveLength(151936);

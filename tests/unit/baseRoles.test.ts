@@ -6,7 +6,7 @@
 // wasm completes with every per-role metric, judged MBXP samples carrying the rendered chat
 // prompts, both adapters in PEFT's layout; --resume continues; --base alone trains rank-8
 // adapters at the LoRA rate on procedural tasks; and a base with LoRA rank 0 is refused in words.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
@@ -21,6 +21,7 @@ import { RoleTrainer } from '../../src/rl/trainer';
 import { KvCacheSampler } from '../../src/rollout';
 import { baseRolesOf } from './base-roles-fixtures';
 import { writeChatFixture } from './hf-fixtures';
+import { referenceLogits } from './hf-reference';
 
 let root: string;
 let base: string;
@@ -112,20 +113,7 @@ describe('role adapters over one base, in process', () => {
     ]);
     expect(run.status, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout) as { ids: number[]; logits: number[] };
-    const reference = (adapter?: string) =>
-      JSON.parse(
-        execFileSync(
-          'python3',
-          [
-            join(__dirname, '../reference/hf_llama.py'),
-            base,
-            '--ids',
-            out.ids.join(','),
-            ...(adapter ? ['--adapter', adapter] : []),
-          ],
-          { encoding: 'utf8' },
-        ),
-      ).logits as number[];
+    const reference = (adapter?: string) => referenceLogits(base, out.ids, adapter);
     const ref = reference(dir);
     const scale = Math.max(...ref.map(Math.abs));
     const gap = (a: number[], b: number[]) => Math.max(...a.map((v, i) => Math.abs(v - b[i]!)));

@@ -1,12 +1,13 @@
 // `npm run --silent model` on a Llama-family checkpoint, as a user runs it: `logits --adapter`
 // prints {ids, logits} equal to the numpy reference's, `sample --chat` a continuation of the
 // rendered chat template, and an unknown family one line naming the file, exit status 1.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureSpec, writeHfCheckpoint, writeLoraAdapter } from './hf-fixtures';
+import { referenceLogits } from './hf-reference';
 
 let root: string;
 const model = (...args: string[]) =>
@@ -39,20 +40,7 @@ describe('npm run model on a Llama-family checkpoint', () => {
       );
       expect(run.status, run.stderr).toBe(0);
       const out = JSON.parse(run.stdout) as { ids: number[]; logits: number[] };
-      const ref = JSON.parse(
-        execFileSync(
-          'python3',
-          [
-            join(__dirname, '../reference/hf_llama.py'),
-            join(root, 'llama'),
-            '--ids',
-            out.ids.join(','),
-            '--adapter',
-            join(root, 'lora'),
-          ],
-          { encoding: 'utf8' },
-        ),
-      ).logits as number[];
+      const ref = referenceLogits(join(root, 'llama'), out.ids, join(root, 'lora'));
       const scale = Math.max(...ref.map(Math.abs));
       const error = Math.max(...out.logits.map((v, i) => Math.abs(v - ref[i]!))) / scale;
       expect(error, backend).toBeLessThan(2e-3);

@@ -8,9 +8,8 @@
 // kernels (devicePolicy.ts with GPT-2's switches: LayerNorm's backward, GELU on its own after
 // fc's adapter, learned positions per packed row): log-probs and every adapter gradient against
 // tfjs's autodiff of the same model.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/gpu/backend';
@@ -37,11 +36,11 @@ import { createLora } from '../../src/model/lora';
 import { readValues } from '../../src/model/params';
 import { Rng } from '../../src/tasks/random';
 import { randomBatch, tfjsGradients, tfjsLogProbs } from './gpt-gradients';
+import { referenceLogits } from './hf-reference';
 import { kernelRuntime, needRuntime } from './kernels-harness';
 import { relativeToLargest } from './llama-device-fixtures';
 
 const h = kernelRuntime();
-const REFERENCE = join(__dirname, '../reference/hf_llama.py');
 const SHIPPED = 'public/checkpoints/tiny/coder';
 
 describe('GPT-2 on the kernels’ one model', () => {
@@ -63,13 +62,9 @@ describe('GPT-2 on the kernels’ one model', () => {
     );
     expect(run.status, run.stderr).toBe(0);
     const lab = JSON.parse(run.stdout) as { ids: number[]; logits: number[] };
-    const numpy = JSON.parse(
-      execFileSync('python3', [REFERENCE, SHIPPED, '--ids', lab.ids.join(',')], {
-        encoding: 'utf8',
-      }),
-    ) as { logits: number[] };
-    expect(lab.logits).toHaveLength(numpy.logits.length);
-    expect(relativeToLargest(lab.logits, numpy.logits)).toBeLessThan(1e-5);
+    const numpy = referenceLogits(SHIPPED, lab.ids);
+    expect(lab.logits).toHaveLength(numpy.length);
+    expect(relativeToLargest(lab.logits, numpy)).toBeLessThan(1e-5);
   });
 
   const models: GPT[] = [];

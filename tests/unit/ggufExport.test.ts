@@ -26,6 +26,7 @@ import {
   writeHfCheckpoint,
   writeLoraAdapter,
 } from './hf-fixtures';
+import { referenceLogits } from './hf-reference';
 
 const TINY = join(__dirname, '../../public/checkpoints/tiny/coder');
 let root: string;
@@ -273,50 +274,25 @@ describe('export-gguf', () => {
     expect(g.metadata.get('gpt2.context_length')).toBe(64);
     expect(g.metadata.get('tokenizer.ggml.eos_token_id')).toBe(269);
     const ids = [116, 104, 101, 32, 102, 117, 110];
-    const reference = JSON.parse(
-      execFileSync(
-        'python3',
-        [
-          join(__dirname, '../reference/hf_llama.py'),
-          checkpoint,
-          '--ids',
-          ids.join(','),
-          '--adapter',
-          adapter,
-        ],
-        { encoding: 'utf8' },
-      ),
-    ).logits as number[];
-    const top = Math.max(...reference);
-    const norm = Math.log(reference.reduce((s, v) => s + Math.exp(v - top), 0)) + top;
-    const logProbs = gpt2LastLogProbs(g, ids, 'exact');
-    const gap = (values: Float64Array) =>
-      Math.max(...reference.map((v, i) => Math.abs(v - norm - values[i]!)));
-    expect(gap(logProbs)).toBeLessThan(1e-4); // measured 1.1e-6
+    // The file's last log-probs against the reference's, softmax-normalised.
+    const gap = (values: Float64Array, logits: number[]) => {
+      const top = Math.max(...logits);
+      const norm = Math.log(logits.reduce((sum, v) => sum + Math.exp(v - top), 0)) + top;
+      return Math.max(...logits.map((v, i) => Math.abs(v - norm - values[i]!)));
+    };
+    const reference = referenceLogits(checkpoint, ids, adapter);
+    expect(gap(gpt2LastLogProbs(g, ids, 'exact'), reference)).toBeLessThan(1e-4); // measured 1.1e-6
     // The adapter is in the file: the base alone is far from the reference.
     const plainOut = join(root, 'gpt2-hub-plain.gguf');
     await exportGguf({ checkpoint, out: plainOut });
-    expect(gap(gpt2LastLogProbs(readGguf(readFileSync(plainOut)), ids, 'exact'))).toBeGreaterThan(
-      1e-2,
-    );
+    const plain = gpt2LastLogProbs(readGguf(readFileSync(plainOut)), ids, 'exact');
+    expect(gap(plain, reference)).toBeGreaterThan(1e-2);
     // An untied head (tie_word_embeddings false) is written as its own output.weight.
     const untied = join(root, 'gpt2-untied');
     const untiedOut = join(root, 'gpt2-untied.gguf');
     await exportGguf({ checkpoint: untied, out: untiedOut });
-    const untiedRef = JSON.parse(
-      execFileSync(
-        'python3',
-        [join(__dirname, '../reference/hf_llama.py'), untied, '--ids', ids.join(',')],
-        { encoding: 'utf8' },
-      ),
-    ).logits as number[];
-    const untiedTop = Math.max(...untiedRef);
-    const untiedNorm =
-      Math.log(untiedRef.reduce((s, v) => s + Math.exp(v - untiedTop), 0)) + untiedTop;
     const untiedLogProbs = gpt2LastLogProbs(readGguf(readFileSync(untiedOut)), ids, 'exact');
-    expect(
-      Math.max(...untiedRef.map((v, i) => Math.abs(v - untiedNorm - untiedLogProbs[i]!))),
-    ).toBeLessThan(1e-4);
+    expect(gap(untiedLogProbs, referenceLogits(untied, ids))).toBeLessThan(1e-4);
   });
 
   it('refuses a missing adapter folder and an adapter for another base in one line, writing nothing', async () => {

@@ -6,7 +6,7 @@
 // (tests/reference/hf_llama.py's gpt2_logits) on tfjs and on the kernels, a PEFT adapter on its
 // Conv1D layers (fan_in_fan_out) included. What GPT2LMHeadModel would not run as the lab does is
 // refused by name.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,8 +30,8 @@ import {
   writeGpt2HubCheckpoint,
   writeGpt2LoraAdapter,
 } from './hf-fixtures';
+import { referenceIds, referenceLogits } from './hf-reference';
 
-const REFERENCE = join(__dirname, '../reference/hf_llama.py');
 const TEXT = "the fun is in the rest, isn't it? 42 <|endoftext|>";
 const SHAPE = { nEmbd: 32, nLayer: 2, nHead: 4, nPositions: 64 };
 const CASES: [string, Gpt2HubOptions][] = [
@@ -45,10 +45,6 @@ const CASES: [string, Gpt2HubOptions][] = [
     { ...SHAPE, original: true, untied: true, dtype: 'F16' },
   ],
 ];
-
-function reference(args: string[]): { logits?: number[]; ids?: number[] } {
-  return JSON.parse(execFileSync('python3', [REFERENCE, ...args], { encoding: 'utf8' }));
-}
 
 let root: string;
 const dir = (name: string) => join(root, name);
@@ -87,15 +83,15 @@ describe.each(CASES.map(([name], i) => [name, i] as const))('a Hub GPT-2: %s', (
 
   it('tokenizes as byte-level BPE does and gives the reference logits on tfjs', async () => {
     const out = await command(folder());
-    expect(out.ids).toEqual(reference([folder(), '--encode', TEXT]).ids);
-    const ref = reference([folder(), '--ids', out.ids.join(',')]).logits!;
+    expect(out.ids).toEqual(referenceIds(folder(), TEXT));
+    const ref = referenceLogits(folder(), out.ids);
     expect(out.logits).toHaveLength(270);
     expect(relativeError(out.logits, ref)).toBeLessThan(1e-5);
   });
 
   it('gives the reference logits on the kernels, the weights as stored', async () => {
     const out = await command(folder(), { backend: 'kernels' });
-    const ref = reference([folder(), '--ids', out.ids.join(',')]).logits!;
+    const ref = referenceLogits(folder(), out.ids);
     expect(relativeError(out.logits, ref)).toBeLessThan(1e-5);
   });
 
@@ -104,7 +100,7 @@ describe.each(CASES.map(([name], i) => [name, i] as const))('a Hub GPT-2: %s', (
     const plain = await command(folder());
     for (const backend of [undefined, 'kernels']) {
       const out = await command(folder(), { adapter, ...(backend ? { backend } : {}) });
-      const ref = reference([folder(), '--ids', out.ids.join(','), '--adapter', adapter]).logits!;
+      const ref = referenceLogits(folder(), out.ids, adapter);
       expect(relativeError(out.logits, ref), backend ?? 'tfjs').toBeLessThan(1e-5);
       expect(relativeError(plain.logits, ref)).toBeGreaterThan(1e-2); // the adapter matters
     }
@@ -214,9 +210,9 @@ describe('a Hub GPT-2 as a base: role adapters on its Conv1D layers', () => {
       target_modules: ['c_attn', 'c_proj', 'c_fc'],
     });
     const out = await command(base, { adapter });
-    const ref = reference([base, '--ids', out.ids.join(','), '--adapter', adapter]).logits!;
+    const ref = referenceLogits(base, out.ids, adapter);
     expect(relativeError(out.logits, ref)).toBeLessThan(1e-5);
-    const plain = reference([base, '--ids', out.ids.join(',')]).logits!;
+    const plain = referenceLogits(base, out.ids);
     expect(relativeError(plain, ref)).toBeGreaterThan(1e-5); // the trained adapter is not a no-op
     for (const t of loaded.model.weights.values()) t.dispose();
   }, 120_000);

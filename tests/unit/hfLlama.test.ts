@@ -5,7 +5,6 @@
 // ids and last-position logits, with and without a PEFT adapter; the KV-cache sampler gives
 // what full recomputation gives; bad checkpoints are refused in words, leaving no tensors.
 
-import { execFileSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -39,14 +38,10 @@ import {
   writeHfCheckpoint,
   writeLoraAdapter,
 } from './hf-fixtures';
+import { referenceIds, referenceLogits } from './hf-reference';
 
-const REFERENCE = join(__dirname, '../reference/hf_llama.py');
 const TEXT = "the fun is in the rest, isn't it? 42 <|im_end|>";
 const FIXTURES: FixtureName[] = ['qwen2', 'llama', 'qwen3'];
-
-function reference(args: string[]): { logits?: number[]; ids?: number[] } {
-  return JSON.parse(execFileSync('python3', [REFERENCE, ...args], { encoding: 'utf8' }));
-}
 
 let root: string;
 const dir = (name: string) => join(root, name);
@@ -84,8 +79,8 @@ const command = (checkpoint: string, adapter?: string, text = TEXT) =>
 describe.each(FIXTURES)('%s checkpoint on tfjs cpu', (name) => {
   it('tokenizes as byte-level BPE does and gives the reference logits', async () => {
     const out = await command(dir(name));
-    expect(out.ids).toEqual(reference([dir(name), '--encode', TEXT]).ids);
-    const ref = reference([dir(name), '--ids', out.ids.join(',')]).logits!;
+    expect(out.ids).toEqual(referenceIds(dir(name), TEXT));
+    const ref = referenceLogits(dir(name), out.ids);
     expect(out.logits).toHaveLength(280);
     expect(relativeError(out.logits, ref)).toBeLessThan(2e-3);
   });
@@ -94,7 +89,7 @@ describe.each(FIXTURES)('%s checkpoint on tfjs cpu', (name) => {
     const adapter = dir(`${name}-${kind}`);
     const plain = await command(dir(name));
     const out = await command(dir(name), adapter);
-    const ref = reference([dir(name), '--ids', out.ids.join(','), '--adapter', adapter]).logits!;
+    const ref = referenceLogits(dir(name), out.ids, adapter);
     expect(relativeError(out.logits, ref)).toBeLessThan(2e-3);
     expect(relativeError(plain.logits, ref)).toBeGreaterThan(1e-2); // the adapter matters
   });
@@ -124,7 +119,7 @@ describe('GPT-2, the lab family of its own models, against the same reference', 
     const lab = Array.from(await logits.data());
     tf.dispose(logits);
     disposeModel(model);
-    const ref = reference([dirPath, '--ids', ids.join(',')]).logits!;
+    const ref = referenceLogits(dirPath, ids);
     expect(relativeError(lab, ref)).toBeLessThan(2e-3);
   });
 });

@@ -5,7 +5,6 @@
 // would not; the inverse frequencies keep, blend and divide the bands as Hugging Face's do;
 // the types not implemented, and a llama3 block missing a field, are refused by name.
 
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,11 +22,11 @@ import {
   ropeScaledLlamaSpec,
   writeHfCheckpoint,
 } from './hf-fixtures';
+import { referenceLogits } from './hf-reference';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp';
 
-const REFERENCE = join(__dirname, '../reference/hf_llama.py');
 const TEXT = "the fun is in the rest, isn't it? 42";
 const SCALINGS = {
   llama3: LLAMA3_ROPE_SCALING,
@@ -48,11 +47,6 @@ beforeAll(async () => {
     writeHfCheckpoint(join(root, name), ropeScaledLlamaSpec(scaling), 7);
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const referenceLogits = (checkpoint: string, ids: number[]): number[] =>
-  JSON.parse(
-    execFileSync('python3', [REFERENCE, checkpoint, '--ids', ids.join(',')], { encoding: 'utf8' }),
-  ).logits;
 
 describe.each(['llama3', 'linear'] as const)('rope_scaling %s', (scaling) => {
   it.each(['cpu', 'kernels'])('gives the reference logits on %s', async (backend) => {

@@ -3,14 +3,14 @@
 // longer zero and the bases bit for bit the shipped warm starts; `model logits --adapter` equals
 // the independent numpy GPT-2 with PEFT's merge (tests/reference/hf_llama.py); --resume continues
 // from the snapshot's adapters.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeSafetensors } from '../../src/model/safetensors';
+import { referenceLogits } from './hf-reference';
 
-const REFERENCE = join(__dirname, '../reference/hf_llama.py');
 const SHIPPED = 'public/checkpoints/tiny';
 
 function node(args: string[]): string {
@@ -85,17 +85,9 @@ describe('train -- grpo --lora-rank 8', () => {
     const plain = JSON.parse(
       node([...model, '--checkpoint', `${SHIPPED}/coder`, '--text', text]),
     ) as { logits: number[] };
-    const numpy = JSON.parse(
-      execFileSync(
-        'python3',
-        [REFERENCE, `${SHIPPED}/coder`, '--ids', lab.ids.join(','), '--adapter', adapter],
-        {
-          encoding: 'utf8',
-        },
-      ),
-    ) as { logits: number[] };
-    const largest = Math.max(...numpy.logits.map(Math.abs));
-    const worst = Math.max(...lab.logits.map((v, i) => Math.abs(v - numpy.logits[i]!)));
+    const numpy = referenceLogits(`${SHIPPED}/coder`, lab.ids, adapter);
+    const largest = Math.max(...numpy.map(Math.abs));
+    const worst = Math.max(...lab.logits.map((v, i) => Math.abs(v - numpy[i]!)));
     expect(worst).toBeLessThan(1e-5 * largest);
     // …and the adapter is not a no-op.
     expect(Math.max(...lab.logits.map((v, i) => Math.abs(v - plain.logits[i]!)))).toBeGreaterThan(

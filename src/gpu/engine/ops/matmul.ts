@@ -9,6 +9,10 @@ export const MM_ACCUMULATE = 4;
 export const MM_GELU = 8;
 export const MM_GELU_GRAD = 16;
 
+/** A binding that starts on a vec4 boundary (a whole buffer, or a slice at a multiple of 4 floats). */
+const aligned = (b: Bindable | undefined) => !b || ((asSlice(b).offset ?? 0) & 3) === 0;
+const m4 = (n: number) => n % 4 === 0;
+
 export interface MatmulArgs {
   M: number;
   N: number;
@@ -37,9 +41,7 @@ export function vec4Layout(x: MatmulArgs): { aAlongK: boolean; bAlongK: boolean 
   const [ars, acs] = x.aStride ?? [x.K, 1];
   const [brs, bcs] = x.bStride ?? [x.N, 1];
   const cs = x.cStride ?? x.N;
-  const aligned = (b: Bindable | undefined) => !b || ((asSlice(b).offset ?? 0) & 3) === 0;
   if (![x.a, x.b, x.bias, x.residual, x.c, x.aux].every(aligned)) return null;
-  const m4 = (n: number) => n % 4 === 0;
   // C, bias, residual and aux four at a time: C's rows hold N rounded up to 4.
   if (!m4(cs) || cs < Math.ceil(x.N / 4) * 4) return null;
   // The sizes need not be multiples of 4 (the kernel masks k ≥ K, drops i ≥ M and j ≥ N).
@@ -99,7 +101,7 @@ export function biasGrad(
   dummy: Dummies,
 ): DispatchSpec {
   // Four columns at a time where the rows allow (every bias but the loss's one-column sum).
-  const four = N % 4 === 0 && [dC, db].every((b) => ((asSlice(b).offset ?? 0) & 3) === 0);
+  const four = m4(N) && aligned(dC) && aligned(db);
   return {
     shader: 'matmul.wgsl',
     entry: four ? 'bias_grad4' : 'bias_grad',
@@ -145,11 +147,9 @@ export interface Matmul16Args {
 export function matmul16(x: Matmul16Args): DispatchSpec {
   const aStride = x.aStride ?? x.K;
   const cStride = x.cStride ?? Math.ceil(x.N / 4) * 4;
-  const m4 = (n: number) => n % 4 === 0;
   if (!m4(x.K) || !m4(aStride) || !m4(cStride) || cStride < x.N)
     throw new Error(`matmul16: K ${x.K}, A's and C's row strides must be multiples of 4`);
-  for (const b of [x.a, x.bias, x.residual, x.c])
-    if (b && ((asSlice(b).offset ?? 0) & 3) !== 0) throw new Error('matmul16: unaligned slice');
+  if (![x.a, x.bias, x.residual, x.c].every(aligned)) throw new Error('matmul16: unaligned slice');
   const rb = x.M === 1 ? 1 : x.M < 8 ? 4 : 8;
   const flags = (x.bias ? 1 : 0) | (x.residual ? 2 : 0) | (x.accumulate ? 4 : 0) | (x.gelu ? 8 : 0);
   return {
@@ -192,11 +192,9 @@ export interface Matmul16TArgs {
 /** matmul.wgsl v6_b16t: C (+)= A·W through a 16-bit W [K, N] (input gradients: dX = dY·W). */
 export function matmul16T(x: Matmul16TArgs): DispatchSpec {
   const aStride = x.aStride ?? Math.ceil(x.K / 4) * 4;
-  const m4 = (n: number) => n % 4 === 0;
   if (!m4(x.N) || !m4(aStride) || aStride < x.K)
     throw new Error(`matmul16T: N ${x.N} and A's row stride ${aStride} must be multiples of 4`);
-  for (const b of [x.a, x.c])
-    if (((asSlice(b).offset ?? 0) & 3) !== 0) throw new Error('matmul16T: unaligned slice');
+  if (![x.a, x.c].every(aligned)) throw new Error('matmul16T: unaligned slice');
   const rb = x.M === 1 ? 1 : x.M < 8 ? 4 : 8;
   return {
     shader: 'matmul.wgsl',
